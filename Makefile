@@ -1,0 +1,40 @@
+# Store inventory pipeline. `make` alone lists the targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+INPUT ?= data
+OUTPUT ?= data/out
+CONFIG ?=
+
+.PHONY: help setup build test golden lint clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+setup: $(BIN)/.installed ## Create .venv and install the pinned dependencies
+
+build: setup ## Build INPUT (default: the shipped sample in data/) into OUTPUT (default: data/out/)
+	$(BIN)/pipeline build --input $(INPUT) --output $(OUTPUT) $(if $(CONFIG),--config $(CONFIG))
+
+test: setup ## Run the test suite
+	$(BIN)/pytest -q
+
+golden: setup ## Regenerate the golden pages in tests/golden/ from the shipped sample
+	$(BIN)/python -m tests.golden
+
+lint: setup ## ruff and mypy, strict
+	$(BIN)/ruff check pipeline tests
+	$(BIN)/ruff format --check pipeline tests
+	$(BIN)/mypy
+
+clean: ## Remove the environment and build outputs
+	rm -rf $(VENV) $(OUTPUT) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Store inventory pipeline: raw catalog and inventory exports -> DuckDB -> static API pages."""

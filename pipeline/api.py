@@ -1,0 +1,300 @@
+"""The API being reproduced: request parameters, their parsing and errors, response bytes, and
+the mapping from a request to a published file (DESIGN §3, spec §4.1).
+
+The store inventory summary itself is one parameterised SQL file
+(`sql/api/store_inventory_products.sql`); `store_inventory` runs it for one request, and the
+exporter runs it once for every store and channel. Both produce the page bytes with `envelope`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import PurePosixPath
+from urllib.parse import quote, unquote_plus
+
+import duckdb
+import orjson
+
+from pipeline.db import scalar
+from pipeline.steps import STORE_INVENTORY
+
+VERSION = "v1.39.0"
+INT32 = (-(2**31), 2**31 - 1)
+INT64 = (-(2**63), 2**63 - 1)
+MAX_LIMIT = 100
+SORT_FIELDS = {"price": "price", "minprice": "price", "name": "name", "productname": "name"}
+_INTEGER = re.compile(r"-?[0-9]+")
+
+NO_STORES = "No stores were found."
+NO_PRODUCTS = "No products were found."
+NO_CATEGORIES = "No categories were found."
+URL_NOT_FOUND = "URL not found."
+
+
+@dataclass(frozen=True)
+class Response:
+    status: int
+    body: bytes
+    content_type: str = "application/json; charset=utf-8"
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, messages: Sequence[str]) -> None:
+        super().__init__("; ".join(messages))
+        self.status = status
+        self.messages = list(messages)
+
+    def response(self) -> Response:
+        return Response(self.status, error_body(self.messages))
+
+
+def error_body(messages: Iterable[str]) -> bytes:
+    return b'{"success":false,"errors":' + orjson.dumps(list(messages)) + b',"results":[]}'
+
+
+def envelope(total_items: int, results: Iterable[str | bytes]) -> bytes:
+    """The paged envelope (spec 2.1) around ready-made result objects, compact, no newline."""
+    items = [r.encode() if isinstance(r, str) else r for r in results]
+    return (
+        b'{"totalItems":%d,"success":true,"errors":[],"results":[' % total_items
+        + b",".join(items)
+        + b"]}"
+    )
+
+
+@dataclass(frozen=True)
+class InventoryParams:
+    """Query parameters of Stores_GetStoreInventory, in the spec's order, with its defaults."""
+
+    categoryId: int | None = None  # noqa: N815 - the API's own parameter names
+    categoryName: str | None = None  # noqa: N815
+    groupId: int | None = None  # noqa: N815
+    groupName: str | None = None  # noqa: N815
+    productName: str | None = None  # noqa: N815
+    skuLimit: int = 3  # noqa: N815
+    sort: str = "price desc"
+    includeGeneric: bool = True  # noqa: N815
+    includeCustom: bool = True  # noqa: N815
+    channelId: int = 0  # noqa: N815
+    includeExcludedCategories: bool = False  # noqa: N815
+    offset: int = 0
+    limit: int = 10
+
+    @property
+    def sort_field(self) -> str:
+        return self.sort.split(" ")[0]
+
+    @property
+    def sort_desc(self) -> bool:
+        return self.sort.endswith(" desc")
+
+
+DEFAULTS = InventoryParams()
+_INT_RANGES = {
+    "categoryId": INT32, "groupId": INT64, "skuLimit": INT32, "channelId": INT32,
+    "offset": INT32, "limit": INT32,
+}
+_BOOLS = ("includeGeneric", "includeCustom", "includeExcludedCategories")
+_STRINGS = ("categoryName", "groupName", "productName")
+PARAMETER_NAMES = tuple(f.name for f in fields(InventoryParams))
+
+
+def parse_query_string(query: str) -> dict[str, str]:
+    """Parameters by lower-cased name; the first of repeated parameters wins, `+` is a space."""
+    found: dict[str, str] = {}
+    for part in query.split("&"):
+        if not part:
+            continue
+        name, _, value = part.partition("=")
+        try:
+            name = unquote_plus(name, errors="strict").lower()
+            value = unquote_plus(value, errors="strict")
+        except UnicodeDecodeError:
+            raise ApiError(400, ["The query string is not valid UTF-8 after percent-decoding."]) from None
+        found.setdefault(name, value)
+    return found
+
+
+def _parse_sort(value: str) -> str | None:
+    words = value.strip().lower().split()
+    if not 1 <= len(words) <= 2 or words[0] not in SORT_FIELDS:
+        return None
+    direction = words[1] if len(words) == 2 else "asc"
+    if direction not in ("asc", "desc"):
+        return None
+    return f"{SORT_FIELDS[words[0]]} {direction}"
+
+
+def parse_inventory_params(
+    query: str, names: Sequence[str] = PARAMETER_NAMES
+) -> InventoryParams:
+    """The request's parameters (those of `names`; others are ignored), or ApiError(400) naming
+    every bad parameter."""
+    raw = parse_query_string(query)
+    values: dict[str, object] = {}
+    errors: list[str] = []
+    for name in names:
+        value = raw.get(name.lower())
+        if value is None:
+            continue
+        if name in _INT_RANGES:
+            low, high = _INT_RANGES[name]
+            if not _INTEGER.fullmatch(value) or not low <= int(value) <= high:
+                errors.append(f"The value '{value}' is not valid for {name}.")
+                continue
+            values[name] = int(value)
+        elif name in _BOOLS:
+            if value.lower() not in ("true", "false"):
+                errors.append(f"The value '{value}' is not valid for {name}.")
+                continue
+            values[name] = value.lower() == "true"
+        elif name == "sort":
+            sort = _parse_sort(value)
+            if sort is None:
+                errors.append(
+                    f"The value '{value}' is not valid for sort. Use price, minprice, name or "
+                    "productname, optionally followed by asc or desc."
+                )
+                continue
+            values[name] = sort
+        elif value != "":  # an empty string filter is no filter
+            values[name] = value
+    offset, limit, sku_limit = (values.get(n) for n in ("offset", "limit", "skuLimit"))
+    if isinstance(offset, int) and offset < 0:
+        errors.append("offset must be greater than or equal to 0.")
+    if isinstance(limit, int) and not 1 <= limit <= MAX_LIMIT:
+        errors.append(f"limit must be between 1 and {MAX_LIMIT}.")
+    if isinstance(sku_limit, int) and sku_limit < 0:
+        errors.append("skuLimit must be greater than or equal to 0.")
+    if errors:
+        raise ApiError(400, errors)
+    return replace(DEFAULTS, **values)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------------
+# Request -> published file. Every URL of the API has one canonical form: the parameters whose
+# value differs from the default, in the spec's order, with canonical values (integers in plain
+# decimal, booleans true/false, sort as "<field> <direction>", name filters lower-cased),
+# percent-encoded. The page of a store inventory request is
+#   v1.39.0/stores/{storeKey lower-case}/inventory/products/{canonical query or "index"}.json
+# e.g. ?offset=10&channelId=1 -> .../products/channelId=1&offset=10.json.
+# ---------------------------------------------------------------------------------------------
+
+
+def _canonical_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value).lower() if isinstance(value, str) else str(value)
+
+
+def canonical_query(params: InventoryParams) -> str:
+    pairs = [
+        f"{name}={quote(_canonical_value(value), safe='')}"
+        for name, value in asdict(params).items()
+        if value != getattr(DEFAULTS, name)
+    ]
+    return "&".join(pairs)
+
+
+def inventory_page_path(store_key: str, params: InventoryParams) -> PurePosixPath:
+    name = canonical_query(params) or "index"
+    return PurePosixPath(VERSION, "stores", store_key.lower(), "inventory", "products", f"{name}.json")
+
+
+def categories_page_path(offset: int, limit: int = 10) -> PurePosixPath:
+    pairs = [f"{n}={v}" for n, v, d in (("offset", offset, 0), ("limit", limit, 10)) if v != d]
+    return PurePosixPath(VERSION, "catalog", "categories", f"{'&'.join(pairs) or 'index'}.json")
+
+
+# ---------------------------------------------------------------------------------------------
+# Live answers from the warehouse: the same SQL and bytes the exporter uses.
+# ---------------------------------------------------------------------------------------------
+
+
+def query_params(params: InventoryParams, *, store_key: str | None) -> dict[str, object]:
+    """Bind parameters of the store inventory SQL for a request (store_key None: all stores)."""
+    return {
+        "store_key": store_key,
+        "channel_id": params.channelId,
+        "include_generic": params.includeGeneric,
+        "include_custom": params.includeCustom,
+        "include_excluded_categories": params.includeExcludedCategories,
+        "category_id": params.categoryId,
+        "category_name": params.categoryName,
+        "group_id": params.groupId,
+        "group_name": params.groupName,
+        "product_name": params.productName,
+        "sku_limit": params.skuLimit,
+        "sort_field": params.sort_field,
+        "sort_desc": params.sort_desc,
+        "first_position": params.offset + 1,
+        "last_position": params.offset + params.limit,
+    }
+
+
+def store_exists(con: duckdb.DuckDBPyConnection, store_key: str) -> bool:
+    return bool(scalar(con, "SELECT count(*) FROM marts.store WHERE store_key = ?", [store_key]))
+
+
+def store_inventory(
+    con: duckdb.DuckDBPyConnection, store_key: str, params: InventoryParams
+) -> bytes:
+    """The page of GET /v1.39.0/stores/{storeKey}/inventory/products, or ApiError(404)."""
+    key = store_key.lower()
+    if not store_exists(con, key):
+        raise ApiError(404, [NO_STORES])
+    result = con.execute(STORE_INVENTORY.sql, query_params(params, store_key=key))
+    names = [d[0] for d in result.description]
+    total, product = names.index("total_items"), names.index("product_json")
+    rows = result.fetchall()
+    if not rows:
+        raise ApiError(404, [NO_PRODUCTS])
+    return envelope(rows[0][total], (r[product] for r in rows))
+
+
+def categories_page(con: duckdb.DuckDBPyConnection, offset: int, limit: int) -> bytes:
+    total = int(scalar(con, "SELECT count(*) FROM export.category") or 0)  # type: ignore[call-overload]
+    rows = con.execute(
+        "SELECT category_json FROM export.category ORDER BY category_id LIMIT ? OFFSET ?",
+        [limit, offset],
+    ).fetchall()
+    if not rows:
+        raise ApiError(404, [NO_CATEGORIES])
+    return envelope(total, (r[0] for r in rows))
+
+
+HELP_PATH = f"/{VERSION}/help/index"
+OPENAPI_PATH = f"/{VERSION}/help/openapi.json"
+_INVENTORY_PATH = re.compile(rf"/{re.escape(VERSION)}/stores/([^/]+)/inventory/products")
+_STORE_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def answer(con: duckdb.DuckDBPyConnection, target: str) -> Response:
+    """The API's response to `GET target` (path and query string), computed from the warehouse."""
+    path, _, query = target.partition("?")
+    if len(path) > 1:
+        path = path.rstrip("/")  # a trailing slash names the same resource
+    try:
+        match = _INVENTORY_PATH.fullmatch(path)
+        if match:
+            params = parse_inventory_params(query)  # 400s are decided before the store lookup
+            key = unquote_plus(match.group(1))
+            if not _STORE_KEY.fullmatch(key):
+                raise ApiError(404, [NO_STORES])
+            return Response(200, store_inventory(con, key, params))
+        if path == f"/{VERSION}/catalog/categories":
+            params = parse_inventory_params(query, ("offset", "limit"))
+            return Response(200, categories_page(con, params.offset, params.limit))
+        if path == HELP_PATH:
+            from pipeline.models import help_page
+
+            return Response(200, help_page().encode(), "text/html; charset=utf-8")
+        if path == OPENAPI_PATH:
+            from pipeline.models import openapi_document
+
+            return Response(200, orjson.dumps(openapi_document(), option=orjson.OPT_INDENT_2))
+        raise ApiError(404, [URL_NOT_FOUND])
+    except ApiError as exc:
+        return exc.response()

@@ -1,0 +1,166 @@
+"""The nightly build: ingest -> transform -> audit -> export -> publish.
+
+Everything is built beside the published outputs and published by renames, so that readers see
+the old build or the new one:
+
+    OUTPUT/warehouse.duckdb            replaced by os.replace() of the new, closed file
+    OUTPUT/releases/<build_id>/        site/, manifest.json, build_report.json|.html
+    OUTPUT/current -> releases/<id>    swapped in one rename
+    OUTPUT/site, manifest.json, build_report.*  stable links through `current`
+    OUTPUT/.work/<build_id>/           the build in progress (kept after a failure, for a look)
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import orjson
+
+from pipeline import db, export, ingest, report, transform
+from pipeline.contract import TABLES
+from pipeline.settings import Settings
+
+WAREHOUSE = "warehouse.duckdb"
+LINKS = ("site", "manifest.json", "build_report.json", "build_report.html")
+
+
+class BuildError(Exception):
+    """A handled build failure: the message names the file or table and what is wrong."""
+
+
+@dataclass
+class BuildResult:
+    build_id: str
+    release: Path
+    report: dict[str, Any]
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+
+
+@contextmanager
+def _timed(stages: dict[str, float], name: str) -> Iterator[None]:
+    started = time.perf_counter()
+    yield
+    stages[name] = round(time.perf_counter() - started, 3)
+
+
+def new_build_id() -> str:
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+def audit(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
+    """Stop the build when the input is too broken to publish."""
+    if db.count_rows(con, "staging.products") == 0:
+        raise BuildError("catalog/products: no usable product rows (empty catalog)")
+    shares = con.execute(
+        """
+        SELECT t.table_name, t.raw_rows, coalesce(r.rejected, 0) AS rejected
+        FROM (SELECT unnest($tables) AS table_name, unnest($rows) AS raw_rows) AS t
+        LEFT JOIN (
+            SELECT table_name, count(DISTINCT (source_file, source_row)) AS rejected
+            FROM meta.rejects GROUP BY table_name
+        ) AS r USING (table_name)
+        """,
+        {
+            "tables": [t.name for t in TABLES],
+            "rows": [db.count_rows(con, f"raw.{t.name}") for t in TABLES],
+        },
+    ).fetchall()
+    for table, raw_rows, rejected in shares:
+        if raw_rows and rejected / raw_rows > settings.max_reject_share:
+            group = next(t.group for t in TABLES if t.name == table)
+            raise BuildError(
+                f"{group}/{table}: {rejected} of {raw_rows} rows rejected "
+                f"({rejected / raw_rows:.1%}, above max_reject_share {settings.max_reject_share:.1%});"
+                " see meta.rejects in the kept build"
+            )
+
+
+def _carry_history(con: duckdb.DuckDBPyConnection, previous: Path) -> None:
+    """meta.build_run keeps every published build: copy the previous warehouse's rows."""
+    con.execute(report.BUILD_RUN_DDL)
+    if not previous.is_file():
+        return
+    try:
+        con.execute(f"ATTACH {db.literal(str(previous))} AS previous (READ_ONLY)")
+        con.execute("INSERT INTO meta.build_run BY NAME SELECT * FROM previous.meta.build_run")
+    except duckdb.Error:
+        pass  # an older or unreadable file: the history starts again
+    finally:
+        try:
+            con.execute("DETACH previous")
+        except duckdb.Error:
+            pass
+
+
+def _publish(output: Path, work_db: Path, release: Path, keep: int) -> None:
+    os.replace(work_db, output / WAREHOUSE)
+    link = output / "current"
+    tmp = output / f".current-{release.name}"
+    tmp.unlink(missing_ok=True)
+    tmp.symlink_to(Path("releases") / release.name)
+    os.replace(tmp, link)
+    for name in LINKS:
+        stable = output / name
+        if not stable.is_symlink():
+            if stable.exists():
+                shutil.rmtree(stable) if stable.is_dir() else stable.unlink()
+            stable.symlink_to(Path("current") / name)
+    releases = sorted(p for p in (output / "releases").iterdir() if p.is_dir())
+    for old in releases[:-keep]:
+        if old.name != release.name:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def build(settings: Settings) -> BuildResult:
+    output = settings.output
+    build_id = new_build_id()
+    work = output / ".work" / build_id
+    release = output / "releases" / build_id
+    work.mkdir(parents=True)
+    stages: dict[str, float] = {}
+    started_at = datetime.now(UTC)
+    work_db = work / WAREHOUSE
+    con = db.connect(
+        work_db,
+        memory_limit=settings.duckdb_memory_limit,
+        threads=settings.duckdb_threads,
+        temp_directory=work / "tmp",
+    )
+    try:
+        db.create_schemas(con)
+        with _timed(stages, "ingest"):
+            try:
+                ingested = ingest.ingest_all(con, settings.input)
+            except ingest.InputError as exc:
+                raise BuildError(str(exc)) from exc
+        with _timed(stages, "transform"):
+            steps = transform.run_steps(con)
+        audit(con, settings)
+        with _timed(stages, "export"):
+            writer, counts = export.write_site(con, release / "site", settings.export)
+            (release / "manifest.json").write_bytes(writer.manifest())
+        _carry_history(con, output / WAREHOUSE)
+        summary = report.collect(con, build_id, settings, ingested, steps, counts, stages, started_at)
+        report.record_run(con, summary)
+        report.write(release, summary)
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+    with _timed(stages, "publish"):
+        _publish(output, work_db, release, settings.releases_kept)
+    shutil.rmtree(work, ignore_errors=True)
+    return BuildResult(build_id, release, summary, stages)
+
+
+def read_report(output: Path) -> dict[str, Any]:
+    return orjson.loads((output / "build_report.json").read_bytes())  # type: ignore[no-any-return]

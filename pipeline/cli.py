@@ -1,0 +1,73 @@
+"""Command line: `pipeline build | query` (also `python -m pipeline ...`).
+
+Exit codes: 0 success, 1 a handled failure (bad input, a failed audit; one line on stderr),
+2 a crash or a usage error. `query` exits 0 for a 2xx answer and 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from pathlib import Path
+
+import click
+
+from pipeline import api, db
+from pipeline.build import WAREHOUSE, BuildError, build
+from pipeline.settings import load_settings
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def main() -> None:
+    """Store inventory pipeline: raw exports -> DuckDB warehouse -> static API pages."""
+
+
+@main.command("build")
+@click.option("--input", "input_dir", type=click.Path(path_type=Path), help="Input directory.")
+@click.option("--output", "output_dir", type=click.Path(path_type=Path), help="Output directory.")
+@click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="TOML settings.")
+@click.option("--debug", is_flag=True, help="Show the traceback of a failure.")
+def build_command(
+    input_dir: Path | None, output_dir: Path | None, config: Path | None, debug: bool
+) -> None:
+    """Build the warehouse and the site from INPUT into OUTPUT, then publish them atomically."""
+    try:
+        settings = load_settings(config, input=input_dir, output=output_dir)
+        result = build(settings)
+    except (BuildError, FileNotFoundError) as exc:
+        if debug:
+            traceback.print_exc()
+        click.echo(f"build failed: {exc}", err=True)
+        sys.exit(1)
+    except Exception as exc:  # a crash: exit 2, one line unless --debug
+        if debug:
+            raise
+        click.echo(f"build crashed: {type(exc).__name__}: {exc} (rerun with --debug)", err=True)
+        sys.exit(2)
+    site = result.report["site"]
+    rejected = sum(t["rejected"] for t in result.report["tables"].values())
+    click.echo(
+        f"published build {result.build_id}: {result.report['stores']} stores, "
+        f"{site['pages']} pages, {site['files']} files, {site['bytes']:,} bytes, "
+        f"{rejected} rejected rows -> {settings.output}"
+    )
+
+
+@main.command("query")
+@click.option("--output", "output_dir", type=click.Path(path_type=Path), default=Path("data/out"),
+              show_default=True, help="Output directory of a build.")
+@click.argument("target")
+def query_command(output_dir: Path, target: str) -> None:
+    """Print the API's answer to TARGET ('/v1.39.0/...?...') from the published warehouse.
+
+    The body goes to standard output; the HTTP status to standard error as `HTTP <status>`.
+    """
+    con = db.connect(output_dir / WAREHOUSE, read_only=True)
+    try:
+        response = api.answer(con, target)
+    finally:
+        con.close()
+    click.echo(f"HTTP {response.status}", err=True)
+    sys.stdout.buffer.write(response.body)
+    sys.stdout.flush()
+    sys.exit(0 if response.status < 300 else 1)

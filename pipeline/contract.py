@@ -1,0 +1,200 @@
+"""Input contract: the raw tables, their declared columns and the row-level rules (DESIGN §2).
+
+Nothing is auto-detected. Ingest reads exactly these columns (as text, so that a bad value can be
+reported as it was written), and the generated row checks in `pipeline.checks` apply the rules
+declared here. Relational rules (unknown ids, duplicate keys) live in `sql/checks/`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Kind(StrEnum):
+    """How a raw text value is parsed in staging."""
+
+    INT32 = "INTEGER"
+    INT64 = "BIGINT"
+    TEXT = "VARCHAR"
+    BOOL = "BOOLEAN"
+    MONEY = "DECIMAL(18,2)"
+    TIMESTAMP = "TIMESTAMP"
+    TEXT_LIST = "VARCHAR[]"
+
+
+STORE_KEY_PATTERN = "[A-Za-z0-9_-]{1,64}"
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    kind: Kind
+    required: bool = False
+    default: str | None = None  # applied to a missing column and to an empty cell alike
+    non_negative: bool = False
+    pattern: str | None = None  # full-match regular expression
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Table:
+    group: str  # folder under the input directory
+    name: str  # raw.<name>, staging.<name>
+    columns: tuple[Column, ...]
+    optional: bool = False  # the whole table may be absent
+    doc: str = ""
+    key: tuple[str, ...] = ()  # unique key; every row of a duplicated key is rejected
+    required_if: tuple[tuple[str, str], ...] = field(default=())  # (column, when-column is true)
+
+    @property
+    def column_names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    @property
+    def required_columns(self) -> list[str]:
+        """Columns that must be in every file's header (required and without a default)."""
+        return [c.name for c in self.columns if c.required and c.default is None]
+
+
+def _c(name: str, kind: Kind, doc: str = "", **kw: object) -> Column:
+    return Column(name, kind, doc=doc, **kw)  # type: ignore[arg-type]
+
+
+TABLES: tuple[Table, ...] = (
+    Table(
+        "catalog",
+        "categories",
+        (
+            _c("categoryId", Kind.INT32, "Category identifier", required=True),
+            _c("name", Kind.TEXT, "Category name", required=True),
+            _c("displayName", Kind.TEXT, "Display name"),
+            _c("modifiedOn", Kind.TIMESTAMP, "Last modification time (no zone)"),
+            _c("seoCategoryName", Kind.TEXT, "SEO name"),
+            _c("sealedLabel", Kind.TEXT, "Label for sealed products"),
+            _c("nonSealedLabel", Kind.TEXT, "Label for singles"),
+            _c("conditionGuideUrl", Kind.TEXT, "URL of the condition guide"),
+            _c("isScannable", Kind.BOOL, "Whether cards of this category can be scanned"),
+            _c("popularity", Kind.INT32, "Popularity rank value"),
+        ),
+        doc="Game categories (Magic, Pokémon, ...)",
+        key=("categoryId",),
+    ),
+    Table(
+        "catalog",
+        "groups",
+        (
+            _c("groupId", Kind.INT64, "Group (set) identifier", required=True),
+            _c("categoryId", Kind.INT32, "Category of the group", required=True),
+            _c("name", Kind.TEXT, "Group name", required=True),
+            _c("abbreviation", Kind.TEXT, "Set code"),
+        ),
+        doc="Groups (sets) of a category",
+        key=("groupId",),
+    ),
+    Table(
+        "catalog",
+        "products",
+        (
+            _c("productId", Kind.INT64, "Product identifier", required=True),
+            _c("categoryId", Kind.INT32, "Category of the product", required=True),
+            _c("groupId", Kind.INT64, "Group of the product", required=True),
+            _c("name", Kind.TEXT, "Product name", required=True),
+            _c("rarity", Kind.TEXT, "Rarity label"),
+            _c("number", Kind.TEXT, "Card number"),
+        ),
+        doc="Products (cards, sealed items)",
+        key=("productId",),
+    ),
+    Table(
+        "catalog",
+        "skus",
+        (
+            _c("skuId", Kind.INT64, "SKU identifier", required=True),
+            _c("productId", Kind.INT64, "Product of the SKU", required=True),
+            _c("conditionId", Kind.INT64, "Condition", required=True),
+            _c("languageId", Kind.INT32, "Language", required=True),
+            _c("printingId", Kind.INT32, "Printing", required=True),
+        ),
+        doc="SKUs: product x condition x language x printing",
+        key=("skuId",),
+    ),
+    Table(
+        "catalog",
+        "conditions",
+        (
+            _c("conditionId", Kind.INT64, "Condition identifier", required=True),
+            _c("name", Kind.TEXT, "Condition name", required=True),
+            _c("abbreviation", Kind.TEXT, "Short name"),
+            _c("displayOrder", Kind.INT32, "Order in condition lists"),
+        ),
+        doc="Card conditions",
+        key=("conditionId",),
+    ),
+    Table(
+        "catalog",
+        "languages",
+        (
+            _c("languageId", Kind.INT32, "Language identifier", required=True),
+            _c("name", Kind.TEXT, "Language name", required=True),
+            _c("abbr", Kind.TEXT, "Abbreviation"),
+        ),
+        doc="Card languages",
+        key=("languageId",),
+    ),
+    Table(
+        "catalog",
+        "printings",
+        (
+            _c("printingId", Kind.INT32, "Printing identifier", required=True),
+            _c("name", Kind.TEXT, "Printing name", required=True),
+            _c("foil", Kind.BOOL, "Whether the printing is foil (null: false)"),
+        ),
+        doc="Printings (Normal, Foil, Holofoil, ...)",
+        key=("printingId",),
+    ),
+    Table(
+        "stores",
+        "stores",
+        (
+            _c("storeKey", Kind.TEXT, "Store key", required=True, pattern=STORE_KEY_PATTERN),
+            _c("name", Kind.TEXT, "Store name"),
+        ),
+        optional=True,
+        doc="Known stores (a store with listings is known without a row here)",
+    ),
+    Table(
+        "stores",
+        "excluded_categories",
+        (
+            _c("storeKey", Kind.TEXT, "Store key", required=True, pattern=STORE_KEY_PATTERN),
+            _c("channelId", Kind.INT32, "Sales channel", required=True, default="0"),
+            _c("categoryId", Kind.INT32, "Excluded category", required=True),
+        ),
+        optional=True,
+        doc="Categories a store excludes from a channel",
+    ),
+    Table(
+        "stores",
+        "listings",
+        (
+            _c("storeKey", Kind.TEXT, "Store key", required=True, pattern=STORE_KEY_PATTERN),
+            _c("channelId", Kind.INT32, "Sales channel", required=True, default="0"),
+            _c("skuId", Kind.INT64, "Listed SKU", required=True),
+            _c("price", Kind.MONEY, "Price, exact, at most two decimals", required=True,
+               non_negative=True),
+            _c("quantity", Kind.INT32, "Quantity for sale", required=True, non_negative=True),
+            _c("isFeatured", Kind.BOOL, "Featured flag (may be null)"),
+            _c("isCustom", Kind.BOOL, "Custom listing", required=True, default="false"),
+            _c("storePriceCustomId", Kind.INT64, "Custom listing identifier"),
+            _c("title", Kind.TEXT, "Custom listing title"),
+            _c("description", Kind.TEXT, "Custom listing description"),
+            _c("mainImageUrl", Kind.TEXT, "Custom listing main image"),
+            _c("additionalImageUrls", Kind.TEXT_LIST, "Custom listing further images"),
+        ),
+        doc="Store inventory listings",
+        required_if=(("storePriceCustomId", "isCustom"),),
+    ),
+)
+
+TABLES_BY_NAME: dict[str, Table] = {t.name: t for t in TABLES}

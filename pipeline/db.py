@@ -1,0 +1,184 @@
+"""Database module: connections, the SQL file runner, macros and comments.
+
+Only this module (with ingest and export) touches the DuckDB file. SQL files hold one SELECT
+each; this module wraps them in `CREATE OR REPLACE TABLE <schema>.<name> AS`. A SQL file's header
+comment documents it: the first comment lines are the table's COMMENT, and lines of the form
+`-- @column name: text` are its columns' COMMENTs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import duckdb
+
+SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
+
+# DuckDB 2.x writes files older readers cannot open unless told otherwise. Analysts most likely
+# run a DuckDB 1.x client, so the warehouse is written in the 1.2 storage format, which every
+# DuckDB from 1.2.0 on reads. (DESIGN §4: analysts open the file with their own DuckDB.)
+STORAGE_COMPATIBILITY_VERSION = "v1.2.0"
+
+SCHEMAS = {
+    "raw": "Exports as loaded: every value as the text that was written, plus source file and row",
+    "staging": "Typed and cleaned input tables: only rows that passed every contract check",
+    "marts": "Per-store product summaries and joined listing facts",
+    "export": "Fixed JSON fragments of the published pages, built once per catalog row",
+    "meta": "Build runs, rejected rows, warnings and step timings",
+}
+
+# Temporary macros: parsing and JSON rules that every SQL file shares. They are created on each
+# connection and never stored in the warehouse file.
+MACROS = (
+    "CREATE OR REPLACE TEMP MACRO cell(t) AS nullif(t, '')",
+    """CREATE OR REPLACE TEMP MACRO as_bool(t) AS
+       CASE lower(trim(nullif(t, ''))) WHEN 'true' THEN true WHEN '1' THEN true
+            WHEN 'false' THEN false WHEN '0' THEN false END""",
+    # A JSON string literal (UTF-8 as is, control characters escaped) or null.
+    "CREATE OR REPLACE TEMP MACRO json_text(t) AS coalesce(to_json(t::VARCHAR)::VARCHAR, 'null')",
+    """CREATE OR REPLACE TEMP MACRO json_bool(b) AS
+       CASE WHEN b THEN 'true' WHEN NOT b THEN 'false' ELSE 'null' END""",
+    # Money as a JSON number in shortest form with a decimal point: 12.30 -> 12.3, 5.00 -> 5.0.
+    """CREATE OR REPLACE TEMP MACRO json_money(d) AS
+       regexp_replace(CAST(d AS DECIMAL(18, 2))::VARCHAR, '([0-9])0$', '\\1')""",
+)
+
+
+def connect(
+    path: Path | str = ":memory:",
+    *,
+    read_only: bool = False,
+    memory_limit: str | None = None,
+    threads: int | None = None,
+    temp_directory: Path | None = None,
+) -> duckdb.DuckDBPyConnection:
+    config: dict[str, str | int | bool] = {}
+    if memory_limit:
+        config["memory_limit"] = memory_limit
+    if threads:
+        config["threads"] = threads
+    if temp_directory:
+        config["temp_directory"] = str(temp_directory)
+    if str(path) != ":memory:" and not read_only:
+        config["storage_compatibility_version"] = STORAGE_COMPATIBILITY_VERSION
+    con = duckdb.connect(str(path), read_only=read_only, config=config)
+    for macro in MACROS:
+        con.execute(macro)
+    return con
+
+
+def create_schemas(con: duckdb.DuckDBPyConnection) -> None:
+    """The layer schemas. DuckDB cannot comment a schema, so `meta.schema_doc` describes them."""
+    for schema in SCHEMAS:
+        con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+    con.execute(
+        "CREATE OR REPLACE TABLE meta.schema_doc (schema_name VARCHAR PRIMARY KEY, comment VARCHAR)"
+    )
+    con.executemany("INSERT INTO meta.schema_doc VALUES (?, ?)", list(SCHEMAS.items()))
+    comment_table(
+        con,
+        "meta.schema_doc",
+        "One row per schema of this warehouse, with what it holds",
+        {"schema_name": "Schema name", "comment": "What the schema holds"},
+    )
+
+
+@dataclass(frozen=True)
+class SqlFile:
+    """A SQL file under sql/, named for what it builds: `marts/listing` -> marts.listing."""
+
+    path: str
+
+    @property
+    def file(self) -> Path:
+        return SQL_DIR / f"{self.path}.sql"
+
+    @property
+    def schema(self) -> str:
+        return self.path.split("/")[0]
+
+    @property
+    def name(self) -> str:
+        return self.path.split("/")[-1]
+
+    @property
+    def sql(self) -> str:
+        return read_sql(self.file)
+
+    @property
+    def table_comment(self) -> str:
+        return header(self.file)[0]
+
+    @property
+    def column_comments(self) -> dict[str, str]:
+        return header(self.file)[1]
+
+
+@cache
+def read_sql(file: Path) -> str:
+    return file.read_text(encoding="utf-8")
+
+
+_COLUMN_DOC = re.compile(r"^--\s*@column\s+(\w+):\s*(.+)$")
+
+
+@cache
+def header(file: Path) -> tuple[str, dict[str, str]]:
+    """(table comment, {column: comment}) from a SQL file's leading comment lines."""
+    text: list[str] = []
+    columns: dict[str, str] = {}
+    for line in read_sql(file).splitlines():
+        if not line.startswith("--"):
+            break
+        match = _COLUMN_DOC.match(line)
+        if match:
+            columns[match.group(1)] = match.group(2).strip()
+        else:
+            text.append(line.lstrip("-").strip())
+    return " ".join(t for t in text if t), columns
+
+
+def build_table(
+    con: duckdb.DuckDBPyConnection, model: SqlFile, params: dict[str, object] | None = None
+) -> int:
+    """CREATE OR REPLACE TABLE <schema>.<name> AS <the file's SELECT>; returns its row count."""
+    target = f"{model.schema}.{model.name}"
+    con.execute(f"CREATE OR REPLACE TABLE {target} AS\n{model.sql}", params or {})
+    comment_table(con, target, model.table_comment, model.column_comments)
+    return count_rows(con, target)
+
+
+def scalar(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> object:
+    """The single value of a query. Fetches the whole result: DuckDB 2.x blocks the connection
+    while an execute() result is only partly fetched."""
+    rows = con.execute(sql, params).fetchall()
+    return rows[0][0] if rows else None
+
+
+def count_rows(con: duckdb.DuckDBPyConnection, table: str) -> int:
+    return int(scalar(con, f"SELECT count(*) FROM {table}") or 0)  # type: ignore[call-overload]
+
+
+def literal(text: str) -> str:
+    """A SQL string literal, for the few statements that take no bind parameters."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def comment_table(
+    con: duckdb.DuckDBPyConnection, target: str, table_comment: str, columns: dict[str, str]
+) -> None:
+    # COMMENT ON takes no bind parameters; comments come from the code and the SQL headers.
+    con.execute(f"COMMENT ON TABLE {target} IS {literal(table_comment)}")
+    existing = {
+        r[0]
+        for r in con.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE schema_name || '.' || table_name = ?",
+            [target],
+        ).fetchall()
+    }
+    for column, comment in columns.items():
+        if column in existing:
+            con.execute(f'COMMENT ON COLUMN {target}."{column}" IS {literal(comment)}')

@@ -1,0 +1,199 @@
+"""Ingest stage: raw export files -> `raw.<table>` in DuckDB, as text, with source file and row.
+
+Every value is loaded as the text that was written (NDJSON scalars as their JSON text, lists as
+JSON arrays), so that staging parses it with declared types and a bad value can be reported as
+it was. Nothing is inferred: the declared columns of `pipeline.contract` are read, missing
+optional columns are null, unknown extra columns are kept as they are.
+
+A table is either one file `<group>/<table>.<ext>` or a folder `<group>/<table>/*.<ext>`, with
+`.csv`, `.parquet`, `.ndjson` or `.jsonl` files. Row numbers count data records from 1 (a CSV
+header is not a record; an NDJSON row number is its line number).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import orjson
+import polars as pl
+
+from pipeline.contract import TABLES, Table
+from pipeline.db import comment_table
+
+SOURCE_FILE = "_source_file"
+SOURCE_ROW = "_source_row"
+PARSE_ERROR = "_parse_error"
+EXTENSIONS = (".csv", ".parquet", ".ndjson", ".jsonl")
+
+
+class InputError(Exception):
+    """A problem with the input that stops the build: names the file and what is wrong."""
+
+
+@dataclass(frozen=True)
+class IngestedTable:
+    table: Table
+    files: tuple[str, ...]
+    rows: int
+
+
+def find_files(input_dir: Path, table: Table) -> list[Path]:
+    """The files of a table, in a stable (sorted) order."""
+    base = input_dir / table.group
+    files = [base / f"{table.name}{ext}" for ext in EXTENSIONS if (base / f"{table.name}{ext}").is_file()]
+    folder = base / table.name
+    if folder.is_dir():
+        files += [p for p in folder.iterdir() if p.is_file() and p.suffix in EXTENSIONS]
+    return sorted(files)
+
+
+def _read_csv(path: Path) -> pl.DataFrame:
+    try:
+        return pl.read_csv(
+            path,
+            infer_schema=False,
+            row_index_name=SOURCE_ROW,
+            row_index_offset=1,
+            encoding="utf8",
+        )
+    except pl.exceptions.NoDataError:
+        return pl.DataFrame({SOURCE_ROW: pl.Series([], dtype=pl.UInt32)})
+    except Exception as exc:  # polars raises several error types for unreadable CSV
+        raise InputError(f"{path}: cannot read CSV: {str(exc).splitlines()[0]}") from exc
+
+
+def _json_text(value: object) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value) if isinstance(value, float) else str(value)
+    return orjson.dumps(value).decode()
+
+
+def _read_ndjson(path: Path) -> pl.DataFrame:
+    """One row per non-blank line; a line that is not a JSON object is kept with a parse error."""
+    records: list[dict[str, str | int | None]] = []
+    try:
+        with path.open("rb") as fh:
+            for line_no, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                record: dict[str, str | int | None] = {SOURCE_ROW: line_no}
+                try:
+                    obj = orjson.loads(line)
+                except orjson.JSONDecodeError as exc:
+                    record[PARSE_ERROR] = f"not valid JSON: {exc}"
+                else:
+                    if isinstance(obj, dict):
+                        record.update({k: _json_text(v) for k, v in obj.items()})
+                    else:
+                        record[PARSE_ERROR] = "not a JSON object"
+                records.append(record)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from exc
+    if not records:
+        return pl.DataFrame({SOURCE_ROW: pl.Series([], dtype=pl.Int64)})
+    columns = list(dict.fromkeys(k for r in records for k in r))
+    return pl.DataFrame(
+        {c: [r.get(c) for r in records] for c in columns},
+        schema={c: (pl.Int64 if c == SOURCE_ROW else pl.String) for c in columns},
+    )
+
+
+def _read_parquet(con: duckdb.DuckDBPyConnection, path: Path) -> pl.DataFrame:
+    try:
+        rel = con.read_parquet(str(path), file_row_number=True)
+        exprs = []
+        for name, dtype in zip(rel.columns, rel.dtypes, strict=True):
+            quoted = '"' + name.replace('"', '""') + '"'
+            if name == "file_row_number":
+                exprs.append(f"file_row_number + 1 AS {SOURCE_ROW}")
+            elif str(dtype).endswith("[]") or str(dtype).startswith(("STRUCT", "MAP")):
+                exprs.append(f"to_json({quoted})::VARCHAR AS {quoted}")
+            else:
+                exprs.append(f"{quoted}::VARCHAR AS {quoted}")
+        return rel.select(", ".join(exprs)).pl()
+    except duckdb.Error as exc:
+        raise InputError(f"{path}: cannot read Parquet: {str(exc).splitlines()[0]}") from exc
+
+
+def read_file(con: duckdb.DuckDBPyConnection, path: Path) -> pl.DataFrame:
+    """A file's rows as text columns plus `_source_row`."""
+    if path.suffix == ".csv":
+        return _read_csv(path)
+    if path.suffix == ".parquet":
+        return _read_parquet(con, path)
+    return _read_ndjson(path)
+
+
+def _conform(df: pl.DataFrame, table: Table, source: str) -> pl.DataFrame:
+    """Declared columns first (missing optional ones as null), then any extra columns."""
+    missing = [c for c in table.required_columns if c not in df.columns]
+    if missing:
+        raise InputError(f"{source}: missing required column {', '.join(missing)}")
+    declared = [
+        pl.col(c).cast(pl.String) if c in df.columns else pl.lit(None, pl.String).alias(c)
+        for c in table.column_names
+    ]
+    extras = [
+        pl.col(c).cast(pl.String)
+        for c in df.columns
+        if c not in table.column_names and c not in (SOURCE_ROW, PARSE_ERROR)
+    ]
+    error = pl.col(PARSE_ERROR) if PARSE_ERROR in df.columns else pl.lit(None, pl.String)
+    return df.select(
+        pl.lit(source).alias(SOURCE_FILE),
+        pl.col(SOURCE_ROW).cast(pl.Int64),
+        error.alias(PARSE_ERROR),
+        *declared,
+        *extras,
+    )
+
+
+def ingest_table(con: duckdb.DuckDBPyConnection, input_dir: Path, table: Table) -> IngestedTable:
+    files = find_files(input_dir, table)
+    if not files and not table.optional:
+        raise InputError(
+            f"{input_dir / table.group / table.name}: missing required input "
+            f"(expected {table.name}.csv|.parquet|.ndjson or a folder of such files)"
+        )
+    frames = []
+    for path in files:
+        source = path.relative_to(input_dir).as_posix()
+        frames.append(_conform(read_file(con, path), table, source))
+    if frames:
+        data = pl.concat(frames, how="diagonal")
+    else:
+        data = _conform(pl.DataFrame({SOURCE_ROW: pl.Series([], dtype=pl.Int64)}), table, "")
+    arrow = data.to_arrow()  # noqa: F841 - read by DuckDB's replacement scan below
+    con.execute(f"CREATE OR REPLACE TABLE raw.{table.name} AS SELECT * FROM arrow")
+    docs = {c.name: f"{c.doc} (as written)" for c in table.columns}
+    comment_table(
+        con,
+        f"raw.{table.name}",
+        f"{table.doc}: every row of {table.group}/{table.name} as loaded, values as text",
+        {
+            SOURCE_FILE: "Input file, relative to the input directory",
+            SOURCE_ROW: "Data record number in that file, from 1 (NDJSON: line number)",
+            PARSE_ERROR: "Why the row could not be parsed at all (null when it could)",
+            **{
+                c: docs.get(c, "Extra column, not in the contract: kept as loaded")
+                for c in data.columns
+                if c not in (SOURCE_FILE, SOURCE_ROW, PARSE_ERROR)
+            },
+        },
+    )
+    return IngestedTable(table, tuple(p.relative_to(input_dir).as_posix() for p in files), data.height)
+
+
+def ingest_all(con: duckdb.DuckDBPyConnection, input_dir: Path) -> list[IngestedTable]:
+    if not input_dir.is_dir():
+        raise InputError(f"{input_dir}: input directory does not exist")
+    con.execute("CREATE SCHEMA IF NOT EXISTS raw")
+    return [ingest_table(con, input_dir, table) for table in TABLES]

@@ -1,0 +1,82 @@
+"""Typed settings: defaults < TOML file (`--config`) < environment (`PIPELINE_*`) < command line.
+
+Unknown keys in the TOML file are an error, so a typo cannot pass silently. Nested keys in the
+environment use `__`: `PIPELINE_EXPORT__LIMITS='[10, 100]'`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+Variant = Literal["categoryId", "groupId"]
+
+
+class ExportSettings(BaseModel):
+    """Which parameter combinations of the inventory operation are written as static pages."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    limits: list[int] = Field(
+        default=[10], description="Page sizes to materialise; 10 is the API's default limit"
+    )
+    variants: list[Variant] = Field(
+        default=["categoryId", "groupId"],
+        description="Filtered variants materialised besides the unfiltered pages",
+    )
+    category_limits: list[int] = Field(
+        default=[10], description="Page sizes of the category listing to materialise"
+    )
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="PIPELINE_", env_nested_delimiter="__", extra="forbid", frozen=True
+    )
+    toml_file: ClassVar[Path | None] = None
+
+    input: Path = Field(default=Path("data"), description="Input directory of raw exports")
+    output: Path = Field(default=Path("data/out"), description="Output directory")
+    export: ExportSettings = ExportSettings()
+    max_reject_share: float = Field(
+        default=0.05,
+        ge=0,
+        le=1,
+        description="Share of rejected rows of any input table above which the build fails",
+    )
+    duckdb_memory_limit: str = Field(default="4GB", description="DuckDB memory_limit")
+    duckdb_threads: int = Field(default=2, ge=1, description="DuckDB threads")
+    releases_kept: int = Field(default=3, ge=1, description="Published site releases kept")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if cls.toml_file is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=cls.toml_file))
+        return tuple(sources)
+
+
+def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
+    """Settings from an optional TOML file, the environment and explicit overrides."""
+    if config is not None and not config.is_file():
+        raise FileNotFoundError(f"{config}: configuration file not found")
+
+    class _FromFile(Settings):
+        toml_file: ClassVar[Path | None] = config
+
+    return _FromFile(**{k: v for k, v in overrides.items() if v is not None})

@@ -1,0 +1,91 @@
+"""The build's steps, in order: the one place that says which SQL file runs when.
+
+A `Staging` step validates one raw table (generated row checks -> meta.rejects), builds
+`staging.<table>` from `sql/staging/<table>.sql`, then runs the table's relational checks
+(`sql/checks/*.sql`): a `reject` check removes its rows from the staging table into
+meta.rejects, a `warn` check records them in meta.warnings. A `Model` step builds one table from
+its SQL file. `QUERIES` are parameterised SELECTs run per request, not tables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pipeline.db import SqlFile
+
+Severity = Literal["reject", "warn"]
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    severity: Severity = "reject"
+
+    @property
+    def file(self) -> SqlFile:
+        return SqlFile(f"checks/{self.name}")
+
+
+@dataclass(frozen=True)
+class Staging:
+    table: str
+    checks: tuple[Check, ...] = field(default=())
+
+    @property
+    def file(self) -> SqlFile:
+        return SqlFile(f"staging/{self.table}")
+
+
+@dataclass(frozen=True)
+class Model:
+    path: str
+
+    @property
+    def file(self) -> SqlFile:
+        return SqlFile(self.path)
+
+
+Step = Staging | Model
+
+# Parents before children: a check may only read staging tables that are already clean.
+STEPS: tuple[Step, ...] = (
+    Staging("categories"),
+    Staging("groups", (Check("groups_unknown_category"),)),
+    Staging("products", (Check("products_unknown_category"), Check("products_unknown_group"))),
+    Staging("conditions"),
+    Staging("languages"),
+    Staging("printings"),
+    Staging(
+        "skus",
+        (
+            Check("skus_unknown_product"),
+            Check("skus_unknown_condition", "warn"),
+            Check("skus_unknown_language", "warn"),
+            Check("skus_unknown_printing", "warn"),
+        ),
+    ),
+    Staging("stores"),
+    Staging("excluded_categories", (Check("excluded_categories_unknown_category", "warn"),)),
+    Staging("listings", (Check("listings_unknown_sku"), Check("listings_duplicate_key"))),
+    Model("marts/sku"),
+    Model("marts/store"),
+    Model("marts/listing"),
+    Model("marts/store_product"),
+    Model("export/product"),
+    Model("export/sku"),
+    Model("export/category"),
+)
+
+STORE_INVENTORY = SqlFile("api/store_inventory_products")
+QUERIES: tuple[SqlFile, ...] = (STORE_INVENTORY,)
+
+
+def all_sql_files() -> list[SqlFile]:
+    """Every SQL file the build and the API use, each once, in step order."""
+    files: list[SqlFile] = []
+    for step in STEPS:
+        files.append(step.file)
+        if isinstance(step, Staging):
+            files += [c.file for c in step.checks]
+    return files + list(QUERIES)

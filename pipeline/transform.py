@@ -1,0 +1,106 @@
+"""Transform stage: runs the step list (`pipeline.steps`) on a connection holding `raw.*`.
+
+Rejected rows go to `meta.rejects` and warnings to `meta.warnings`, each with the table, source
+file, row, column, value, reason and the check that found it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import duckdb
+
+from pipeline.checks import Query, duplicate_key_check, quote, row_checks
+from pipeline.contract import TABLES_BY_NAME
+from pipeline.db import build_table, comment_table, count_rows
+from pipeline.steps import STEPS, Check, Staging
+
+FINDING_COLUMNS = {
+    "table_name": "Input table (raw.<table_name>)",
+    "source_file": "Input file, relative to the input directory",
+    "source_row": "Data record number in that file, from 1 (NDJSON: line number)",
+    "column_name": "Offending column ('*' for the whole row)",
+    "value": "The offending value as written (null when missing)",
+    "reason": "What is wrong",
+    "check_name": "The check that found it ('contract' for the declared column rules)",
+}
+
+
+@dataclass(frozen=True)
+class StepResult:
+    name: str
+    rows: int
+    seconds: float
+
+
+def snake(name: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in name)
+
+
+def _create_finding_tables(con: duckdb.DuckDBPyConnection) -> None:
+    columns = ", ".join(
+        f"{c} {'BIGINT' if c == 'source_row' else 'VARCHAR'}" for c in FINDING_COLUMNS
+    )
+    for table, what in (
+        ("rejects", "Rows left out of the build because they break the input contract"),
+        ("warnings", "Rows kept but worth a look (unknown condition, language, printing, ...)"),
+    ):
+        con.execute(f"CREATE OR REPLACE TABLE meta.{table} ({columns})")
+        comment_table(con, f"meta.{table}", what, FINDING_COLUMNS)
+
+
+def _record(con: duckdb.DuckDBPyConnection, target: str, query: Query, check_name: str) -> int:
+    before = count_rows(con, target)
+    con.execute(
+        f"INSERT INTO {target} SELECT table_name, source_file, source_row, column_name, "
+        f"value::VARCHAR, reason, ? FROM ({query.sql})",
+        [*query.params, check_name],
+    )
+    return count_rows(con, target) - before
+
+
+def _run_staging(con: duckdb.DuckDBPyConnection, step: Staging) -> int:
+    table = TABLES_BY_NAME[step.table]
+    _record(con, "meta.rejects", row_checks(table), "contract")
+    name = quote(table.name)
+    con.execute(
+        f"CREATE OR REPLACE TEMP VIEW valid_{table.name} AS "
+        f"SELECT raw_row.* FROM raw.{name} AS raw_row ANTI JOIN "
+        f"(SELECT source_file, source_row FROM meta.rejects WHERE table_name = '{table.name}') r "
+        f"ON r.source_file = raw_row._source_file AND r.source_row = raw_row._source_row"
+    )
+    build_table(con, step.file)
+    checks: list[tuple[Query, str, str]] = []
+    if table.key:
+        key = duplicate_key_check(table, [snake(c) for c in table.key])
+        checks.append((key, "duplicate_key", "reject"))
+    checks += [(Query(c.file.sql, []), c.name, c.severity) for c in step.checks]
+    for query, check_name, severity in checks:
+        target = "meta.rejects" if severity == "reject" else "meta.warnings"
+        found = _record(con, target, query, check_name)
+        if found and severity == "reject":
+            con.execute(
+                f"DELETE FROM staging.{name} AS s USING meta.rejects AS r "
+                f"WHERE r.table_name = ? AND r.check_name = ? "
+                f"AND r.source_file = s.source_file AND r.source_row = s.source_row",
+                [table.name, check_name],
+            )
+    return count_rows(con, f"staging.{name}")
+
+
+def run_steps(con: duckdb.DuckDBPyConnection) -> list[StepResult]:
+    _create_finding_tables(con)
+    results = []
+    for step in STEPS:
+        started = time.perf_counter()
+        if isinstance(step, Staging):
+            rows = _run_staging(con, step)
+        else:
+            rows = build_table(con, step.file)
+        name = f"{step.file.schema}.{step.file.name}"
+        results.append(StepResult(name, rows, time.perf_counter() - started))
+    return results
+
+
+__all__ = ["Check", "StepResult", "run_steps"]

@@ -1,0 +1,112 @@
+-- GET /v1.39.0/stores/{storeKey}/inventory/products (Stores_GetStoreInventory), DESIGN §3.
+-- One row per (store, channel, product) of the answer, in the requested order, with the
+-- product's StoreProduct JSON. Not a table: run with bind parameters for one request, or by the
+-- exporter with $store_key and $channel_id null, which means every store and every channel.
+-- $sort_field is 'price' or 'name', $sort_desc a boolean; ties break on productId ascending.
+-- $first_position / $last_position (1-based, inclusive, null for no bound) cut the page.
+with
+listing as (select * from marts.listing),
+product_fixed as (select * from export.product),
+sku_fixed as (select * from export.sku),
+matching as (
+    select listing.*
+    from listing
+    join product_fixed using (product_id)
+    where ($store_key is null or listing.store_key = $store_key)
+      and ($channel_id is null or listing.channel_id = $channel_id)
+      and listing.quantity > 0
+      and (case when listing.is_custom then $include_custom else $include_generic end)
+      and ($include_excluded_categories or not listing.is_excluded_category)
+      and ($category_id is null or listing.category_id = $category_id)
+      and ($category_name is null or product_fixed.category_name_key = lower($category_name))
+      and ($group_id is null or listing.group_id = $group_id)
+      and ($group_name is null or product_fixed.group_name_key = lower($group_name))
+      and ($product_name is null or contains(product_fixed.name_key, lower($product_name)))
+),
+entry as (
+    select
+        *,
+        -- SKU order: price descending, then skuId, then generic before custom by custom id.
+        row_number() over (
+            partition by store_key, channel_id, product_id
+            order by price desc, sku_id, is_custom, store_price_custom_id
+        ) as sku_rank
+    from matching
+),
+shown as (
+    -- Only the first $sku_limit entries are rendered; all of them count and price the product.
+    select
+        entry.*,
+        case when sku_rank <= $sku_limit then concat(
+            '{"skuId":', entry.sku_id,
+            case when is_custom then concat(',"storePriceCustomId":', store_price_custom_id) end,
+            ',', sku_fixed.body_json,
+            ',"price":', json_money(price),
+            ',"quantity":', quantity,
+            ',"isFeatured":', json_bool(is_featured),
+            ',"isCustom":', json_bool(is_custom),
+            case when is_custom then concat(
+                ',"title":', json_text(title),
+                ',"description":', json_text(description),
+                ',"mainImageUrl":', json_text(main_image_url),
+                ',"additionalImageUrls":',
+                coalesce(to_json(additional_image_urls)::varchar, '[]')
+            ) end,
+            '}'
+        ) end as entry_json
+    from entry
+    join sku_fixed on sku_fixed.sku_id = entry.sku_id
+),
+product as (
+    select
+        store_key,
+        channel_id,
+        product_id,
+        any_value(category_id) as category_id,
+        any_value(group_id) as group_id,
+        count(*) as sku_count,
+        min(price) as lowest_price,
+        coalesce(string_agg(entry_json, ',' order by sku_rank), '') as skus_json
+    from shown
+    group by store_key, channel_id, product_id
+),
+ranked as (
+    -- The answer's order within a store and channel. The exporter cuts the categoryId and
+    -- groupId pages from it: a filter on a category or group keeps the other products' order.
+    select
+        product.*,
+        product_fixed.head_json,
+        row_number() over (
+            partition by product.store_key, product.channel_id
+            order by
+                case when $sort_field = 'price' and not $sort_desc then lowest_price end asc,
+                case when $sort_field = 'price' and $sort_desc then lowest_price end desc,
+                case when $sort_field = 'name' and not $sort_desc then product_fixed.name_key end asc,
+                case when $sort_field = 'name' and $sort_desc then product_fixed.name_key end desc,
+                product.product_id
+        ) as position,
+        count(*) over (partition by product.store_key, product.channel_id) as total_items
+    from product
+    join product_fixed using (product_id)
+),
+final as (
+    select
+        store_key,
+        channel_id,
+        product_id,
+        category_id,
+        group_id,
+        position::bigint as position,
+        total_items::bigint as total_items,
+        concat(
+            head_json,
+            ',"skuCount":', sku_count,
+            ',"lowestPrice":', json_money(lowest_price),
+            ',"skus":[', skus_json, ']}'
+        ) as product_json
+    from ranked
+    where ($first_position is null or position >= $first_position)
+      and ($last_position is null or position <= $last_position)
+)
+select * from final
+order by store_key, channel_id, position

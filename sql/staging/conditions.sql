@@ -1,0 +1,21 @@
+-- One row per condition that passed the contract checks (grain: conditionId).
+-- @column condition_id: Condition identifier
+-- @column name: Condition name
+-- @column abbreviation: Short name
+-- @column display_order: Order in condition lists
+-- @column source_file: Input file of the row, relative to the input directory
+-- @column source_row: Data record number in that file, from 1
+with
+-- valid_conditions: the rows of raw.conditions without a row-level reject (made by the runner)
+valid as (select * from valid_conditions),
+final as (
+    select
+        cast(trim("conditionId") as bigint) as condition_id,
+        cast("name" as varchar) as name,
+        cast(cell("abbreviation") as varchar) as abbreviation,
+        cast(trim(cell("displayOrder")) as integer) as display_order,
+        _source_file as source_file,
+        _source_row as source_row
+    from valid
+)
+select * from final

@@ -1,0 +1,19 @@
+-- One row per language that passed the contract checks (grain: languageId).
+-- @column language_id: Language identifier
+-- @column name: Language name
+-- @column abbr: Abbreviation (may be null)
+-- @column source_file: Input file of the row, relative to the input directory
+-- @column source_row: Data record number in that file, from 1
+with
+-- valid_languages: the rows of raw.languages without a row-level reject (made by the runner)
+valid as (select * from valid_languages),
+final as (
+    select
+        cast(trim("languageId") as integer) as language_id,
+        cast("name" as varchar) as name,
+        cast(cell("abbr") as varchar) as abbr,
+        _source_file as source_file,
+        _source_row as source_row
+    from valid
+)
+select * from final

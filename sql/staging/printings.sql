@@ -1,0 +1,19 @@
+-- One row per printing that passed the contract checks (grain: printingId).
+-- @column printing_id: Printing identifier
+-- @column name: Printing name
+-- @column foil: Whether the printing is foil (a null in the input is false)
+-- @column source_file: Input file of the row, relative to the input directory
+-- @column source_row: Data record number in that file, from 1
+with
+-- valid_printings: the rows of raw.printings without a row-level reject (made by the runner)
+valid as (select * from valid_printings),
+final as (
+    select
+        cast(trim("printingId") as integer) as printing_id,
+        cast("name" as varchar) as name,
+        coalesce(as_bool("foil"), false) as foil,
+        _source_file as source_file,
+        _source_row as source_row
+    from valid
+)
+select * from final

@@ -1,0 +1,25 @@
+-- One row per product that passed the contract checks (grain: productId).
+-- @column product_id: Product identifier
+-- @column category_id: Category of the product
+-- @column group_id: Group of the product
+-- @column name: Product name
+-- @column rarity: Rarity label (may be null)
+-- @column number: Card number (may be null)
+-- @column source_file: Input file of the row, relative to the input directory
+-- @column source_row: Data record number in that file, from 1
+with
+-- valid_products: the rows of raw.products without a row-level reject (made by the runner)
+valid as (select * from valid_products),
+final as (
+    select
+        cast(trim("productId") as bigint) as product_id,
+        cast(trim("categoryId") as integer) as category_id,
+        cast(trim("groupId") as bigint) as group_id,
+        cast("name" as varchar) as name,
+        cast(cell("rarity") as varchar) as rarity,
+        cast(cell("number") as varchar) as number,
+        _source_file as source_file,
+        _source_row as source_row
+    from valid
+)
+select * from final

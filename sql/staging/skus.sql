@@ -1,0 +1,23 @@
+-- One row per SKU that passed the contract checks (grain: skuId).
+-- @column sku_id: SKU identifier
+-- @column product_id: Product of the SKU
+-- @column condition_id: Condition (may have no row in staging.conditions)
+-- @column language_id: Language (may have no row in staging.languages)
+-- @column printing_id: Printing (may have no row in staging.printings)
+-- @column source_file: Input file of the row, relative to the input directory
+-- @column source_row: Data record number in that file, from 1
+with
+-- valid_skus: the rows of raw.skus without a row-level reject (made by the runner)
+valid as (select * from valid_skus),
+final as (
+    select
+        cast(trim("skuId") as bigint) as sku_id,
+        cast(trim("productId") as bigint) as product_id,
+        cast(trim("conditionId") as bigint) as condition_id,
+        cast(trim("languageId") as integer) as language_id,
+        cast(trim("printingId") as integer) as printing_id,
+        _source_file as source_file,
+        _source_row as source_row
+    from valid
+)
+select * from final
