@@ -149,7 +149,7 @@ def build_catalog() -> tuple[list[list[object]], list[list[object]], list[list[o
         for set_name, abbr in sets:
             group_id += 1
             groups.append([group_id, category_id, set_name, abbr])
-            picked = RNG.sample(names, k=min(len(names), RNG.randint(6, 14)))
+            picked = RNG.sample(names, k=RNG.randint(len(names) * 2 // 3, len(names)))
             for number, name in enumerate(picked, start=1):
                 product_id += 1
                 products.append([product_id, category_id, group_id, name,
@@ -227,6 +227,10 @@ def build_listings(products: list[list[object]], skus: list[list[object]]) -> li
                     "mainImageUrl": urls[0] if urls else None,
                     "additionalImageUrls": urls[1:],
                 })
+    # The biggest store lists the SKU whose condition has no row in conditions.
+    listings.append({"storeKey": STORES[0][0], "channelId": 0, "skuId": skus[-1][0],
+                     "price": Decimal("3.50"), "quantity": 1, "isFeatured": None,
+                     "isCustom": False})
     return listings
 
 

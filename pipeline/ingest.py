@@ -170,7 +170,8 @@ def ingest_table(con: duckdb.DuckDBPyConnection, input_dir: Path, table: Table) 
     if frames:
         data = pl.concat(frames, how="diagonal")
     else:
-        data = _conform(pl.DataFrame({SOURCE_ROW: pl.Series([], dtype=pl.Int64)}), table, "")
+        empty = {c: pl.Series([], dtype=pl.String) for c in table.column_names}
+        data = _conform(pl.DataFrame({SOURCE_ROW: pl.Series([], dtype=pl.Int64), **empty}), table, "")
     arrow = data.to_arrow()  # noqa: F841 - read by DuckDB's replacement scan below
     con.execute(f"CREATE OR REPLACE TABLE raw.{table.name} AS SELECT * FROM arrow")
     docs = {c.name: f"{c.doc} (as written)" for c in table.columns}

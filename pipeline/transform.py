@@ -55,7 +55,7 @@ def _record(con: duckdb.DuckDBPyConnection, target: str, query: Query, check_nam
     con.execute(
         f"INSERT INTO {target} SELECT table_name, source_file, source_row, column_name, "
         f"value::VARCHAR, reason, ? FROM ({query.sql})",
-        [*query.params, check_name],
+        [check_name, *query.params],  # the select list's ? comes before the subquery's
     )
     return count_rows(con, target) - before
 

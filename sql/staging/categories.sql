@@ -11,21 +11,23 @@
 -- @column popularity: Popularity value
 -- @column source_file: Input file of the row, relative to the input directory
 -- @column source_row: Data record number in that file, from 1
+-- Casts are try_cast: the row checks have already rejected every value that does not
+-- parse, and DuckDB may evaluate a cast before the anti-join has removed those rows.
 with
 -- valid_categories: the rows of raw.categories without a row-level reject (made by the runner)
 valid as (select * from valid_categories),
 final as (
     select
-        cast(trim("categoryId") as integer) as category_id,
+        try_cast(trim("categoryId") as integer) as category_id,
         cast("name" as varchar) as name,
         cast(cell("displayName") as varchar) as display_name,
-        cast(trim(cell("modifiedOn")) as timestamp) as modified_on,
+        try_cast(trim(cell("modifiedOn")) as timestamp) as modified_on,
         cast(cell("seoCategoryName") as varchar) as seo_category_name,
         cast(cell("sealedLabel") as varchar) as sealed_label,
         cast(cell("nonSealedLabel") as varchar) as non_sealed_label,
         cast(cell("conditionGuideUrl") as varchar) as condition_guide_url,
         as_bool("isScannable") as is_scannable,
-        cast(trim(cell("popularity")) as integer) as popularity,
+        try_cast(trim(cell("popularity")) as integer) as popularity,
         _source_file as source_file,
         _source_row as source_row
     from valid

@@ -14,19 +14,21 @@
 -- @column additional_image_urls: Custom listing further image URLs
 -- @column source_file: Input file of the row, relative to the input directory
 -- @column source_row: Data record number in that file, from 1
+-- Casts are try_cast: the row checks have already rejected every value that does not
+-- parse, and DuckDB may evaluate a cast before the anti-join has removed those rows.
 with
 -- valid_listings: the rows of raw.listings without a row-level reject (made by the runner)
 valid as (select * from valid_listings),
 final as (
     select
         cast(lower("storeKey") as varchar) as store_key,
-        cast(trim(coalesce(cell("channelId"), '0')) as integer) as channel_id,
-        cast(trim("skuId") as bigint) as sku_id,
-        cast(trim("price") as decimal(18, 2)) as price,
-        cast(trim("quantity") as integer) as quantity,
+        try_cast(trim(coalesce(cell("channelId"), '0')) as integer) as channel_id,
+        try_cast(trim("skuId") as bigint) as sku_id,
+        try_cast(trim("price") as decimal(18, 2)) as price,
+        try_cast(trim("quantity") as integer) as quantity,
         as_bool("isFeatured") as is_featured,
         coalesce(as_bool("isCustom"), false) as is_custom,
-        cast(trim(cell("storePriceCustomId")) as bigint) as store_price_custom_id,
+        try_cast(trim(cell("storePriceCustomId")) as bigint) as store_price_custom_id,
         cast(cell("title") as varchar) as title,
         cast(cell("description") as varchar) as description,
         cast(cell("mainImageUrl") as varchar) as main_image_url,

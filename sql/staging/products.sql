@@ -7,14 +7,16 @@
 -- @column number: Card number (may be null)
 -- @column source_file: Input file of the row, relative to the input directory
 -- @column source_row: Data record number in that file, from 1
+-- Casts are try_cast: the row checks have already rejected every value that does not
+-- parse, and DuckDB may evaluate a cast before the anti-join has removed those rows.
 with
 -- valid_products: the rows of raw.products without a row-level reject (made by the runner)
 valid as (select * from valid_products),
 final as (
     select
-        cast(trim("productId") as bigint) as product_id,
-        cast(trim("categoryId") as integer) as category_id,
-        cast(trim("groupId") as bigint) as group_id,
+        try_cast(trim("productId") as bigint) as product_id,
+        try_cast(trim("categoryId") as integer) as category_id,
+        try_cast(trim("groupId") as bigint) as group_id,
         cast("name" as varchar) as name,
         cast(cell("rarity") as varchar) as rarity,
         cast(cell("number") as varchar) as number,

@@ -1,0 +1,167 @@
+"""An independent reference model of DESIGN §3, in plain Python, for the tests.
+
+It shares no code with the pipeline: it reads plain dictionaries, filters, groups, sorts and
+serialises with the standard library (prices via float repr, JSON via `json.dumps`), so that a
+disagreement points at a bug in one of the two.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+
+@dataclass
+class Data:
+    categories: dict[int, dict[str, Any]] = field(default_factory=dict)  # id -> row
+    groups: dict[int, dict[str, Any]] = field(default_factory=dict)
+    products: dict[int, dict[str, Any]] = field(default_factory=dict)
+    skus: dict[int, dict[str, Any]] = field(default_factory=dict)
+    conditions: dict[int, str] = field(default_factory=dict)
+    languages: dict[int, tuple[str, str | None]] = field(default_factory=dict)
+    printings: dict[int, bool] = field(default_factory=dict)
+    stores: set[str] = field(default_factory=set)  # from the stores file, lower-case
+    excluded: set[tuple[str, int, int]] = field(default_factory=set)  # (store, channel, category)
+    listings: list[dict[str, Any]] = field(default_factory=list)  # canonical listing rows
+
+    def known_stores(self) -> set[str]:
+        return self.stores | {row["storeKey"].lower() for row in self.listings}
+
+
+@dataclass(frozen=True)
+class Request:
+    categoryId: int | None = None  # noqa: N815
+    categoryName: str | None = None  # noqa: N815
+    groupId: int | None = None  # noqa: N815
+    groupName: str | None = None  # noqa: N815
+    productName: str | None = None  # noqa: N815
+    skuLimit: int = 3  # noqa: N815
+    sort: str | None = None  # raw sort value; None: price desc
+    includeGeneric: bool = True  # noqa: N815
+    includeCustom: bool = True  # noqa: N815
+    channelId: int = 0  # noqa: N815
+    includeExcludedCategories: bool = False  # noqa: N815
+    offset: int = 0
+    limit: int = 10
+
+
+def fold(text: str) -> str:
+    """Unicode lower-casing, one character at a time (the simple case mapping)."""
+    return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+
+
+def _money(value: Decimal) -> float:
+    return float(value)
+
+
+def _entry(data: Data, row: dict[str, Any]) -> dict[str, Any]:
+    sku = data.skus[row["skuId"]]
+    language = data.languages.get(sku["languageId"])
+    entry: dict[str, Any] = {"skuId": row["skuId"]}
+    if row["isCustom"]:
+        entry["storePriceCustomId"] = row["storePriceCustomId"]
+    entry["condition"] = {
+        "conditionId": sku["conditionId"],
+        "name": data.conditions.get(sku["conditionId"]),
+    }
+    entry["language"] = {
+        "languageId": sku["languageId"],
+        "name": language[0] if language else None,
+        "abbr": language[1] if language else None,
+    }
+    entry["foil"] = data.printings.get(sku["printingId"], False)
+    entry["price"] = _money(row["price"])
+    entry["quantity"] = row["quantity"]
+    entry["isFeatured"] = row.get("isFeatured")
+    entry["isCustom"] = row["isCustom"]
+    if row["isCustom"]:
+        entry["title"] = row.get("title")
+        entry["description"] = row.get("description")
+        entry["mainImageUrl"] = row.get("mainImageUrl")
+        entry["additionalImageUrls"] = row.get("additionalImageUrls") or []
+    return entry
+
+
+def products_for(data: Data, store: str, req: Request) -> list[dict[str, Any]]:
+    """Every matching StoreProduct of the store, in the answer's order (before paging)."""
+    store = store.lower()
+    by_product: dict[int, list[dict[str, Any]]] = {}
+    for row in data.listings:
+        if row["storeKey"].lower() != store or row["channelId"] != req.channelId:
+            continue
+        if row["quantity"] <= 0:
+            continue
+        if (row["isCustom"] and not req.includeCustom) or (not row["isCustom"] and not req.includeGeneric):
+            continue
+        product = data.products[data.skus[row["skuId"]]["productId"]]
+        category = data.categories[product["categoryId"]]
+        group = data.groups[product["groupId"]]
+        if (store, req.channelId, product["categoryId"]) in data.excluded and not req.includeExcludedCategories:
+            continue
+        if req.categoryId is not None and product["categoryId"] != req.categoryId:
+            continue
+        if req.categoryName is not None and fold(category["name"]) != fold(req.categoryName):
+            continue
+        if req.groupId is not None and product["groupId"] != req.groupId:
+            continue
+        if req.groupName is not None and fold(group["name"]) != fold(req.groupName):
+            continue
+        if req.productName is not None and fold(req.productName) not in fold(product["name"]):
+            continue
+        by_product.setdefault(product["productId"], []).append(row)
+
+    summaries = []
+    for product_id, rows in by_product.items():
+        product = data.products[product_id]
+        rows.sort(
+            key=lambda r: (-r["price"], r["skuId"], r["isCustom"], r.get("storePriceCustomId") or 0)
+        )
+        summaries.append(
+            {
+                "productId": product_id,
+                "name": product["name"],
+                "category": data.categories[product["categoryId"]]["name"],
+                "group": data.groups[product["groupId"]]["name"],
+                "rarity": product.get("rarity"),
+                "number": product.get("number"),
+                "skuCount": len(rows),
+                "lowestPrice": min(r["price"] for r in rows),
+                "skus": [_entry(data, r) for r in rows[: req.skuLimit]],
+            }
+        )
+
+    field_name, descending = parse_sort(req.sort)
+    if field_name == "price":
+        summaries.sort(key=lambda p: p["productId"])
+        summaries.sort(key=lambda p: p["lowestPrice"], reverse=descending)
+    else:
+        summaries.sort(key=lambda p: p["productId"])
+        summaries.sort(key=lambda p: fold(p["name"]), reverse=descending)
+    for summary in summaries:
+        summary["lowestPrice"] = _money(summary["lowestPrice"])
+    return summaries
+
+
+def parse_sort(sort: str | None) -> tuple[str, bool]:
+    if sort is None:
+        return "price", True
+    words = sort.strip().lower().split()
+    field_name = {"price": "price", "minprice": "price", "name": "name", "productname": "name"}[words[0]]
+    return field_name, len(words) == 2 and words[1] == "desc"
+
+
+def dumps(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def answer(data: Data, store: str, req: Request) -> tuple[int, bytes]:
+    """(status, body) of the inventory operation for a request with valid parameters."""
+    if store.lower() not in data.known_stores():
+        return 404, dumps({"success": False, "errors": ["No stores were found."], "results": []})
+    products = products_for(data, store, req)
+    page = products[req.offset : req.offset + req.limit]
+    if not page:
+        return 404, dumps({"success": False, "errors": ["No products were found."], "results": []})
+    return 200, dumps({"totalItems": len(products), "success": True, "errors": [], "results": page})

@@ -1,0 +1,90 @@
+"""Ingest: every format into raw.<table> as text, with source file and row number."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline import db, ingest
+from pipeline.contract import TABLES_BY_NAME
+from tests.conftest import rows, write_inputs, write_table
+
+LISTINGS = TABLES_BY_NAME["listings"]
+
+
+def _load(input_dir: Path, table: str = "listings") -> list[tuple[object, ...]]:
+    con = db.connect()
+    db.create_schemas(con)
+    ingest.ingest_table(con, input_dir, TABLES_BY_NAME[table])
+    return rows(con, f"SELECT * FROM raw.{table} ORDER BY _source_file, _source_row")
+
+
+def test_csv_ndjson_and_parquet_files_of_one_table_load_alike(tmp_path: Path) -> None:
+    folder = tmp_path / "stores" / "listings"
+    folder.mkdir(parents=True)
+    (folder / "a.csv").write_text(
+        'storeKey,skuId,price,quantity,isCustom,additionalImageUrls,extra\n'
+        'S1,1000,"1.50",2,,,x\n'
+        's2,1001,0.25,1,TRUE,"[""u1""]",\n',
+        encoding="utf-8",
+    )
+    (folder / "b.ndjson").write_text(
+        '{"storeKey": "S3", "skuId": 1010, "price": 12.3, "quantity": 4, "isFeatured": null,'
+        ' "additionalImageUrls": ["a", "b"]}\n'
+        "\n"
+        "not json\n",
+        encoding="utf-8",
+    )
+    pq.write_table(
+        pa.table(
+            {"storeKey": ["S4"], "skuId": [1000], "price": pa.array([5], pa.decimal128(8, 2)),
+             "quantity": [0], "isCustom": [False]}
+        ),
+        folder / "c.parquet",
+    )
+    loaded = _load(tmp_path)
+    # _source_file, _source_row, _parse_error, then the declared columns, then extras.
+    declared = ["storeKey", "channelId", "skuId", "price", "quantity", "isFeatured", "isCustom",
+                "storePriceCustomId", "title", "description", "mainImageUrl", "additionalImageUrls"]
+    assert LISTINGS.column_names == declared
+
+    def pick(row: tuple[object, ...]) -> tuple[object, ...]:
+        return row[:3] + (row[3], row[5], row[6], row[7], row[9], row[14])
+
+    assert [pick(r) for r in loaded] == [
+        ("stores/listings/a.csv", 1, None, "S1", "1000", "1.50", "2", None, None),
+        ("stores/listings/a.csv", 2, None, "s2", "1001", "0.25", "1", "TRUE", '["u1"]'),
+        ("stores/listings/b.ndjson", 1, None, "S3", "1010", "12.3", "4", None, '["a","b"]'),
+        ("stores/listings/b.ndjson", 3, "not valid JSON: invalid literal, expected 'null': line 1 column 1 (char 0)",
+         None, None, None, None, None, None),
+        ("stores/listings/c.parquet", 1, None, "S4", "1000", "5.00", "0", "false", None),
+    ]
+    # The extra column is kept, after the declared ones.
+    assert [r[15] for r in loaded] == ["x", None, None, None, None]
+
+
+def test_a_missing_required_column_stops_with_file_and_column(tmp_path: Path) -> None:
+    write_table(tmp_path, "listings", [{"storeKey": "s", "skuId": 1, "price": "1"}])
+    with pytest.raises(ingest.InputError, match=r"stores/listings.csv: missing required column quantity"):
+        _load(tmp_path)
+
+
+def test_a_missing_required_table_stops_and_an_optional_one_is_empty(tmp_path: Path) -> None:
+    write_inputs(tmp_path)
+    (tmp_path / "catalog" / "skus.csv").unlink()
+    con = db.connect()
+    db.create_schemas(con)
+    with pytest.raises(ingest.InputError, match=r"catalog/skus: missing required input"):
+        ingest.ingest_all(con, tmp_path)
+    assert _load(tmp_path, "stores") == []
+
+
+def test_an_unreadable_csv_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "stores" / "listings.csv"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"storeKey,skuId,price,quantity\n\xff\xfe,1,1,1\n")
+    with pytest.raises(ingest.InputError, match=r"listings.csv: cannot read CSV"):
+        _load(tmp_path)
