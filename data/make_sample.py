@@ -114,14 +114,14 @@ RARITIES = {
 }
 
 STORES = [
-    # key, name, listings (approx), channels, sells custom
-    ("3d05ef67", "Dragon's Hoard Games", 3500, (0, 1), True),
-    ("a1b2c3d4", "Le Grimoire Café", 1400, (0,), True),
-    ("KardKastle", "Kard Kastle", 600, (0, 1), False),
-    ("tokyo-cards_01", "東京カードショップ", 160, (0,), True),
-    ("mom-and-pop", "Mom & Pop's \"Card\" Corner", 40, (0,), False),
-    ("tiny7", "Tiny Seven", 7, (0,), False),
-    ("closed-store", "Closed for Inventory", 0, (0,), False),
+    # key, name, listings (approx), channels, sells custom, games carried
+    ("3d05ef67", "Dragon's Hoard Games", 3500, (0, 1), True, (1, 2, 3, 62, 71)),
+    ("a1b2c3d4", "Le Grimoire Café", 1400, (0,), True, (1, 3, 62, 71)),
+    ("KardKastle", "Kard Kastle", 600, (0, 1), False, (1, 2)),
+    ("tokyo-cards_01", "東京カードショップ", 160, (0,), True, (2, 3)),
+    ("mom-and-pop", "Mom & Pop's \"Card\" Corner", 40, (0,), False, (1, 3, 71)),
+    ("tiny7", "Tiny Seven", 7, (0,), False, (2, 3)),
+    ("closed-store", "Closed for Inventory", 0, (0,), False, ()),
 ]
 
 
@@ -189,10 +189,8 @@ def build_listings(products: list[list[object]], skus: list[list[object]]) -> li
     category = {p[0]: p[1] for p in products}
     listings: list[dict[str, object]] = []
     custom_id = 900000
-    for key, _name, size, channels, sells_custom in STORES:
-        # Stores specialise: weight the games they carry.
-        games = set(RNG.sample(sorted(GAMES), k=RNG.randint(2, 5)))
-        carried = [s for s in skus if category[s[1]] in games]
+    for key, _name, size, channels, sells_custom, games in STORES:
+        carried = [s for s in skus[:-1] if category[s[1]] in games]  # skus[-1]: listed below
         chosen = RNG.sample(carried, k=min(size, len(carried)))
         for index, sku in enumerate(chosen):
             channel = channels[1] if len(channels) > 1 and index % 5 == 4 else channels[0]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 
@@ -165,3 +166,78 @@ def answer(data: Data, store: str, req: Request) -> tuple[int, bytes]:
     if not page:
         return 404, dumps({"success": False, "errors": ["No products were found."], "results": []})
     return 200, dumps({"totalItems": len(products), "success": True, "errors": [], "results": page})
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading an input directory (CSV, NDJSON, Parquet) into Data, with the standard library and
+# pyarrow only, for checking the pipeline's output on the shipped sample.
+# ---------------------------------------------------------------------------------------------
+
+
+def _read_rows(folder: Path, name: str) -> list[dict[str, Any]]:
+    import csv
+    import pyarrow.parquet as pq
+
+    files = sorted(folder.glob(f"{name}.*")) + sorted(folder.glob(f"{name}/*"))
+    out: list[dict[str, Any]] = []
+    for file in files:
+        if file.suffix == ".csv":
+            with file.open(encoding="utf-8", newline="") as fh:
+                out += [{k: (v if v != "" else None) for k, v in r.items()} for r in csv.DictReader(fh)]
+        elif file.suffix in (".ndjson", ".jsonl"):
+            out += [json.loads(line) for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
+        elif file.suffix == ".parquet":
+            out += pq.read_table(file).to_pylist()
+    return out
+
+
+def _int(v: Any) -> int | None:
+    return None if v is None else int(v)
+
+
+def _bool(v: Any, default: bool | None = None) -> bool | None:
+    if v is None:
+        return default
+    if isinstance(v, bool):
+        return v
+    return str(v).strip().lower() in ("true", "1")
+
+
+def load_directory(input_dir: Path) -> Data:
+    """The accepted content of a valid input directory (no rejects expected)."""
+    catalog, stores = input_dir / "catalog", input_dir / "stores"
+    data = Data()
+    for r in _read_rows(catalog, "categories"):
+        data.categories[int(r["categoryId"])] = {"categoryId": int(r["categoryId"]), "name": r["name"]}
+    for r in _read_rows(catalog, "groups"):
+        data.groups[int(r["groupId"])] = {"groupId": int(r["groupId"]), "name": r["name"],
+                                          "categoryId": int(r["categoryId"])}
+    for r in _read_rows(catalog, "products"):
+        data.products[int(r["productId"])] = {
+            "productId": int(r["productId"]), "categoryId": int(r["categoryId"]),
+            "groupId": int(r["groupId"]), "name": r["name"], "rarity": r.get("rarity"),
+            "number": r.get("number"),
+        }
+    for r in _read_rows(catalog, "skus"):
+        data.skus[int(r["skuId"])] = {k: int(v) for k, v in r.items()}
+    data.conditions = {int(r["conditionId"]): r["name"] for r in _read_rows(catalog, "conditions")}
+    data.languages = {int(r["languageId"]): (r["name"], r.get("abbr")) for r in _read_rows(catalog, "languages")}
+    data.printings = {int(r["printingId"]): bool(_bool(r.get("foil"), False)) for r in _read_rows(catalog, "printings")}
+    data.stores = {r["storeKey"].lower() for r in _read_rows(stores, "stores")}
+    data.excluded = {
+        (r["storeKey"].lower(), _int(r.get("channelId")) or 0, int(r["categoryId"]))
+        for r in _read_rows(stores, "excluded_categories")
+    }
+    for r in _read_rows(stores, "listings"):
+        urls = r.get("additionalImageUrls")
+        data.listings.append({
+            "storeKey": r["storeKey"], "channelId": _int(r.get("channelId")) or 0,
+            "skuId": int(r["skuId"]), "price": Decimal(str(r["price"])),
+            "quantity": int(r["quantity"]), "isFeatured": _bool(r.get("isFeatured")),
+            "isCustom": bool(_bool(r.get("isCustom"), False)),
+            "storePriceCustomId": _int(r.get("storePriceCustomId")),
+            "title": r.get("title"), "description": r.get("description"),
+            "mainImageUrl": r.get("mainImageUrl"),
+            "additionalImageUrls": json.loads(urls) if isinstance(urls, str) else urls,
+        })
+    return data

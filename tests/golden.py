@@ -1,0 +1,52 @@
+"""`make golden`: rebuild the shipped sample and store its pages as the golden files.
+
+tests/golden/manifest.json holds the hash of every published file (so every page is compared
+byte for byte); the pages listed in FULL_PAGES are also stored whole, so that a failure shows
+the difference itself. Review `git diff tests/golden` before committing regenerated files.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from pipeline.build import build
+from pipeline.settings import load_settings
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "tests" / "golden"
+FULL_PAGES = (
+    "v1.39.0/catalog/categories/index.json",
+    "v1.39.0/help/openapi.json",
+    "v1.39.0/stores/tiny7/inventory/products/index.json",
+    "v1.39.0/stores/mom-and-pop/inventory/products/index.json",
+    "v1.39.0/stores/mom-and-pop/inventory/products/offset=30.json",
+    "v1.39.0/stores/tokyo-cards_01/inventory/products/index.json",
+    "v1.39.0/stores/3d05ef67/inventory/products/channelId=1.json",
+    "v1.39.0/stores/3d05ef67/inventory/products/categoryId=3.json",
+    "v1.39.0/stores/a1b2c3d4/inventory/products/groupId=1001&offset=10.json",
+)
+
+
+def build_sample(output: Path) -> Path:
+    build(load_settings(None, input=ROOT / "data", output=output))
+    return output
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        output = build_sample(Path(tmp) / "out")
+        if GOLDEN.exists():
+            shutil.rmtree(GOLDEN)
+        GOLDEN.mkdir(parents=True)
+        shutil.copyfile(output / "manifest.json", GOLDEN / "manifest.json")
+        for page in FULL_PAGES:
+            target = GOLDEN / "site" / page
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(output / "site" / page, target)
+    print(f"golden files written to {GOLDEN.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""The shipped sample, built end to end: golden pages, the manifest, valid pages, and for every
+store the default pages list exactly the products DESIGN §3 defines."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import orjson
+import pytest
+from pydantic import BaseModel
+
+from pipeline import api
+from pipeline.models import CategoryPage, InventoryPage
+from tests import reference
+from tests.conftest import SAMPLE
+from tests.golden import FULL_PAGES, GOLDEN
+
+
+def site_files(output: Path) -> dict[str, Path]:
+    site = output / "site"
+    return {p.relative_to(site).as_posix(): p for p in sorted(site.rglob("*")) if p.is_file()}
+
+
+def test_build_publishes_warehouse_site_manifest_and_report(sample_build: Path) -> None:
+    assert (sample_build / "warehouse.duckdb").is_file()
+    assert (sample_build / "current").is_symlink()
+    manifest = orjson.loads((sample_build / "manifest.json").read_bytes())
+    files = site_files(sample_build)
+    assert [f["path"] for f in manifest["files"]] == sorted(files)
+    for entry in manifest["files"]:
+        body = files[entry["path"]].read_bytes()
+        assert (hashlib.sha256(body).hexdigest(), len(body)) == (entry["sha256"], entry["bytes"])
+    report = orjson.loads((sample_build / "build_report.json").read_bytes())
+    assert report["tables"]["listings"]["rejected"] == 0
+    assert report["warnings"] == [
+        {"table": "skus", "column": "conditionId",
+         "reason": "unknown conditionId (published with a null name)", "rows": 1}
+    ]
+    assert "<h1>Build " in (sample_build / "build_report.html").read_text()
+    assert not list((sample_build / "site").rglob("*store*list*")), "no index of store keys"
+
+
+def test_pages_match_the_golden_files(sample_build: Path) -> None:
+    golden = orjson.loads((GOLDEN / "manifest.json").read_bytes())
+    built = orjson.loads((sample_build / "manifest.json").read_bytes())
+    for page in FULL_PAGES:
+        assert (sample_build / "site" / page).read_text() == (GOLDEN / "site" / page).read_text(), page
+    changed = sorted(
+        {f["path"] for f in golden["files"]} ^ {f["path"] for f in built["files"]}
+        | {g["path"] for g, b in zip(golden["files"], built["files"], strict=False) if g != b}
+    )
+    assert changed == [], "pages differ from tests/golden (run `make golden` if intended)"
+
+
+def _key_order_ok(value: Any, model: type[BaseModel]) -> None:
+    """Keys appear in the order of the model's fields (absent optional keys skipped)."""
+    order = list(model.model_fields)
+    assert list(value) == [k for k in order if k in value], (list(value), order)
+
+
+def test_every_page_validates_against_the_models(sample_build: Path) -> None:
+    from pipeline.models import Category, Condition, Language, Sku, StoreProduct
+
+    pages = {p: f for p, f in site_files(sample_build).items() if p.endswith(".json") and "/help/" not in p}
+    assert len(pages) > 300
+    for path, file in pages.items():
+        body = file.read_bytes()
+        assert not body.endswith(b"\n") and b'": ' not in body and b'\\u00' not in body.replace(b"\\u0001", b"")
+        if "/catalog/categories/" in path:
+            CategoryPage.model_validate_json(body)
+            for item in json.loads(body)["results"]:
+                _key_order_ok(item, Category)
+            continue
+        page = InventoryPage.model_validate_json(body)
+        assert len(page.results) <= 10
+        raw = json.loads(body)
+        assert list(raw) == ["totalItems", "success", "errors", "results"]
+        for product in raw["results"]:
+            _key_order_ok(product, StoreProduct)
+            assert len(product["skus"]) <= 3
+            for sku in product["skus"]:
+                _key_order_ok(sku, Sku)
+                _key_order_ok(sku["condition"], Condition)
+                _key_order_ok(sku["language"], Language)
+
+
+def test_default_pages_list_exactly_the_products_of_the_definition(sample_build: Path) -> None:
+    """DESIGN §3 by the independent reference, read straight from the sample's input files."""
+    data = reference.load_directory(SAMPLE)
+    files = site_files(sample_build)
+    stores_with_pages = 0
+    for store in sorted(data.known_stores()):
+        for channel in (0, 1):
+            expected = reference.products_for(data, store, reference.Request(channelId=channel))
+            listed: list[Any] = []
+            offset = 0
+            while True:
+                params = api.InventoryParams(channelId=channel, offset=offset)
+                path = api.inventory_page_path(store, params).as_posix()
+                if path not in files:
+                    break
+                page = json.loads(files[path].read_bytes())
+                assert page["totalItems"] == len(expected)
+                listed += page["results"]
+                offset += 10
+            assert listed == json.loads(reference.dumps(expected)), (store, channel)
+            stores_with_pages += bool(listed)
+    assert stores_with_pages == 8  # 6 stores on channel 0, 2 of them also on channel 1
+
+
+def test_live_answers_equal_the_published_pages(sample_build: Path) -> None:
+    con = duckdb.connect(str(sample_build / "warehouse.duckdb"), read_only=True)
+    from pipeline.db import MACROS
+
+    for macro in MACROS:
+        con.execute(macro)
+    files = site_files(sample_build)
+    inventory = [p for p in files if "/inventory/products/" in p]
+    for path in inventory[::7]:
+        store = path.split("/")[2]
+        query = path.rsplit("/", 1)[1].removesuffix(".json")
+        target = f"/v1.39.0/stores/{store}/inventory/products" + ("" if query == "index" else f"?{query}")
+        response = api.answer(con, target)
+        assert (response.status, response.body) == (200, files[path].read_bytes()), path
+    con.close()
+
+
+@pytest.mark.parametrize("page", FULL_PAGES)
+def test_golden_pages_exist(page: str) -> None:
+    assert (GOLDEN / "site" / page).is_file(), "run `make golden`"
