@@ -25,7 +25,7 @@ setup: $(BIN)/.installed ## Create .venv and install the pinned dependencies
 build: setup ## Build INPUT (default: the shipped sample in data/) into OUTPUT (default: data/out/)
 	$(BIN)/pipeline build --input $(INPUT) --output $(OUTPUT) $(if $(CONFIG),--config $(CONFIG))
 
-test: setup ## Run the test suite
+test: lint ## Lint, then run the test suite
 	$(BIN)/pytest -q
 
 golden: setup ## Regenerate the golden pages in tests/golden/ from the shipped sample

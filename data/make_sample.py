@@ -25,83 +25,220 @@ RNG = random.Random(20261121)
 
 CATEGORIES = [
     # id, name, displayName, seo, sealed, nonSealed, popularity, modifiedOn
-    (1, "Magic", "Magic: The Gathering", "magic", "Sealed Products", "Singles", 0,
-     "2025-06-12T19:08:33.837"),
+    (
+        1,
+        "Magic",
+        "Magic: The Gathering",
+        "magic",
+        "Sealed Products",
+        "Singles",
+        0,
+        "2025-06-12T19:08:33.837",
+    ),
     (2, "YuGiOh", "YuGiOh", "yugioh", "Sealed Products", "Singles", 1, "2024-11-02T08:00:00"),
     (3, "Pokemon", "Pokémon", "pokemon", "Sealed Products", "Singles", 2, "2025-09-30T23:59:59.5"),
-    (62, "Flesh & Blood TCG", "Flesh and Blood TCG", "flesh-and-blood-tcg", "Sealed Products",
-     "Singles", 10, "2023-03-15T12:30:00.120"),
+    (
+        62,
+        "Flesh & Blood TCG",
+        "Flesh and Blood TCG",
+        "flesh-and-blood-tcg",
+        "Sealed Products",
+        "Singles",
+        10,
+        "2023-03-15T12:30:00.120",
+    ),
     (71, "Lorcana TCG", "Disney Lorcana", "lorcana-tcg", "Sealed Products", "Singles", 8, None),
 ]
 
 CONDITIONS = [
-    (1, "Near Mint", "NM", 1), (2, "Lightly Played", "LP", 2), (3, "Moderately Played", "MP", 3),
-    (4, "Heavily Played", "HP", 4), (5, "Damaged", "DMG", 5), (6, "Unopened", "U", 6),
+    (1, "Near Mint", "NM", 1),
+    (2, "Lightly Played", "LP", 2),
+    (3, "Moderately Played", "MP", 3),
+    (4, "Heavily Played", "HP", 4),
+    (5, "Damaged", "DMG", 5),
+    (6, "Unopened", "U", 6),
 ]
 MISSING_CONDITION = 7  # used by SKUs, deliberately absent from conditions.csv ("deprecated")
 
 LANGUAGES = [
-    (1, "English", "EN"), (2, "Chinese (S)", "CS"), (3, "Chinese (T)", "CT"), (4, "French", "FR"),
-    (5, "German", "DE"), (6, "Italian", "IT"), (7, "Japanese", "JP"), (8, "Korean", "KO"),
-    (9, "Portuguese", "PT"), (10, "Russian", "RU"), (11, "Spanish", "ES"),
+    (1, "English", "EN"),
+    (2, "Chinese (S)", "CS"),
+    (3, "Chinese (T)", "CT"),
+    (4, "French", "FR"),
+    (5, "German", "DE"),
+    (6, "Italian", "IT"),
+    (7, "Japanese", "JP"),
+    (8, "Korean", "KO"),
+    (9, "Portuguese", "PT"),
+    (10, "Russian", "RU"),
+    (11, "Spanish", "ES"),
     (12, "Phyrexian", None),
 ]
 
 PRINTINGS = [
-    (1, "Normal", False), (2, "Foil", True), (3, "Holofoil", True), (4, "Reverse Holofoil", True),
-    (5, "1st Edition", False), (6, "Unlimited", False), (7, "Cold Foil", True),
-    (8, "Rainbow Foil", True), (9, "Enchanted", True),
+    (1, "Normal", False),
+    (2, "Foil", True),
+    (3, "Holofoil", True),
+    (4, "Reverse Holofoil", True),
+    (5, "1st Edition", False),
+    (6, "Unlimited", False),
+    (7, "Cold Foil", True),
+    (8, "Rainbow Foil", True),
+    (9, "Enchanted", True),
 ]
 
 # category -> (sets, printings, languages, card names)
 GAMES: dict[int, tuple[list[tuple[str, str]], list[int], list[int], list[str]]] = {
     1: (
-        [("Dominaria United", "DMU"), ("Modern Horizons 2", "MH2"), ("Alpha Edition", "LEA"),
-         ("Ice Age", "ICE"), ("Unglued", "UGL"), ("Phyrexia: All Will Be One", "ONE"),
-         ("Kamigawa: Neon Dynasty", "NEO")],
-        [1, 2], [1, 4, 5, 7, 11, 12],
-        ["Ragavan, Nimble Pilferer", "Jace, the Mind Sculptor", "Lim-Dûl's Vault",
-         "Æther Vial", "\"Ach! Hans, Run!\"", "Sol Ring", "Lightning Bolt", "Counterspell",
-         "Dark Ritual", "Elesh Norn, Mother of Machines", "Urza's Saga", "Solitude",
-         "Sheoldred, the Apocalypse", "The Wandering Emperor", "Jötun Grunt", "Séance",
-         "Dandân", "Ifh-Bíff Efreet", "Márton Stromgald", "Kaya's Ghostform",
-         "Atraxa, Grand Unifier", "Thalia, Guardian of Thraben", "Brainstorm", "Swords to Plowshares",
-         "Force of Negation", "Fury", "Grief", "Endurance", "Sword of Fire and Ice",
-         "Lotus Petal", "Mox Opal", "Tarmogoyf", "Snapcaster Mage", "Birds of Paradise",
-         "Llanowar Elves", "Serra Angel", "Shivan Dragon", "Wrath of God", "Demonic Tutor",
-         "Ancestral Recall"],
+        [
+            ("Dominaria United", "DMU"),
+            ("Modern Horizons 2", "MH2"),
+            ("Alpha Edition", "LEA"),
+            ("Ice Age", "ICE"),
+            ("Unglued", "UGL"),
+            ("Phyrexia: All Will Be One", "ONE"),
+            ("Kamigawa: Neon Dynasty", "NEO"),
+        ],
+        [1, 2],
+        [1, 4, 5, 7, 11, 12],
+        [
+            "Ragavan, Nimble Pilferer",
+            "Jace, the Mind Sculptor",
+            "Lim-Dûl's Vault",
+            "Æther Vial",
+            '"Ach! Hans, Run!"',
+            "Sol Ring",
+            "Lightning Bolt",
+            "Counterspell",
+            "Dark Ritual",
+            "Elesh Norn, Mother of Machines",
+            "Urza's Saga",
+            "Solitude",
+            "Sheoldred, the Apocalypse",
+            "The Wandering Emperor",
+            "Jötun Grunt",
+            "Séance",
+            "Dandân",
+            "Ifh-Bíff Efreet",
+            "Márton Stromgald",
+            "Kaya's Ghostform",
+            "Atraxa, Grand Unifier",
+            "Thalia, Guardian of Thraben",
+            "Brainstorm",
+            "Swords to Plowshares",
+            "Force of Negation",
+            "Fury",
+            "Grief",
+            "Endurance",
+            "Sword of Fire and Ice",
+            "Lotus Petal",
+            "Mox Opal",
+            "Tarmogoyf",
+            "Snapcaster Mage",
+            "Birds of Paradise",
+            "Llanowar Elves",
+            "Serra Angel",
+            "Shivan Dragon",
+            "Wrath of God",
+            "Demonic Tutor",
+            "Ancestral Recall",
+        ],
     ),
     3: (
-        [("Scarlet & Violet 151", "MEW"), ("Base Set", "BS"), ("Paldea Evolved", "PAL"),
-         ("Evolving Skies", "EVS"), ("Pokémon Card Game Classic", "CLK")],
-        [1, 3, 4, 5, 6], [1, 7, 4],
-        ["Pikachu", "Charizard ex", "Flabébé", "Mr. Mime", "Nidoran♀", "Nidoran♂", "Farfetch'd",
-         "Porygon-Z", "Type: Null", "Mew ex", "Umbreon VMAX", "Rayquaza VMAX", "Eevee",
-         "ピカチュウ", "リザードン", "Professor's Research", "Boss's Orders", "Ultra Ball",
-         "Rare Candy", "Gardevoir ex", "Iono", "Miraidon ex", "Koraidon ex", "Snorlax"],
+        [
+            ("Scarlet & Violet 151", "MEW"),
+            ("Base Set", "BS"),
+            ("Paldea Evolved", "PAL"),
+            ("Evolving Skies", "EVS"),
+            ("Pokémon Card Game Classic", "CLK"),
+        ],
+        [1, 3, 4, 5, 6],
+        [1, 7, 4],
+        [
+            "Pikachu",
+            "Charizard ex",
+            "Flabébé",
+            "Mr. Mime",
+            "Nidoran♀",
+            "Nidoran♂",
+            "Farfetch'd",
+            "Porygon-Z",
+            "Type: Null",
+            "Mew ex",
+            "Umbreon VMAX",
+            "Rayquaza VMAX",
+            "Eevee",
+            "ピカチュウ",
+            "リザードン",
+            "Professor's Research",
+            "Boss's Orders",
+            "Ultra Ball",
+            "Rare Candy",
+            "Gardevoir ex",
+            "Iono",
+            "Miraidon ex",
+            "Koraidon ex",
+            "Snorlax",
+        ],
     ),
     2: (
-        [("Legend of Blue Eyes White Dragon", "LOB"), ("Metal Raiders", "MRD"),
-         ("Phantom Nightmare", "PHNI"), ("Rarity Collection", "RA01")],
-        [5, 6], [1, 4, 5, 7],
-        ["Blue-Eyes White Dragon", "Dark Magician", "Pot of Greed", "Exodia the Forbidden One",
-         "Ash Blossom & Joyous Spring", "Maxx \"C\"", "Red-Eyes B. Dragon", "Mirror Force",
-         "Raigeki", "Monster Reborn", "Snake-Eye Ash", "Fiendsmith Engraver", "青眼の白龍",
-         "Kuriboh", "Summoned Skull"],
+        [
+            ("Legend of Blue Eyes White Dragon", "LOB"),
+            ("Metal Raiders", "MRD"),
+            ("Phantom Nightmare", "PHNI"),
+            ("Rarity Collection", "RA01"),
+        ],
+        [5, 6],
+        [1, 4, 5, 7],
+        [
+            "Blue-Eyes White Dragon",
+            "Dark Magician",
+            "Pot of Greed",
+            "Exodia the Forbidden One",
+            "Ash Blossom & Joyous Spring",
+            'Maxx "C"',
+            "Red-Eyes B. Dragon",
+            "Mirror Force",
+            "Raigeki",
+            "Monster Reborn",
+            "Snake-Eye Ash",
+            "Fiendsmith Engraver",
+            "青眼の白龍",
+            "Kuriboh",
+            "Summoned Skull",
+        ],
     ),
     62: (
         [("Welcome to Rathe", "WTR"), ("Monarch", "MON"), ("Heavy Hitters", "HVY")],
-        [1, 7, 8], [1, 5, 4],
-        ["Command and Conquer", "Enlightened Strike", "Snatch", "Heart of Fyendal",
-         "Prism, Sculptor of Arc Light", "Chane, Bound by Shadow", "Kayo, Armed and Dangerous",
-         "Pummel", "Sink Below", "Fyendal's Spring Tunic"],
+        [1, 7, 8],
+        [1, 5, 4],
+        [
+            "Command and Conquer",
+            "Enlightened Strike",
+            "Snatch",
+            "Heart of Fyendal",
+            "Prism, Sculptor of Arc Light",
+            "Chane, Bound by Shadow",
+            "Kayo, Armed and Dangerous",
+            "Pummel",
+            "Sink Below",
+            "Fyendal's Spring Tunic",
+        ],
     ),
     71: (
         [("The First Chapter", "TFC"), ("Rise of the Floodborn", "ROF")],
-        [1, 2, 9], [1, 4, 5],
-        ["Elsa - Spirit of Winter", "Mickey Mouse - Brave Little Tailor", "Stitch - Rock Star",
-         "Maleficent - Monstrous Dragon", "Be Prepared", "Ursula's Cauldron",
-         "Tinker Bell - Giant Fairy", "Genie - On the Job"],
+        [1, 2, 9],
+        [1, 4, 5],
+        [
+            "Elsa - Spirit of Winter",
+            "Mickey Mouse - Brave Little Tailor",
+            "Stitch - Rock Star",
+            "Maleficent - Monstrous Dragon",
+            "Be Prepared",
+            "Ursula's Cauldron",
+            "Tinker Bell - Giant Fairy",
+            "Genie - On the Job",
+        ],
     ),
 }
 
@@ -119,7 +256,7 @@ STORES = [
     ("a1b2c3d4", "Le Grimoire Café", 1400, (0,), True, (1, 3, 62, 71)),
     ("KardKastle", "Kard Kastle", 600, (0, 1), False, (1, 2)),
     ("tokyo-cards_01", "東京カードショップ", 160, (0,), True, (2, 3)),
-    ("mom-and-pop", "Mom & Pop's \"Card\" Corner", 40, (0,), False, (1, 3, 71)),
+    ("mom-and-pop", 'Mom & Pop\'s "Card" Corner', 40, (0,), False, (1, 3, 71)),
     ("tiny7", "Tiny Seven", 7, (0,), False, (2, 3)),
     ("closed-store", "Closed for Inventory", 0, (0,), False, ()),
 ]
@@ -152,18 +289,28 @@ def build_catalog() -> tuple[list[list[object]], list[list[object]], list[list[o
             picked = RNG.sample(names, k=RNG.randint(len(names) * 2 // 3, len(names)))
             for number, name in enumerate(picked, start=1):
                 product_id += 1
-                products.append([product_id, category_id, group_id, name,
-                                 RNG.choice(RARITIES[category_id]), f"{number:03d}"])
+                products.append(
+                    [
+                        product_id,
+                        category_id,
+                        group_id,
+                        name,
+                        RNG.choice(RARITIES[category_id]),
+                        f"{number:03d}",
+                    ]
+                )
                 for condition_id, *_ in CONDITIONS[:5]:
                     for language_id in languages[: RNG.randint(1, len(languages))]:
                         for printing_id in printings[: RNG.randint(1, len(printings))]:
                             sku_id += 1
-                            skus.append([sku_id, product_id, condition_id, language_id,
-                                         printing_id])
+                            skus.append(
+                                [sku_id, product_id, condition_id, language_id, printing_id]
+                            )
             # Sealed product: no card number, the "Unopened" condition, no printing variants.
             product_id += 1
-            products.append([product_id, category_id, group_id, f"{set_name} Booster Box",
-                             None, None])
+            products.append(
+                [product_id, category_id, group_id, f"{set_name} Booster Box", None, None]
+            )
             sku_id += 1
             skus.append([sku_id, product_id, 6, 1, printings[0]])
     # A SKU of a condition identifier that has no row in conditions (spec 2.4).
@@ -173,8 +320,16 @@ def build_catalog() -> tuple[list[list[object]], list[list[object]], list[list[o
 
 
 def price_for(rarity: str | None) -> Decimal:
-    base = {"Mythic": 18, "Secret Rare": 25, "Illustration Rare": 30, "Legendary": 40,
-            "Enchanted": 60, "Majestic": 12, "Double Rare": 6, None: 90}.get(rarity, 1)
+    base = {
+        "Mythic": 18,
+        "Secret Rare": 25,
+        "Illustration Rare": 30,
+        "Legendary": 40,
+        "Enchanted": 60,
+        "Majestic": 12,
+        "Double Rare": 6,
+        None: 90,
+    }.get(rarity, 1)
     cents = int(RNG.lognormvariate(0, 1.1) * base * 100)
     # Round to common price points, which gives realistic ties (0.25, 0.99, 4.99, ...).
     if cents < 100:
@@ -184,7 +339,9 @@ def price_for(rarity: str | None) -> Decimal:
     return Decimal(cents) / 100
 
 
-def build_listings(products: list[list[object]], skus: list[list[object]]) -> list[dict[str, object]]:
+def build_listings(
+    products: list[list[object]], skus: list[list[object]]
+) -> list[dict[str, object]]:
     rarity = {p[0]: p[4] for p in products}
     category = {p[0]: p[1] for p in products}
     listings: list[dict[str, object]] = []
@@ -195,98 +352,205 @@ def build_listings(products: list[list[object]], skus: list[list[object]]) -> li
         for index, sku in enumerate(chosen):
             channel = channels[1] if len(channels) > 1 and index % 5 == 4 else channels[0]
             price = price_for(rarity[sku[1]])
-            listings.append({
-                "storeKey": key if index % 13 else key.upper(),  # keys are case-insensitive
-                "channelId": channel,
-                "skuId": sku[0],
-                "price": price,
-                "quantity": RNG.choice([0, 1, 1, 1, 2, 3, 4, 8, 12]),
-                "isFeatured": RNG.choice([True, False, False, None]),
-                "isCustom": False,
-            })
-            if sells_custom and index % 37 == 0:
-                custom_id += 1
-                urls = [f"https://img.example-cards.test/{key}/{custom_id}-{n}.jpg"
-                        for n in range(RNG.randint(0, 3))]
-                listings.append({
-                    "storeKey": key,
+            listings.append(
+                {
+                    "storeKey": key if index % 13 else key.upper(),  # keys are case-insensitive
                     "channelId": channel,
                     "skuId": sku[0],
-                    "price": price,  # same price as the generic listing: a tie on price and skuId
-                    "quantity": RNG.randint(1, 2),
-                    "isFeatured": RNG.choice([True, None]),
-                    "isCustom": True,
-                    "storePriceCustomId": custom_id,
-                    "title": RNG.choice([f"Signed by the artist – {custom_id}",
-                                         "Graded PSA 9 \"Mint\"", "Misprint / off-center",
-                                         None]),
-                    "description": RNG.choice(["Photos show the exact card.",
-                                               "Ships in a toploader.\nNo returns.", None]),
-                    "mainImageUrl": urls[0] if urls else None,
-                    "additionalImageUrls": urls[1:],
-                })
+                    "price": price,
+                    "quantity": RNG.choice([0, 1, 1, 1, 2, 3, 4, 8, 12]),
+                    "isFeatured": RNG.choice([True, False, False, None]),
+                    "isCustom": False,
+                }
+            )
+            if sells_custom and index % 37 == 0:
+                custom_id += 1
+                urls = [
+                    f"https://img.example-cards.test/{key}/{custom_id}-{n}.jpg"
+                    for n in range(RNG.randint(0, 3))
+                ]
+                listings.append(
+                    {
+                        "storeKey": key,
+                        "channelId": channel,
+                        "skuId": sku[0],
+                        "price": price,  # same price as the generic listing: a tie on price and skuId
+                        "quantity": RNG.randint(1, 2),
+                        "isFeatured": RNG.choice([True, None]),
+                        "isCustom": True,
+                        "storePriceCustomId": custom_id,
+                        "title": RNG.choice(
+                            [
+                                f"Signed by the artist – {custom_id}",
+                                'Graded PSA 9 "Mint"',
+                                "Misprint / off-center",
+                                None,
+                            ]
+                        ),
+                        "description": RNG.choice(
+                            [
+                                "Photos show the exact card.",
+                                "Ships in a toploader.\nNo returns.",
+                                None,
+                            ]
+                        ),
+                        "mainImageUrl": urls[0] if urls else None,
+                        "additionalImageUrls": urls[1:],
+                    }
+                )
     # The biggest store lists the SKU whose condition has no row in conditions.
-    listings.append({"storeKey": STORES[0][0], "channelId": 0, "skuId": skus[-1][0],
-                     "price": Decimal("3.50"), "quantity": 1, "isFeatured": None,
-                     "isCustom": False})
+    listings.append(
+        {
+            "storeKey": STORES[0][0],
+            "channelId": 0,
+            "skuId": skus[-1][0],
+            "price": Decimal("3.50"),
+            "quantity": 1,
+            "isFeatured": None,
+            "isCustom": False,
+        }
+    )
     return listings
 
 
 def main() -> None:
     groups, products, skus = build_catalog()
-    write_csv(HERE / "catalog/categories.csv",
-              ["categoryId", "name", "displayName", "modifiedOn", "seoCategoryName",
-               "sealedLabel", "nonSealedLabel", "conditionGuideUrl", "isScannable", "popularity"],
-              [[c[0], c[1], c[2], c[7], c[3], c[4], c[5],
-                f"https://store.tcgplayer.com/condition-guide/{c[3]}", c[0] in (1, 3), c[6]]
-               for c in CATEGORIES])
-    write_csv(HERE / "catalog/groups.csv", ["groupId", "categoryId", "name", "abbreviation"], groups)
-    write_csv(HERE / "catalog/products.csv",
-              ["productId", "categoryId", "groupId", "name", "rarity", "number"], products)
+    write_csv(
+        HERE / "catalog/categories.csv",
+        [
+            "categoryId",
+            "name",
+            "displayName",
+            "modifiedOn",
+            "seoCategoryName",
+            "sealedLabel",
+            "nonSealedLabel",
+            "conditionGuideUrl",
+            "isScannable",
+            "popularity",
+        ],
+        [
+            [
+                c[0],
+                c[1],
+                c[2],
+                c[7],
+                c[3],
+                c[4],
+                c[5],
+                f"https://store.tcgplayer.com/condition-guide/{c[3]}",
+                c[0] in (1, 3),
+                c[6],
+            ]
+            for c in CATEGORIES
+        ],
+    )
+    write_csv(
+        HERE / "catalog/groups.csv", ["groupId", "categoryId", "name", "abbreviation"], groups
+    )
+    write_csv(
+        HERE / "catalog/products.csv",
+        ["productId", "categoryId", "groupId", "name", "rarity", "number"],
+        products,
+    )
     pq.write_table(
-        pa.table({name: [s[i] for s in skus] for i, name in
-                  enumerate(["skuId", "productId", "conditionId", "languageId", "printingId"])},
-                 schema=pa.schema([("skuId", pa.int64()), ("productId", pa.int64()),
-                                   ("conditionId", pa.int64()), ("languageId", pa.int32()),
-                                   ("printingId", pa.int32())])),
-        HERE / "catalog/skus.parquet", compression="zstd")
-    write_csv(HERE / "catalog/conditions.csv",
-              ["conditionId", "name", "abbreviation", "displayOrder"], [list(c) for c in CONDITIONS])
+        pa.table(
+            {
+                name: [s[i] for s in skus]
+                for i, name in enumerate(
+                    ["skuId", "productId", "conditionId", "languageId", "printingId"]
+                )
+            },
+            schema=pa.schema(
+                [
+                    ("skuId", pa.int64()),
+                    ("productId", pa.int64()),
+                    ("conditionId", pa.int64()),
+                    ("languageId", pa.int32()),
+                    ("printingId", pa.int32()),
+                ]
+            ),
+        ),
+        HERE / "catalog/skus.parquet",
+        compression="zstd",
+    )
+    write_csv(
+        HERE / "catalog/conditions.csv",
+        ["conditionId", "name", "abbreviation", "displayOrder"],
+        [list(c) for c in CONDITIONS],
+    )
     with (HERE / "catalog/languages.ndjson").open("w", encoding="utf-8") as fh:
         for language_id, name, abbr in LANGUAGES:
-            fh.write(json.dumps({"languageId": language_id, "name": name, "abbr": abbr},
-                                ensure_ascii=False) + "\n")
-    write_csv(HERE / "catalog/printings.csv", ["printingId", "name", "foil"],
-              [list(p) for p in PRINTINGS])
+            fh.write(
+                json.dumps(
+                    {"languageId": language_id, "name": name, "abbr": abbr}, ensure_ascii=False
+                )
+                + "\n"
+            )
+    write_csv(
+        HERE / "catalog/printings.csv", ["printingId", "name", "foil"], [list(p) for p in PRINTINGS]
+    )
 
     write_csv(HERE / "stores/stores.csv", ["storeKey", "name"], [[s[0], s[1]] for s in STORES])
-    write_csv(HERE / "stores/excluded_categories.csv", ["storeKey", "channelId", "categoryId"],
-              [["3d05ef67", 0, 2], ["3d05ef67", 1, 3], ["a1b2c3d4", "", 62],
-               ["KardKastle", 1, 1]])
+    write_csv(
+        HERE / "stores/excluded_categories.csv",
+        ["storeKey", "channelId", "categoryId"],
+        [["3d05ef67", 0, 2], ["3d05ef67", 1, 3], ["a1b2c3d4", "", 62], ["KardKastle", 1, 1]],
+    )
     listings = build_listings(products, skus)
-    columns = ["storeKey", "channelId", "skuId", "price", "quantity", "isFeatured", "isCustom",
-               "storePriceCustomId", "title", "description", "mainImageUrl",
-               "additionalImageUrls"]
+    columns = [
+        "storeKey",
+        "channelId",
+        "skuId",
+        "price",
+        "quantity",
+        "isFeatured",
+        "isCustom",
+        "storePriceCustomId",
+        "title",
+        "description",
+        "mainImageUrl",
+        "additionalImageUrls",
+    ]
     third = len(listings) // 3
     folder = HERE / "stores/listings"
     folder.mkdir(parents=True, exist_ok=True)
-    write_csv(folder / "part-1.csv", columns,
-              [[row.get(c) for c in columns] for row in listings[:third]])
+    write_csv(
+        folder / "part-1.csv", columns, [[row.get(c) for c in columns] for row in listings[:third]]
+    )
     with (folder / "part-2.ndjson").open("w", encoding="utf-8") as fh:
         for row in listings[third : 2 * third]:
-            fh.write(json.dumps({k: (str(v) if isinstance(v, Decimal) else v)
-                                 for k, v in row.items()}, ensure_ascii=False) + "\n")
+            fh.write(
+                json.dumps(
+                    {k: (str(v) if isinstance(v, Decimal) else v) for k, v in row.items()},
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
     part3 = listings[2 * third :]
     pq.write_table(
-        pa.table({c: [row.get(c) for row in part3] for c in columns},
-                 schema=pa.schema([
-                     ("storeKey", pa.string()), ("channelId", pa.int32()), ("skuId", pa.int64()),
-                     ("price", pa.decimal128(10, 2)), ("quantity", pa.int32()),
-                     ("isFeatured", pa.bool_()), ("isCustom", pa.bool_()),
-                     ("storePriceCustomId", pa.int64()), ("title", pa.string()),
-                     ("description", pa.string()), ("mainImageUrl", pa.string()),
-                     ("additionalImageUrls", pa.list_(pa.string()))])),
-        folder / "part-3.parquet", compression="zstd")
+        pa.table(
+            {c: [row.get(c) for row in part3] for c in columns},
+            schema=pa.schema(
+                [
+                    ("storeKey", pa.string()),
+                    ("channelId", pa.int32()),
+                    ("skuId", pa.int64()),
+                    ("price", pa.decimal128(10, 2)),
+                    ("quantity", pa.int32()),
+                    ("isFeatured", pa.bool_()),
+                    ("isCustom", pa.bool_()),
+                    ("storePriceCustomId", pa.int64()),
+                    ("title", pa.string()),
+                    ("description", pa.string()),
+                    ("mainImageUrl", pa.string()),
+                    ("additionalImageUrls", pa.list_(pa.string())),
+                ]
+            ),
+        ),
+        folder / "part-3.parquet",
+        compression="zstd",
+    )
 
 
 if __name__ == "__main__":

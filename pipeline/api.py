@@ -17,7 +17,7 @@ from urllib.parse import quote, unquote_plus
 import duckdb
 import orjson
 
-from pipeline.db import scalar
+from pipeline.db import count_rows, scalar
 from pipeline.steps import STORE_INVENTORY
 
 VERSION = "v1.39.0"
@@ -68,17 +68,17 @@ def envelope(total_items: int, results: Iterable[str | bytes]) -> bytes:
 class InventoryParams:
     """Query parameters of Stores_GetStoreInventory, in the spec's order, with its defaults."""
 
-    categoryId: int | None = None  # noqa: N815 - the API's own parameter names
-    categoryName: str | None = None  # noqa: N815
-    groupId: int | None = None  # noqa: N815
-    groupName: str | None = None  # noqa: N815
-    productName: str | None = None  # noqa: N815
-    skuLimit: int = 3  # noqa: N815
+    categoryId: int | None = None
+    categoryName: str | None = None
+    groupId: int | None = None
+    groupName: str | None = None
+    productName: str | None = None
+    skuLimit: int = 3
     sort: str = "price desc"
-    includeGeneric: bool = True  # noqa: N815
-    includeCustom: bool = True  # noqa: N815
-    channelId: int = 0  # noqa: N815
-    includeExcludedCategories: bool = False  # noqa: N815
+    includeGeneric: bool = True
+    includeCustom: bool = True
+    channelId: int = 0
+    includeExcludedCategories: bool = False
     offset: int = 0
     limit: int = 10
 
@@ -93,8 +93,12 @@ class InventoryParams:
 
 DEFAULTS = InventoryParams()
 _INT_RANGES = {
-    "categoryId": INT32, "groupId": INT64, "skuLimit": INT32, "channelId": INT32,
-    "offset": INT32, "limit": INT32,
+    "categoryId": INT32,
+    "groupId": INT64,
+    "skuLimit": INT32,
+    "channelId": INT32,
+    "offset": INT32,
+    "limit": INT32,
 }
 _BOOLS = ("includeGeneric", "includeCustom", "includeExcludedCategories")
 _STRINGS = ("categoryName", "groupName", "productName")
@@ -112,7 +116,9 @@ def parse_query_string(query: str) -> dict[str, str]:
             name = unquote_plus(name, errors="strict").lower()
             value = unquote_plus(value, errors="strict")
         except UnicodeDecodeError:
-            raise ApiError(400, ["The query string is not valid UTF-8 after percent-decoding."]) from None
+            raise ApiError(
+                400, ["The query string is not valid UTF-8 after percent-decoding."]
+            ) from None
         found.setdefault(name, value)
     return found
 
@@ -127,9 +133,7 @@ def _parse_sort(value: str) -> str | None:
     return f"{SORT_FIELDS[words[0]]} {direction}"
 
 
-def parse_inventory_params(
-    query: str, names: Sequence[str] = PARAMETER_NAMES
-) -> InventoryParams:
+def parse_inventory_params(query: str, names: Sequence[str] = PARAMETER_NAMES) -> InventoryParams:
     """The request's parameters (those of `names`; others are ignored), or ApiError(400) naming
     every bad parameter."""
     raw = parse_query_string(query)
@@ -200,7 +204,9 @@ def canonical_query(params: InventoryParams) -> str:
 
 def inventory_page_path(store_key: str, params: InventoryParams) -> PurePosixPath:
     name = canonical_query(params) or "index"
-    return PurePosixPath(VERSION, "stores", store_key.lower(), "inventory", "products", f"{name}.json")
+    return PurePosixPath(
+        VERSION, "stores", store_key.lower(), "inventory", "products", f"{name}.json"
+    )
 
 
 def categories_page_path(offset: int, limit: int = 10) -> PurePosixPath:
@@ -255,7 +261,7 @@ def store_inventory(
 
 
 def categories_page(con: duckdb.DuckDBPyConnection, offset: int, limit: int) -> bytes:
-    total = int(scalar(con, "SELECT count(*) FROM export.category") or 0)  # type: ignore[call-overload]
+    total = count_rows(con, "export.category")
     rows = con.execute(
         "SELECT category_json FROM export.category ORDER BY category_id LIMIT ? OFFSET ?",
         [limit, offset],

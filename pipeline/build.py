@@ -17,14 +17,13 @@ import secrets
 import shutil
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import duckdb
-import orjson
 
 from pipeline import db, export, ingest, report, transform
 from pipeline.contract import TABLES
@@ -80,8 +79,8 @@ def audit(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
             group = next(t.group for t in TABLES if t.name == table)
             raise BuildError(
                 f"{group}/{table}: {rejected} of {raw_rows} rows rejected "
-                f"({rejected / raw_rows:.1%}, above max_reject_share {settings.max_reject_share:.1%});"
-                " see meta.rejects in the kept build"
+                f"({rejected / raw_rows:.1%}, above max_reject_share "
+                f"{settings.max_reject_share:.1%}); see meta.rejects in the kept build"
             )
 
 
@@ -96,10 +95,8 @@ def _carry_history(con: duckdb.DuckDBPyConnection, previous: Path) -> None:
     except duckdb.Error:
         pass  # an older or unreadable file: the history starts again
     finally:
-        try:
+        with suppress(duckdb.Error):
             con.execute("DETACH previous")
-        except duckdb.Error:
-            pass
 
 
 def _publish(output: Path, work_db: Path, release: Path, keep: int) -> None:
@@ -150,7 +147,9 @@ def build(settings: Settings) -> BuildResult:
             writer, counts = export.write_site(con, release / "site", settings.export)
             (release / "manifest.json").write_bytes(writer.manifest())
         _carry_history(con, output / WAREHOUSE)
-        summary = report.collect(con, build_id, settings, ingested, steps, counts, stages, started_at)
+        summary = report.collect(
+            con, build_id, settings, ingested, steps, counts, stages, started_at
+        )
         report.record_run(con, summary)
         report.write(release, summary)
         con.execute("CHECKPOINT")
@@ -160,7 +159,3 @@ def build(settings: Settings) -> BuildResult:
         _publish(output, work_db, release, settings.releases_kept)
     shutil.rmtree(work, ignore_errors=True)
     return BuildResult(build_id, release, summary, stages)
-
-
-def read_report(output: Path) -> dict[str, Any]:
-    return orjson.loads((output / "build_report.json").read_bytes())  # type: ignore[no-any-return]

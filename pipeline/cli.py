@@ -54,8 +54,14 @@ def build_command(
 
 
 @main.command("query")
-@click.option("--output", "output_dir", type=click.Path(path_type=Path), default=Path("data/out"),
-              show_default=True, help="Output directory of a build.")
+@click.option(
+    "--output",
+    "output_dir",
+    type=click.Path(path_type=Path),
+    default=Path("data/out"),
+    show_default=True,
+    help="Output directory of a build.",
+)
 @click.argument("target")
 def query_command(output_dir: Path, target: str) -> None:
     """Print the API's answer to TARGET ('/v1.39.0/...?...') from the published warehouse.

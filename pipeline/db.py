@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -55,7 +56,7 @@ def connect(
     threads: int | None = None,
     temp_directory: Path | None = None,
 ) -> duckdb.DuckDBPyConnection:
-    config: dict[str, str | int | bool] = {}
+    config: dict[str, str | bool | int | float | list[str]] = {}
     if memory_limit:
         config["memory_limit"] = memory_limit
     if threads:
@@ -151,7 +152,7 @@ def build_table(
     return count_rows(con, target)
 
 
-def scalar(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> object:
+def scalar(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> Any:
     """The single value of a query. Fetches the whole result: DuckDB 2.x blocks the connection
     while an execute() result is only partly fetched."""
     rows = con.execute(sql, params).fetchall()
@@ -159,7 +160,7 @@ def scalar(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> o
 
 
 def count_rows(con: duckdb.DuckDBPyConnection, table: str) -> int:
-    return int(scalar(con, f"SELECT count(*) FROM {table}") or 0)  # type: ignore[call-overload]
+    return int(scalar(con, f"SELECT count(*) FROM {table}") or 0)
 
 
 def literal(text: str) -> str:

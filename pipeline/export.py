@@ -42,9 +42,7 @@ class SiteWriter:
         self.files[path.as_posix()] = (hashlib.sha256(body).hexdigest(), len(body))
 
     def manifest(self) -> bytes:
-        entries = [
-            {"path": p, "sha256": h, "bytes": n} for p, (h, n) in sorted(self.files.items())
-        ]
+        entries = [{"path": p, "sha256": h, "bytes": n} for p, (h, n) in sorted(self.files.items())]
         return orjson.dumps({"files": entries}, option=orjson.OPT_INDENT_2)
 
     @property
@@ -71,8 +69,12 @@ def _store_channel_rows(
         for batch in reader:
             cols = batch.to_pydict()
             for key, channel, category, group, text in zip(
-                cols["store_key"], cols["channel_id"], cols["category_id"], cols["group_id"],
-                cols["product_json"], strict=True,
+                cols["store_key"],
+                cols["channel_id"],
+                cols["category_id"],
+                cols["group_id"],
+                cols["product_json"],
+                strict=True,
             ):
                 yield (key, channel), ProductRow(category, group, text.encode())
 
@@ -118,7 +120,9 @@ def write_category_pages(
 ) -> int:
     rows = [
         r[0].encode()
-        for r in con.execute("SELECT category_json FROM export.category ORDER BY category_id").fetchall()
+        for r in con.execute(
+            "SELECT category_json FROM export.category ORDER BY category_id"
+        ).fetchall()
     ]
     pages = 0
     for limit in settings.category_limits:

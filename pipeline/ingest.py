@@ -42,7 +42,9 @@ class IngestedTable:
 def find_files(input_dir: Path, table: Table) -> list[Path]:
     """The files of a table, in a stable (sorted) order."""
     base = input_dir / table.group
-    files = [base / f"{table.name}{ext}" for ext in EXTENSIONS if (base / f"{table.name}{ext}").is_file()]
+    files = [
+        base / f"{table.name}{ext}" for ext in EXTENSIONS if (base / f"{table.name}{ext}").is_file()
+    ]
     folder = base / table.name
     if folder.is_dir():
         files += [p for p in folder.iterdir() if p.is_file() and p.suffix in EXTENSIONS]
@@ -118,7 +120,8 @@ def _read_parquet(con: duckdb.DuckDBPyConnection, path: Path) -> pl.DataFrame:
                 exprs.append(f"to_json({quoted})::VARCHAR AS {quoted}")
             else:
                 exprs.append(f"{quoted}::VARCHAR AS {quoted}")
-        return rel.select(", ".join(exprs)).pl()
+        frame: pl.DataFrame = rel.select(", ".join(exprs)).pl()
+        return frame
     except duckdb.Error as exc:
         raise InputError(f"{path}: cannot read Parquet: {str(exc).splitlines()[0]}") from exc
 
@@ -171,7 +174,9 @@ def ingest_table(con: duckdb.DuckDBPyConnection, input_dir: Path, table: Table) 
         data = pl.concat(frames, how="diagonal")
     else:
         empty = {c: pl.Series([], dtype=pl.String) for c in table.column_names}
-        data = _conform(pl.DataFrame({SOURCE_ROW: pl.Series([], dtype=pl.Int64), **empty}), table, "")
+        data = _conform(
+            pl.DataFrame({SOURCE_ROW: pl.Series([], dtype=pl.Int64), **empty}), table, ""
+        )
     arrow = data.to_arrow()  # noqa: F841 - read by DuckDB's replacement scan below
     con.execute(f"CREATE OR REPLACE TABLE raw.{table.name} AS SELECT * FROM arrow")
     docs = {c.name: f"{c.doc} (as written)" for c in table.columns}
@@ -190,7 +195,9 @@ def ingest_table(con: duckdb.DuckDBPyConnection, input_dir: Path, table: Table) 
             },
         },
     )
-    return IngestedTable(table, tuple(p.relative_to(input_dir).as_posix() for p in files), data.height)
+    return IngestedTable(
+        table, tuple(p.relative_to(input_dir).as_posix() for p in files), data.height
+    )
 
 
 def ingest_all(con: duckdb.DuckDBPyConnection, input_dir: Path) -> list[IngestedTable]:

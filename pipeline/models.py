@@ -16,8 +16,16 @@ from pydantic.json_schema import WithJsonSchema, models_json_schema
 
 from pipeline.api import DEFAULTS, MAX_LIMIT, PARAMETER_NAMES, VERSION
 
-Int32 = Annotated[StrictInt, Field(ge=-(2**31), le=2**31 - 1), WithJsonSchema({"type": "integer", "format": "int32"})]
-Int64 = Annotated[StrictInt, Field(ge=-(2**63), le=2**63 - 1), WithJsonSchema({"type": "integer", "format": "int64"})]
+Int32 = Annotated[
+    StrictInt,
+    Field(ge=-(2**31), le=2**31 - 1),
+    WithJsonSchema({"type": "integer", "format": "int32"}),
+]
+Int64 = Annotated[
+    StrictInt,
+    Field(ge=-(2**63), le=2**63 - 1),
+    WithJsonSchema({"type": "integer", "format": "int64"}),
+]
 Money = Annotated[
     Decimal,
     Field(ge=0, decimal_places=2),
@@ -30,13 +38,13 @@ _STRICT = ConfigDict(extra="forbid")
 
 class Condition(BaseModel):
     model_config = _STRICT
-    conditionId: Int64 = Field(description="May be an invalid or deprecated condition identifier.")  # noqa: N815
+    conditionId: Int64 = Field(description="May be an invalid or deprecated condition identifier.")
     name: StrictStr | None = Field(description="Condition name; null for an unknown condition.")
 
 
 class Language(BaseModel):
     model_config = _STRICT
-    languageId: Int32 = Field(description="Language identifier.")  # noqa: N815
+    languageId: Int32 = Field(description="Language identifier.")
     name: StrictStr | None = Field(description="Language name; null for an unknown language.")
     abbr: StrictStr | None = Field(description="Abbreviation. May be null.")
 
@@ -48,19 +56,19 @@ class Sku(BaseModel):
     """One SKU entry; custom listings carry five more keys, generic ones never do."""
 
     model_config = _STRICT
-    skuId: Int64 = Field(description="SKU identifier.")  # noqa: N815
-    storePriceCustomId: Int64 | None = Field(default=None, description="Custom listings only.")  # noqa: N815
+    skuId: Int64 = Field(description="SKU identifier.")
+    storePriceCustomId: Int64 | None = Field(default=None, description="Custom listings only.")
     condition: Condition
     language: Language
     foil: StrictBool = Field(description="Whether the SKU is foil.")
     price: Money = Field(description="Price; may have decimals.")
     quantity: Int32 = Field(ge=1, description="Quantity available.")
-    isFeatured: StrictBool | None = Field(description="May be null.")  # noqa: N815
-    isCustom: StrictBool = Field(description="Whether the listing is a custom listing.")  # noqa: N815
+    isFeatured: StrictBool | None = Field(description="May be null.")
+    isCustom: StrictBool = Field(description="Whether the listing is a custom listing.")
     title: StrictStr | None = Field(default=None, description="Custom listings only.")
     description: StrictStr | None = Field(default=None, description="Custom listings only.")
-    mainImageUrl: StrictStr | None = Field(default=None, description="Custom listings only.")  # noqa: N815
-    additionalImageUrls: list[StrictStr] | None = Field(  # noqa: N815
+    mainImageUrl: StrictStr | None = Field(default=None, description="Custom listings only.")
+    additionalImageUrls: list[StrictStr] | None = Field(
         default=None, description="Custom listings only; [] when there are none."
     )
 
@@ -79,14 +87,14 @@ class Sku(BaseModel):
 
 class StoreProduct(BaseModel):
     model_config = _STRICT
-    productId: Int64 = Field(description="Product identifier.")  # noqa: N815
+    productId: Int64 = Field(description="Product identifier.")
     name: StrictStr = Field(description="Product name.")
     category: StrictStr = Field(description="Name of the category of the product.")
     group: StrictStr = Field(description="Name of the group of the product.")
     rarity: StrictStr | None = Field(description="Rarity label. May be null.")
     number: StrictStr | None = Field(description="Card number. May be null.")
-    skuCount: Int32 = Field(ge=1, description="Number of SKU entries of the product.")  # noqa: N815
-    lowestPrice: Money = Field(description="Lowest price among all its SKU entries.")  # noqa: N815
+    skuCount: Int32 = Field(ge=1, description="Number of SKU entries of the product.")
+    lowestPrice: Money = Field(description="Lowest price among all its SKU entries.")
     skus: list[Sku] = Field(description="At most skuLimit entries, by price descending.")
 
     @model_validator(mode="after")
@@ -100,15 +108,17 @@ class StoreProduct(BaseModel):
 
 class Category(BaseModel):
     model_config = _STRICT
-    categoryId: Int32  # noqa: N815
+    categoryId: Int32
     name: StrictStr
-    modifiedOn: Annotated[StrictStr, Field(pattern=r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$")] | None  # noqa: N815
-    displayName: StrictStr | None  # noqa: N815
-    seoCategoryName: StrictStr | None  # noqa: N815
-    sealedLabel: StrictStr | None  # noqa: N815
-    nonSealedLabel: StrictStr | None  # noqa: N815
-    conditionGuideUrl: StrictStr | None  # noqa: N815
-    isScannable: StrictBool | None  # noqa: N815
+    modifiedOn: (
+        Annotated[StrictStr, Field(pattern=r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$")] | None
+    )
+    displayName: StrictStr | None
+    seoCategoryName: StrictStr | None
+    sealedLabel: StrictStr | None
+    nonSealedLabel: StrictStr | None
+    conditionGuideUrl: StrictStr | None
+    isScannable: StrictBool | None
     popularity: Int32 | None
 
 
@@ -116,7 +126,7 @@ class PagedResponse(BaseModel, Generic[T]):
     """The paged envelope of a successful response (spec 2.1)."""
 
     model_config = _STRICT
-    totalItems: Int32 = Field(ge=1, description="All matching items, not only this page's.")  # noqa: N815
+    totalItems: Int32 = Field(ge=1, description="All matching items, not only this page's.")
     success: Literal[True]
     errors: list[StrictStr] = Field(max_length=0)
     results: list[T] = Field(min_length=1)
@@ -137,13 +147,21 @@ CategoryPage = PagedResponse[Category]
 _PARAM_DOCS: dict[str, tuple[str, str, str]] = {
     # name: (type, format, meaning)
     "categoryId": ("integer", "int32", "Only products of this category."),
-    "categoryName": ("string", "", "Only products of this category, by name (case-insensitive, exact)."),
+    "categoryName": (
+        "string",
+        "",
+        "Only products of this category, by name (case-insensitive, exact).",
+    ),
     "groupId": ("integer", "int64", "Only products of this group."),
     "groupName": ("string", "", "Only products of this group, by name (case-insensitive, exact)."),
     "productName": ("string", "", "Only products whose name contains this (case-insensitive)."),
     "skuLimit": ("integer", "int32", "Maximum number of SKUs shown per product (>= 0)."),
-    "sort": ("string", "", "price|minprice|name|productname, then asc (default) or desc. "
-             "Without sort: price desc. Ties break on productId."),
+    "sort": (
+        "string",
+        "",
+        "price|minprice|name|productname, then asc (default) or desc. "
+        "Without sort: price desc. Ties break on productId.",
+    ),
     "includeGeneric": ("boolean", "", "When true, generic listings are returned."),
     "includeCustom": ("boolean", "", "When true, custom listings are returned."),
     "channelId": ("integer", "int32", "Channel searched; 0 is the default marketplace channel."),
@@ -161,19 +179,32 @@ def _parameter(name: str) -> dict[str, Any]:
     default = getattr(DEFAULTS, name)
     if default is not None and name != "sort":
         schema["default"] = default
-    return {"name": name, "in": "query", "required": False, "description": meaning, "schema": schema}
+    return {
+        "name": name,
+        "in": "query",
+        "required": False,
+        "description": meaning,
+        "schema": schema,
+    }
 
 
 def openapi_document() -> dict[str, Any]:
     """OpenAPI 3.0 document of the published operations, schemas generated from the models."""
     _, schemas = models_json_schema(
-        [(InventoryPage, "validation"), (CategoryPage, "validation"), (ErrorResponse, "validation")],
+        [
+            (InventoryPage, "validation"),
+            (CategoryPage, "validation"),
+            (ErrorResponse, "validation"),
+        ],
         ref_template="#/components/schemas/{model}",
     )
     defs = schemas.get("$defs", {})
 
     def ok(schema: str, what: str) -> dict[str, Any]:
-        return {"description": what, "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{schema}"}}}}
+        return {
+            "description": what,
+            "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{schema}"}}},
+        }
 
     def error(what: str) -> dict[str, Any]:
         return ok("ErrorResponse", what)
@@ -188,9 +219,13 @@ def openapi_document() -> dict[str, Any]:
                     "operationId": "Stores_GetStoreInventory",
                     "summary": "List Product Summary",
                     "parameters": [
-                        {"name": "storeKey", "in": "path", "required": True,
-                         "description": "Key of the store (case-insensitive).",
-                         "schema": {"type": "string"}},
+                        {
+                            "name": "storeKey",
+                            "in": "path",
+                            "required": True,
+                            "description": "Key of the store (case-insensitive).",
+                            "schema": {"type": "string"},
+                        },
                         *(_parameter(n) for n in PARAMETER_NAMES),
                     ],
                     "responses": {
@@ -217,18 +252,30 @@ def openapi_document() -> dict[str, Any]:
     }
 
 
+def _default_text(name: str) -> str:
+    default = getattr(DEFAULTS, name)
+    return (
+        ""
+        if default is None
+        else str(default).lower()
+        if isinstance(default, bool)
+        else str(default)
+    )
+
+
 def help_page() -> str:
     """The human page served at /v1.39.0/help/index."""
     rows = "\n".join(
         f"<tr><td><code>{n}</code></td><td>{_PARAM_DOCS[n][0]}</td>"
-        f"<td>{html.escape(str(getattr(DEFAULTS, n)) if getattr(DEFAULTS, n) is not None else '')}</td>"
+        f"<td>{html.escape(_default_text(n))}</td>"
         f"<td>{html.escape(_PARAM_DOCS[n][2])}</td></tr>"
         for n in PARAMETER_NAMES
     )
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>API {VERSION} help</title>
 <style>body{{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}}
-table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:.3rem .6rem;text-align:left}}</style>
+table{{border-collapse:collapse}}
+td,th{{border:1px solid #ccc;padding:.3rem .6rem;text-align:left}}</style>
 </head><body>
 <h1>Store inventory API {VERSION}</h1>
 <p>A static reproduction of the marketplace API's store inventory summary. Every request names
@@ -241,7 +288,8 @@ its most expensive SKUs, paged. Store keys are case-insensitive.</p>
 {rows}
 </table>
 <h2>GET /{VERSION}/catalog/categories</h2>
-<p>All categories by <code>categoryId</code>, paged with <code>offset</code> and <code>limit</code>.</p>
+<p>All categories by <code>categoryId</code>, paged with <code>offset</code> and
+<code>limit</code>.</p>
 <h2>Responses</h2>
 <p>Success: <code>{{"totalItems":N,"success":true,"errors":[],"results":[...]}}</code>.
 Errors: <code>{{"success":false,"errors":["message"],"results":[]}}</code> with status 400 (a bad

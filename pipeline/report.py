@@ -57,10 +57,13 @@ def collect(
     stages: dict[str, float],
     started_at: datetime,
 ) -> dict[str, Any]:
-    staged = {s.name.removeprefix("staging."): s.rows for s in steps if s.name.startswith("staging.")}
+    staged = {
+        s.name.removeprefix("staging."): s.rows for s in steps if s.name.startswith("staging.")
+    }
     rejected = dict(
         con.execute(
-            "SELECT table_name, count(DISTINCT (source_file, source_row)) FROM meta.rejects GROUP BY 1"
+            "SELECT table_name, count(DISTINCT (source_file, source_row)) "
+            "FROM meta.rejects GROUP BY 1"
         ).fetchall()
     )
     tables = {
@@ -127,21 +130,41 @@ def render_html(summary: dict[str, Any]) -> str:
     tables = summary["tables"]
     site = summary["site"]
     return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Build {summary['build_id']}</title>
+<html lang="en"><head><meta charset="utf-8"><title>Build {summary["build_id"]}</title>
 <style>body{{font-family:system-ui,sans-serif;max-width:70rem;margin:2rem auto;padding:0 1rem}}
-table{{border-collapse:collapse;margin-bottom:1.5rem}}td,th{{border:1px solid #ccc;padding:.25rem .5rem;
-text-align:left}}td:nth-child(n+2){{font-variant-numeric:tabular-nums}}</style></head><body>
-<h1>Build {html.escape(summary['build_id'])}</h1>
-<p>Input <code>{html.escape(summary['input'])}</code>, started {summary['started_at']},
-finished {summary['finished_at']}. {summary['stores']} stores,
-{site['pages']} inventory pages, {site['files']} files, {site['bytes']:,} bytes.</p>
+table{{border-collapse:collapse;margin-bottom:1.5rem}}
+td,th{{border:1px solid #ccc;padding:.25rem .5rem;text-align:left}}
+td:nth-child(n+2){{font-variant-numeric:tabular-nums}}</style></head><body>
+<h1>Build {html.escape(summary["build_id"])}</h1>
+<p>Input <code>{html.escape(summary["input"])}</code>, started {summary["started_at"]},
+finished {summary["finished_at"]}. {summary["stores"]} stores,
+{site["pages"]} inventory pages, {site["files"]} files, {site["bytes"]:,} bytes.</p>
 <h2>Input tables</h2>
-{_table(["table", "rows", "accepted", "rejected", "files"],
-        [[n, t["rows"], t["accepted"], t["rejected"], ", ".join(t["files"])] for n, t in tables.items()])}
+{
+        _table(
+            ["table", "rows", "accepted", "rejected", "files"],
+            [
+                [n, t["rows"], t["accepted"], t["rejected"], ", ".join(t["files"])]
+                for n, t in tables.items()
+            ],
+        )
+    }
 <h2>Rejected rows</h2>
-{_table(["table", "column", "reason", "rows"], [list(r.values()) for r in summary["rejects"]]) if summary["rejects"] else "<p>None.</p>"}
+{
+        _table(
+            ["table", "column", "reason", "rows"], [list(r.values()) for r in summary["rejects"]]
+        )
+        if summary["rejects"]
+        else "<p>None.</p>"
+    }
 <h2>Warnings</h2>
-{_table(["table", "column", "reason", "rows"], [list(r.values()) for r in summary["warnings"]]) if summary["warnings"] else "<p>None.</p>"}
+{
+        _table(
+            ["table", "column", "reason", "rows"], [list(r.values()) for r in summary["warnings"]]
+        )
+        if summary["warnings"]
+        else "<p>None.</p>"
+    }
 <h2>Timings</h2>
 {_table(["stage", "seconds"], list(summary["stages_seconds"].items()))}
 {_table(["step", "rows", "seconds"], [list(s.values()) for s in summary["steps"]])}

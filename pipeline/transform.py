@@ -94,10 +94,7 @@ def run_steps(con: duckdb.DuckDBPyConnection) -> list[StepResult]:
     results = []
     for step in STEPS:
         started = time.perf_counter()
-        if isinstance(step, Staging):
-            rows = _run_staging(con, step)
-        else:
-            rows = build_table(con, step.file)
+        rows = _run_staging(con, step) if isinstance(step, Staging) else build_table(con, step.file)
         name = f"{step.file.schema}.{step.file.name}"
         results.append(StepResult(name, rows, time.perf_counter() - started))
     return results

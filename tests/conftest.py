@@ -24,17 +24,37 @@ BASE_TABLES: dict[str, list[dict[str, Any]]] = {
     "categories": [{"categoryId": 1, "name": "Magic"}],
     "groups": [{"groupId": 10, "categoryId": 1, "name": "Alpha"}],
     "products": [
-        {"productId": 100, "categoryId": 1, "groupId": 10, "name": "Sol Ring", "rarity": "Uncommon", "number": "270"},
-        {"productId": 101, "categoryId": 1, "groupId": 10, "name": "Black Lotus", "rarity": "Rare", "number": None},
+        {
+            "productId": 100,
+            "categoryId": 1,
+            "groupId": 10,
+            "name": "Sol Ring",
+            "rarity": "Uncommon",
+            "number": "270",
+        },
+        {
+            "productId": 101,
+            "categoryId": 1,
+            "groupId": 10,
+            "name": "Black Lotus",
+            "rarity": "Rare",
+            "number": None,
+        },
     ],
     "skus": [
         {"skuId": 1000, "productId": 100, "conditionId": 1, "languageId": 1, "printingId": 1},
         {"skuId": 1001, "productId": 100, "conditionId": 2, "languageId": 1, "printingId": 2},
         {"skuId": 1010, "productId": 101, "conditionId": 1, "languageId": 1, "printingId": 1},
     ],
-    "conditions": [{"conditionId": 1, "name": "Near Mint"}, {"conditionId": 2, "name": "Lightly Played"}],
+    "conditions": [
+        {"conditionId": 1, "name": "Near Mint"},
+        {"conditionId": 2, "name": "Lightly Played"},
+    ],
     "languages": [{"languageId": 1, "name": "English", "abbr": "EN"}],
-    "printings": [{"printingId": 1, "name": "Normal", "foil": False}, {"printingId": 2, "name": "Foil", "foil": True}],
+    "printings": [
+        {"printingId": 1, "name": "Normal", "foil": False},
+        {"printingId": 2, "name": "Foil", "foil": True},
+    ],
     "listings": [],
 }
 
@@ -57,7 +77,9 @@ def write_table(input_dir: Path, table: str, rows: list[dict[str, Any]], fmt: st
     if fmt == "ndjson":
         path.write_text("".join(json.dumps(r, default=str) + "\n" for r in rows), encoding="utf-8")
         return path
-    columns = list(dict.fromkeys(k for r in rows for k in r)) or TABLES_BY_NAME[table].required_columns
+    columns = (
+        list(dict.fromkeys(k for r in rows for k in r)) or TABLES_BY_NAME[table].required_columns
+    )
     with path.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow(columns)

@@ -33,17 +33,17 @@ class Data:
 
 @dataclass(frozen=True)
 class Request:
-    categoryId: int | None = None  # noqa: N815
-    categoryName: str | None = None  # noqa: N815
-    groupId: int | None = None  # noqa: N815
-    groupName: str | None = None  # noqa: N815
-    productName: str | None = None  # noqa: N815
-    skuLimit: int = 3  # noqa: N815
+    categoryId: int | None = None
+    categoryName: str | None = None
+    groupId: int | None = None
+    groupName: str | None = None
+    productName: str | None = None
+    skuLimit: int = 3
     sort: str | None = None  # raw sort value; None: price desc
-    includeGeneric: bool = True  # noqa: N815
-    includeCustom: bool = True  # noqa: N815
-    channelId: int = 0  # noqa: N815
-    includeExcludedCategories: bool = False  # noqa: N815
+    includeGeneric: bool = True
+    includeCustom: bool = True
+    channelId: int = 0
+    includeExcludedCategories: bool = False
     offset: int = 0
     limit: int = 10
 
@@ -94,12 +94,18 @@ def products_for(data: Data, store: str, req: Request) -> list[dict[str, Any]]:
             continue
         if row["quantity"] <= 0:
             continue
-        if (row["isCustom"] and not req.includeCustom) or (not row["isCustom"] and not req.includeGeneric):
+        if (row["isCustom"] and not req.includeCustom) or (
+            not row["isCustom"] and not req.includeGeneric
+        ):
             continue
         product = data.products[data.skus[row["skuId"]]["productId"]]
         category = data.categories[product["categoryId"]]
         group = data.groups[product["groupId"]]
-        if (store, req.channelId, product["categoryId"]) in data.excluded and not req.includeExcludedCategories:
+        if (
+            store,
+            req.channelId,
+            product["categoryId"],
+        ) in data.excluded and not req.includeExcludedCategories:
             continue
         if req.categoryId is not None and product["categoryId"] != req.categoryId:
             continue
@@ -149,7 +155,9 @@ def parse_sort(sort: str | None) -> tuple[str, bool]:
     if sort is None:
         return "price", True
     words = sort.strip().lower().split()
-    field_name = {"price": "price", "minprice": "price", "name": "name", "productname": "name"}[words[0]]
+    field_name = {"price": "price", "minprice": "price", "name": "name", "productname": "name"}[
+        words[0]
+    ]
     return field_name, len(words) == 2 and words[1] == "desc"
 
 
@@ -176,6 +184,7 @@ def answer(data: Data, store: str, req: Request) -> tuple[int, bytes]:
 
 def _read_rows(folder: Path, name: str) -> list[dict[str, Any]]:
     import csv
+
     import pyarrow.parquet as pq
 
     files = sorted(folder.glob(f"{name}.*")) + sorted(folder.glob(f"{name}/*"))
@@ -183,9 +192,15 @@ def _read_rows(folder: Path, name: str) -> list[dict[str, Any]]:
     for file in files:
         if file.suffix == ".csv":
             with file.open(encoding="utf-8", newline="") as fh:
-                out += [{k: (v if v != "" else None) for k, v in r.items()} for r in csv.DictReader(fh)]
+                out += [
+                    {k: (v if v != "" else None) for k, v in r.items()} for r in csv.DictReader(fh)
+                ]
         elif file.suffix in (".ndjson", ".jsonl"):
-            out += [json.loads(line) for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
+            out += [
+                json.loads(line)
+                for line in file.read_text(encoding="utf-8").splitlines()
+                if line.strip()
+            ]
         elif file.suffix == ".parquet":
             out += pq.read_table(file).to_pylist()
     return out
@@ -208,21 +223,35 @@ def load_directory(input_dir: Path) -> Data:
     catalog, stores = input_dir / "catalog", input_dir / "stores"
     data = Data()
     for r in _read_rows(catalog, "categories"):
-        data.categories[int(r["categoryId"])] = {"categoryId": int(r["categoryId"]), "name": r["name"]}
+        data.categories[int(r["categoryId"])] = {
+            "categoryId": int(r["categoryId"]),
+            "name": r["name"],
+        }
     for r in _read_rows(catalog, "groups"):
-        data.groups[int(r["groupId"])] = {"groupId": int(r["groupId"]), "name": r["name"],
-                                          "categoryId": int(r["categoryId"])}
+        data.groups[int(r["groupId"])] = {
+            "groupId": int(r["groupId"]),
+            "name": r["name"],
+            "categoryId": int(r["categoryId"]),
+        }
     for r in _read_rows(catalog, "products"):
         data.products[int(r["productId"])] = {
-            "productId": int(r["productId"]), "categoryId": int(r["categoryId"]),
-            "groupId": int(r["groupId"]), "name": r["name"], "rarity": r.get("rarity"),
+            "productId": int(r["productId"]),
+            "categoryId": int(r["categoryId"]),
+            "groupId": int(r["groupId"]),
+            "name": r["name"],
+            "rarity": r.get("rarity"),
             "number": r.get("number"),
         }
     for r in _read_rows(catalog, "skus"):
         data.skus[int(r["skuId"])] = {k: int(v) for k, v in r.items()}
     data.conditions = {int(r["conditionId"]): r["name"] for r in _read_rows(catalog, "conditions")}
-    data.languages = {int(r["languageId"]): (r["name"], r.get("abbr")) for r in _read_rows(catalog, "languages")}
-    data.printings = {int(r["printingId"]): bool(_bool(r.get("foil"), False)) for r in _read_rows(catalog, "printings")}
+    data.languages = {
+        int(r["languageId"]): (r["name"], r.get("abbr")) for r in _read_rows(catalog, "languages")
+    }
+    data.printings = {
+        int(r["printingId"]): bool(_bool(r.get("foil"), False))
+        for r in _read_rows(catalog, "printings")
+    }
     data.stores = {r["storeKey"].lower() for r in _read_rows(stores, "stores")}
     data.excluded = {
         (r["storeKey"].lower(), _int(r.get("channelId")) or 0, int(r["categoryId"]))
@@ -230,14 +259,20 @@ def load_directory(input_dir: Path) -> Data:
     }
     for r in _read_rows(stores, "listings"):
         urls = r.get("additionalImageUrls")
-        data.listings.append({
-            "storeKey": r["storeKey"], "channelId": _int(r.get("channelId")) or 0,
-            "skuId": int(r["skuId"]), "price": Decimal(str(r["price"])),
-            "quantity": int(r["quantity"]), "isFeatured": _bool(r.get("isFeatured")),
-            "isCustom": bool(_bool(r.get("isCustom"), False)),
-            "storePriceCustomId": _int(r.get("storePriceCustomId")),
-            "title": r.get("title"), "description": r.get("description"),
-            "mainImageUrl": r.get("mainImageUrl"),
-            "additionalImageUrls": json.loads(urls) if isinstance(urls, str) else urls,
-        })
+        data.listings.append(
+            {
+                "storeKey": r["storeKey"],
+                "channelId": _int(r.get("channelId")) or 0,
+                "skuId": int(r["skuId"]),
+                "price": Decimal(str(r["price"])),
+                "quantity": int(r["quantity"]),
+                "isFeatured": _bool(r.get("isFeatured")),
+                "isCustom": bool(_bool(r.get("isCustom"), False)),
+                "storePriceCustomId": _int(r.get("storePriceCustomId")),
+                "title": r.get("title"),
+                "description": r.get("description"),
+                "mainImageUrl": r.get("mainImageUrl"),
+                "additionalImageUrls": json.loads(urls) if isinstance(urls, str) else urls,
+            }
+        )
     return data

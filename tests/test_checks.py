@@ -14,35 +14,55 @@ L = "stores/listings.csv"
 
 
 def _listing(**kw: object) -> dict[str, object]:
-    return {"storeKey": "s1", "channelId": 0, "skuId": 1000, "price": "1.00", "quantity": 1,
-            "isCustom": False, "storePriceCustomId": None, **kw}
+    return {
+        "storeKey": "s1",
+        "channelId": 0,
+        "skuId": 1000,
+        "price": "1.00",
+        "quantity": 1,
+        "isCustom": False,
+        "storePriceCustomId": None,
+        **kw,
+    }
 
 
 def test_row_level_rejects_name_file_row_column_value_and_reason(pipeline_for: Pipeline) -> None:
-    con = pipeline_for(listings=[
-        _listing(),                                   # 1 good
-        _listing(storeKey=None, skuId=1001),          # 2 missing key
-        _listing(price="1.234", skuId=1010),          # 3 three decimals
-        _listing(price="-1", skuId=1001, storeKey="s2"),  # 4 negative price
-        _listing(quantity="two", storeKey="s3"),      # 5 wrong type
-        _listing(storeKey="bad key!", skuId=1001),    # 6 store key pattern
-        _listing(isCustom="yes", storeKey="s4"),      # 7 boolean
-        _listing(isCustom=True, storeKey="s5"),       # 8 custom without storePriceCustomId
-        _listing(skuId=999, storeKey="s6"),           # 9 unknown sku
-        _listing(storeKey="S7", price="2.50"),        # 10 duplicate key (s7, 0, 1000) ...
-        _listing(storeKey="s7", price="2.60"),        # 11 ... with this one: both rejected
-        _listing(price="1.200", skuId=1001),          # 12 trailing zeros are fine
-        _listing(channelId=2147483648, storeKey="s8"),  # 13 out of int32 range
-    ])
-    assert rows(con, "SELECT source_file, source_row, column_name, value, reason, check_name "
-                     "FROM meta.rejects ORDER BY source_row, column_name") == [
+    con = pipeline_for(
+        listings=[
+            _listing(),  # 1 good
+            _listing(storeKey=None, skuId=1001),  # 2 missing key
+            _listing(price="1.234", skuId=1010),  # 3 three decimals
+            _listing(price="-1", skuId=1001, storeKey="s2"),  # 4 negative price
+            _listing(quantity="two", storeKey="s3"),  # 5 wrong type
+            _listing(storeKey="bad key!", skuId=1001),  # 6 store key pattern
+            _listing(isCustom="yes", storeKey="s4"),  # 7 boolean
+            _listing(isCustom=True, storeKey="s5"),  # 8 custom without storePriceCustomId
+            _listing(skuId=999, storeKey="s6"),  # 9 unknown sku
+            _listing(storeKey="S7", price="2.50"),  # 10 duplicate key (s7, 0, 1000) ...
+            _listing(storeKey="s7", price="2.60"),  # 11 ... with this one: both rejected
+            _listing(price="1.200", skuId=1001),  # 12 trailing zeros are fine
+            _listing(channelId=2147483648, storeKey="s8"),  # 13 out of int32 range
+        ]
+    )
+    assert rows(
+        con,
+        "SELECT source_file, source_row, column_name, value, reason, check_name "
+        "FROM meta.rejects ORDER BY source_row, column_name",
+    ) == [
         (L, 2, "storeKey", None, "missing value", "contract"),
         (L, 3, "price", "1.234", "more than two decimal places", "contract"),
         (L, 4, "price", "-1", "negative value", "contract"),
         (L, 5, "quantity", "two", "not a 32-bit integer", "contract"),
         (L, 6, "storeKey", "bad key!", "does not match [A-Za-z0-9_-]{1,64}", "contract"),
         (L, 7, "isCustom", "yes", "not a boolean (true, false, 1, 0)", "contract"),
-        (L, 8, "storePriceCustomId", None, "missing value (required when isCustom is true)", "contract"),
+        (
+            L,
+            8,
+            "storePriceCustomId",
+            None,
+            "missing value (required when isCustom is true)",
+            "contract",
+        ),
         (L, 9, "skuId", "999", "unknown skuId", "listings_unknown_sku"),
         (L, 10, "skuId", "s7,0,1000", "duplicate listing key", "listings_duplicate_key"),
         (L, 11, "skuId", "s7,0,1000", "duplicate listing key", "listings_duplicate_key"),
@@ -69,8 +89,11 @@ def test_catalog_rejects_cascade_to_children(pipeline_for: Pipeline) -> None:
         ],
         listings=[_listing(), _listing(skuId=1010), _listing(skuId=1020)],
     )
-    assert rows(con, "SELECT table_name, source_row, column_name, value, reason FROM meta.rejects "
-                     "ORDER BY table_name, source_row") == [
+    assert rows(
+        con,
+        "SELECT table_name, source_row, column_name, value, reason FROM meta.rejects "
+        "ORDER BY table_name, source_row",
+    ) == [
         ("listings", 2, "skuId", "1010", "unknown skuId"),
         ("products", 2, "categoryId", "9", "unknown categoryId"),
         ("products", 3, "productId", "102", "duplicate key"),
@@ -78,8 +101,10 @@ def test_catalog_rejects_cascade_to_children(pipeline_for: Pipeline) -> None:
         ("skus", 2, "productId", "101", "unknown productId"),
     ]
     # The unknown condition, language and printing are kept, as warnings.
-    assert rows(con, "SELECT table_name, source_row, column_name, value FROM meta.warnings "
-                     "ORDER BY column_name") == [
+    assert rows(
+        con,
+        "SELECT table_name, source_row, column_name, value FROM meta.warnings ORDER BY column_name",
+    ) == [
         ("skus", 3, "conditionId", "7"),
         ("skus", 3, "languageId", "3"),
         ("skus", 3, "printingId", "5"),

@@ -37,8 +37,12 @@ def test_build_publishes_warehouse_site_manifest_and_report(sample_build: Path) 
     report = orjson.loads((sample_build / "build_report.json").read_bytes())
     assert report["tables"]["listings"]["rejected"] == 0
     assert report["warnings"] == [
-        {"table": "skus", "column": "conditionId",
-         "reason": "unknown conditionId (published with a null name)", "rows": 1}
+        {
+            "table": "skus",
+            "column": "conditionId",
+            "reason": "unknown conditionId (published with a null name)",
+            "rows": 1,
+        }
     ]
     assert "<h1>Build " in (sample_build / "build_report.html").read_text()
     assert not list((sample_build / "site").rglob("*store*list*")), "no index of store keys"
@@ -48,7 +52,9 @@ def test_pages_match_the_golden_files(sample_build: Path) -> None:
     golden = orjson.loads((GOLDEN / "manifest.json").read_bytes())
     built = orjson.loads((sample_build / "manifest.json").read_bytes())
     for page in FULL_PAGES:
-        assert (sample_build / "site" / page).read_text() == (GOLDEN / "site" / page).read_text(), page
+        assert (sample_build / "site" / page).read_text() == (GOLDEN / "site" / page).read_text(), (
+            page
+        )
     changed = sorted(
         {f["path"] for f in golden["files"]} ^ {f["path"] for f in built["files"]}
         | {g["path"] for g, b in zip(golden["files"], built["files"], strict=False) if g != b}
@@ -65,11 +71,19 @@ def _key_order_ok(value: Any, model: type[BaseModel]) -> None:
 def test_every_page_validates_against_the_models(sample_build: Path) -> None:
     from pipeline.models import Category, Condition, Language, Sku, StoreProduct
 
-    pages = {p: f for p, f in site_files(sample_build).items() if p.endswith(".json") and "/help/" not in p}
+    pages = {
+        p: f
+        for p, f in site_files(sample_build).items()
+        if p.endswith(".json") and "/help/" not in p
+    }
     assert len(pages) > 300
     for path, file in pages.items():
         body = file.read_bytes()
-        assert not body.endswith(b"\n") and b'": ' not in body and b'\\u00' not in body.replace(b"\\u0001", b"")
+        assert (
+            not body.endswith(b"\n")
+            and b'": ' not in body
+            and b"\\u00" not in body.replace(b"\\u0001", b"")
+        )
         if "/catalog/categories/" in path:
             CategoryPage.model_validate_json(body)
             for item in json.loads(body)["results"]:
@@ -123,7 +137,9 @@ def test_live_answers_equal_the_published_pages(sample_build: Path) -> None:
     for path in inventory[::7]:
         store = path.split("/")[2]
         query = path.rsplit("/", 1)[1].removesuffix(".json")
-        target = f"/v1.39.0/stores/{store}/inventory/products" + ("" if query == "index" else f"?{query}")
+        target = f"/v1.39.0/stores/{store}/inventory/products" + (
+            "" if query == "index" else f"?{query}"
+        )
         response = api.answer(con, target)
         assert (response.status, response.body) == (200, files[path].read_bytes()), path
     con.close()

@@ -26,7 +26,7 @@ def test_csv_ndjson_and_parquet_files_of_one_table_load_alike(tmp_path: Path) ->
     folder = tmp_path / "stores" / "listings"
     folder.mkdir(parents=True)
     (folder / "a.csv").write_text(
-        'storeKey,skuId,price,quantity,isCustom,additionalImageUrls,extra\n'
+        "storeKey,skuId,price,quantity,isCustom,additionalImageUrls,extra\n"
         'S1,1000,"1.50",2,,,x\n'
         's2,1001,0.25,1,TRUE,"[""u1""]",\n',
         encoding="utf-8",
@@ -40,26 +40,52 @@ def test_csv_ndjson_and_parquet_files_of_one_table_load_alike(tmp_path: Path) ->
     )
     pq.write_table(
         pa.table(
-            {"storeKey": ["S4"], "skuId": [1000], "price": pa.array([5], pa.decimal128(8, 2)),
-             "quantity": [0], "isCustom": [False]}
+            {
+                "storeKey": ["S4"],
+                "skuId": [1000],
+                "price": pa.array([5], pa.decimal128(8, 2)),
+                "quantity": [0],
+                "isCustom": [False],
+            }
         ),
         folder / "c.parquet",
     )
     loaded = _load(tmp_path)
     # _source_file, _source_row, _parse_error, then the declared columns, then extras.
-    declared = ["storeKey", "channelId", "skuId", "price", "quantity", "isFeatured", "isCustom",
-                "storePriceCustomId", "title", "description", "mainImageUrl", "additionalImageUrls"]
+    declared = [
+        "storeKey",
+        "channelId",
+        "skuId",
+        "price",
+        "quantity",
+        "isFeatured",
+        "isCustom",
+        "storePriceCustomId",
+        "title",
+        "description",
+        "mainImageUrl",
+        "additionalImageUrls",
+    ]
     assert LISTINGS.column_names == declared
 
     def pick(row: tuple[object, ...]) -> tuple[object, ...]:
-        return row[:3] + (row[3], row[5], row[6], row[7], row[9], row[14])
+        return (*row[:3], row[3], row[5], row[6], row[7], row[9], row[14])
 
     assert [pick(r) for r in loaded] == [
         ("stores/listings/a.csv", 1, None, "S1", "1000", "1.50", "2", None, None),
         ("stores/listings/a.csv", 2, None, "s2", "1001", "0.25", "1", "TRUE", '["u1"]'),
         ("stores/listings/b.ndjson", 1, None, "S3", "1010", "12.3", "4", None, '["a","b"]'),
-        ("stores/listings/b.ndjson", 3, "not valid JSON: invalid literal, expected 'null': line 1 column 1 (char 0)",
-         None, None, None, None, None, None),
+        (
+            "stores/listings/b.ndjson",
+            3,
+            "not valid JSON: invalid literal, expected 'null': line 1 column 1 (char 0)",
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+        ),
         ("stores/listings/c.parquet", 1, None, "S4", "1000", "5.00", "0", "false", None),
     ]
     # The extra column is kept, after the declared ones.
@@ -68,7 +94,9 @@ def test_csv_ndjson_and_parquet_files_of_one_table_load_alike(tmp_path: Path) ->
 
 def test_a_missing_required_column_stops_with_file_and_column(tmp_path: Path) -> None:
     write_table(tmp_path, "listings", [{"storeKey": "s", "skuId": 1, "price": "1"}])
-    with pytest.raises(ingest.InputError, match=r"stores/listings.csv: missing required column quantity"):
+    with pytest.raises(
+        ingest.InputError, match=r"stores/listings.csv: missing required column quantity"
+    ):
         _load(tmp_path)
 
 

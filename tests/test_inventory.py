@@ -18,10 +18,38 @@ CATALOG: dict[str, list[dict[str, Any]]] = {
         {"groupId": 30, "categoryId": 3, "name": "Base Set"},
     ],
     "products": [
-        {"productId": 100, "categoryId": 1, "groupId": 10, "name": "Sol Ring", "rarity": "U", "number": "1"},
-        {"productId": 101, "categoryId": 1, "groupId": 10, "name": "black Lotus", "rarity": "R", "number": None},
-        {"productId": 102, "categoryId": 1, "groupId": 10, "name": "Ancestral Recall", "rarity": "R", "number": "3"},
-        {"productId": 300, "categoryId": 3, "groupId": 30, "name": "Flabébé", "rarity": None, "number": "4"},
+        {
+            "productId": 100,
+            "categoryId": 1,
+            "groupId": 10,
+            "name": "Sol Ring",
+            "rarity": "U",
+            "number": "1",
+        },
+        {
+            "productId": 101,
+            "categoryId": 1,
+            "groupId": 10,
+            "name": "black Lotus",
+            "rarity": "R",
+            "number": None,
+        },
+        {
+            "productId": 102,
+            "categoryId": 1,
+            "groupId": 10,
+            "name": "Ancestral Recall",
+            "rarity": "R",
+            "number": "3",
+        },
+        {
+            "productId": 300,
+            "categoryId": 3,
+            "groupId": 30,
+            "name": "Flabébé",
+            "rarity": None,
+            "number": "4",
+        },
     ],
     "skus": [
         {"skuId": 1000, "productId": 100, "conditionId": 1, "languageId": 1, "printingId": 1},
@@ -31,7 +59,10 @@ CATALOG: dict[str, list[dict[str, Any]]] = {
         {"skuId": 1020, "productId": 102, "conditionId": 1, "languageId": 1, "printingId": 1},
         {"skuId": 3000, "productId": 300, "conditionId": 1, "languageId": 2, "printingId": 1},
     ],
-    "languages": [{"languageId": 1, "name": "English", "abbr": "EN"}, {"languageId": 2, "name": "Japanese", "abbr": None}],
+    "languages": [
+        {"languageId": 1, "name": "English", "abbr": "EN"},
+        {"languageId": 2, "name": "Japanese", "abbr": None},
+    ],
 }
 
 
@@ -42,8 +73,17 @@ def L(store: str, sku: int, price: str, qty: int = 1, **kw: Any) -> dict[str, An
 LISTINGS = [
     L("shop", 1000, "5.00", 2, isFeatured=True),
     L("shop", 1001, "5.00", 1),  # ties 1000 on price: skuId breaks it
-    L("shop", 1000, "5.00", 1, isCustom=True, storePriceCustomId=8, title="Signed",
-      mainImageUrl="m.jpg", additionalImageUrls=["a.jpg"]),
+    L(
+        "shop",
+        1000,
+        "5.00",
+        1,
+        isCustom=True,
+        storePriceCustomId=8,
+        title="Signed",
+        mainImageUrl="m.jpg",
+        additionalImageUrls=["a.jpg"],
+    ),
     L("shop", 1000, "5.00", 1, isCustom=True, storePriceCustomId=7),
     L("shop", 1002, "0.25", 3),  # the cheapest entry, not shown with skuLimit 3
     L("shop", 1010, "5.00", 1),
@@ -56,13 +96,15 @@ LISTINGS = [
 
 @pytest.fixture(scope="module")
 def con(tmp_path_factory: pytest.TempPathFactory) -> duckdb.DuckDBPyConnection:
-    return run_pipeline(write_inputs(
-        tmp_path_factory.mktemp("inventory"),
-        **CATALOG,
-        stores=[{"storeKey": "Quiet", "name": "Nothing for sale"}],
-        excluded_categories=[{"storeKey": "shop", "channelId": 1, "categoryId": 3}],
-        listings=LISTINGS,
-    ))
+    return run_pipeline(
+        write_inputs(
+            tmp_path_factory.mktemp("inventory"),
+            **CATALOG,
+            stores=[{"storeKey": "Quiet", "name": "Nothing for sale"}],
+            excluded_categories=[{"storeKey": "shop", "channelId": 1, "categoryId": 3}],
+            listings=LISTINGS,
+        )
+    )
 
 
 def get(con: duckdb.DuckDBPyConnection, target: str) -> tuple[int, Any]:
@@ -92,20 +134,46 @@ def test_skus_order_ties_and_custom_entries(con: duckdb.DuckDBPyConnection) -> N
     (product,) = body["results"]
     assert (product["skuCount"], product["lowestPrice"]) == (5, 0.25)
     entries = [(s["skuId"], s["price"], s.get("storePriceCustomId")) for s in product["skus"]]
-    assert entries == [(1000, 5.0, None), (1000, 5.0, 7), (1000, 5.0, 8), (1001, 5.0, None), (1002, 0.25, None)]
+    assert entries == [
+        (1000, 5.0, None),
+        (1000, 5.0, 7),
+        (1000, 5.0, 8),
+        (1001, 5.0, None),
+        (1002, 0.25, None),
+    ]
     custom = product["skus"][2]
-    assert list(custom) == ["skuId", "storePriceCustomId", "condition", "language", "foil", "price",
-                            "quantity", "isFeatured", "isCustom", "title", "description",
-                            "mainImageUrl", "additionalImageUrls"]
-    assert (custom["title"], custom["description"], custom["additionalImageUrls"]) == ("Signed", None, ["a.jpg"])
+    assert list(custom) == [
+        "skuId",
+        "storePriceCustomId",
+        "condition",
+        "language",
+        "foil",
+        "price",
+        "quantity",
+        "isFeatured",
+        "isCustom",
+        "title",
+        "description",
+        "mainImageUrl",
+        "additionalImageUrls",
+    ]
+    assert (custom["title"], custom["description"], custom["additionalImageUrls"]) == (
+        "Signed",
+        None,
+        ["a.jpg"],
+    )
     assert product["skus"][1]["additionalImageUrls"] == []
     assert "storePriceCustomId" not in product["skus"][0]
 
 
 def test_sku_limit_zero_and_lowest_price_from_all_entries(con: duckdb.DuckDBPyConnection) -> None:
     _, body = get(con, "/v1.39.0/stores/shop/inventory/products?skuLimit=0&categoryId=1")
-    assert [(p["productId"], p["skuCount"], p["lowestPrice"], p["skus"]) for p in body["results"]] == [
-        (101, 1, 5.0, []), (100, 5, 0.25, []), (102, 1, 0.25, []),
+    assert [
+        (p["productId"], p["skuCount"], p["lowestPrice"], p["skus"]) for p in body["results"]
+    ] == [
+        (101, 1, 5.0, []),
+        (100, 5, 0.25, []),
+        (102, 1, 0.25, []),
     ]
 
 
@@ -143,12 +211,17 @@ def test_sort(con: duckdb.DuckDBPyConnection, sort: str | None, expected: list[i
         ("offset=4", []),
     ],
 )
-def test_filters_and_paging(con: duckdb.DuckDBPyConnection, query: str, expected: list[int]) -> None:
+def test_filters_and_paging(
+    con: duckdb.DuckDBPyConnection, query: str, expected: list[int]
+) -> None:
     status, body = get(con, f"/v1.39.0/stores/shop/inventory/products?{query}")
     if expected:
         assert (status, ids(body)) == (200, expected)
     else:
-        assert (status, body) == (404, {"success": False, "errors": ["No products were found."], "results": []})
+        assert (status, body) == (
+            404,
+            {"success": False, "errors": ["No products were found."], "results": []},
+        )
 
 
 def test_total_items_counts_all_pages(con: duckdb.DuckDBPyConnection) -> None:
@@ -162,22 +235,41 @@ def test_total_items_counts_all_pages(con: duckdb.DuckDBPyConnection) -> None:
         ("/v1.39.0/stores/nobody/inventory/products", 404, ["No stores were found."]),
         ("/v1.39.0/stores/quiet/inventory/products", 404, ["No products were found."]),
         ("/v1.39.0/stores/zero/inventory/products", 404, ["No products were found."]),
-        ("/v1.39.0/stores/nobody/inventory/products?offset=-1", 400,
-         ["offset must be greater than or equal to 0."]),
-        ("/v1.39.0/stores/shop/inventory/products?offset=abc&limit=101&skuLimit=-1&includeCustom=maybe&sort=cost",
-         400, ["The value 'cost' is not valid for sort. Use price, minprice, name or productname, "
-               "optionally followed by asc or desc.",
-               "The value 'maybe' is not valid for includeCustom.",
-               "The value 'abc' is not valid for offset.",
-               "limit must be between 1 and 100.", "skuLimit must be greater than or equal to 0."]),
-        ("/v1.39.0/stores/shop/inventory/products?limit=", 400, ["The value '' is not valid for limit."]),
-        ("/v1.39.0/stores/shop/inventory/products?limit=0&limit=5", 400, ["limit must be between 1 and 100."]),
+        (
+            "/v1.39.0/stores/nobody/inventory/products?offset=-1",
+            400,
+            ["offset must be greater than or equal to 0."],
+        ),
+        (
+            "/v1.39.0/stores/shop/inventory/products?offset=abc&limit=101&skuLimit=-1&includeCustom=maybe&sort=cost",
+            400,
+            [
+                "The value 'cost' is not valid for sort. Use price, minprice, name or productname, "
+                "optionally followed by asc or desc.",
+                "The value 'maybe' is not valid for includeCustom.",
+                "The value 'abc' is not valid for offset.",
+                "limit must be between 1 and 100.",
+                "skuLimit must be greater than or equal to 0.",
+            ],
+        ),
+        (
+            "/v1.39.0/stores/shop/inventory/products?limit=",
+            400,
+            ["The value '' is not valid for limit."],
+        ),
+        (
+            "/v1.39.0/stores/shop/inventory/products?limit=0&limit=5",
+            400,
+            ["limit must be between 1 and 100."],
+        ),
         ("/stores/shop/inventory/products", 404, ["URL not found."]),
         ("/current/stores/shop/inventory/products", 404, ["URL not found."]),
         ("/v1.38.0/stores/shop/inventory/products", 404, ["URL not found."]),
     ],
 )
-def test_errors(con: duckdb.DuckDBPyConnection, target: str, status: int, errors: list[str]) -> None:
+def test_errors(
+    con: duckdb.DuckDBPyConnection, target: str, status: int, errors: list[str]
+) -> None:
     assert get(con, target) == (status, {"success": False, "errors": errors, "results": []})
 
 
@@ -189,4 +281,6 @@ def test_trailing_slash_and_unknown_parameters(con: duckdb.DuckDBPyConnection) -
 def test_category_listing(con: duckdb.DuckDBPyConnection) -> None:
     status, body = get(con, "/v1.39.0/catalog/categories?offset=1")
     assert (status, body["totalItems"], [c["categoryId"] for c in body["results"]]) == (200, 2, [3])
-    assert get(con, "/v1.39.0/catalog/categories?offset=2")[1]["errors"] == ["No categories were found."]
+    assert get(con, "/v1.39.0/catalog/categories?offset=2")[1]["errors"] == [
+        "No categories were found."
+    ]

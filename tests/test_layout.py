@@ -10,7 +10,9 @@ from tests.conftest import rows
 
 
 def test_every_sql_file_is_in_the_step_list_exactly_once() -> None:
-    on_disk = sorted(p.relative_to(SQL_DIR).with_suffix("").as_posix() for p in SQL_DIR.rglob("*.sql"))
+    on_disk = sorted(
+        p.relative_to(SQL_DIR).with_suffix("").as_posix() for p in SQL_DIR.rglob("*.sql")
+    )
     listed = [f.path for f in all_sql_files()]
     assert len(listed) == len(set(listed)), "a SQL file is listed twice"
     assert sorted(listed) == on_disk

@@ -27,7 +27,9 @@ from tests.conftest import run_pipeline, write_inputs
 # and CSV troublemakers: quotes, backslash, slash, control characters, non-Latin scripts.
 ALPHABET = "aAbBlLoOzZ éÉßœŒΣσςλΛ日本ーピカ'\"\\/\n\t\x01-–&%+"
 TEXT = st.text(ALPHABET, min_size=1, max_size=8).filter(lambda s: s.strip() != "")
-PRICES = [Decimal(p) for p in ("0.00", "0.25", "1.00", "1.10", "5.00", "12.30", "99.99", "1234567.89")]
+PRICES = [
+    Decimal(p) for p in ("0.00", "0.25", "1.00", "1.10", "5.00", "12.30", "99.99", "1234567.89")
+]
 STORE_KEYS = ["s1", "S1", "Shop-2", "x_3"]
 
 
@@ -41,18 +43,25 @@ def datasets(draw: st.DrawFn) -> reference.Data:
     for category_id in draw(st.sets(st.sampled_from([1, 2, 3]), min_size=1)):
         data.categories[category_id] = {"categoryId": category_id, "name": draw(TEXT)}
     for group_id in range(10, 10 + draw(st.integers(1, 4))):
-        data.groups[group_id] = {"groupId": group_id, "name": draw(TEXT),
-                                 "categoryId": draw(st.sampled_from(sorted(data.categories)))}
+        data.groups[group_id] = {
+            "groupId": group_id,
+            "name": draw(TEXT),
+            "categoryId": draw(st.sampled_from(sorted(data.categories))),
+        }
     for product_id in range(100, 100 + draw(st.integers(1, 8))):
         group_id = draw(st.sampled_from(sorted(data.groups)))
         data.products[product_id] = {
-            "productId": product_id, "groupId": group_id,
-            "categoryId": data.groups[group_id]["categoryId"], "name": draw(TEXT),
-            "rarity": draw(st.none() | TEXT), "number": draw(st.none() | TEXT),
+            "productId": product_id,
+            "groupId": group_id,
+            "categoryId": data.groups[group_id]["categoryId"],
+            "name": draw(TEXT),
+            "rarity": draw(st.none() | TEXT),
+            "number": draw(st.none() | TEXT),
         }
     for sku_id in range(1000, 1000 + draw(st.integers(1, 12))):
         data.skus[sku_id] = {
-            "skuId": sku_id, "productId": draw(st.sampled_from(sorted(data.products))),
+            "skuId": sku_id,
+            "productId": draw(st.sampled_from(sorted(data.products))),
             "conditionId": draw(st.sampled_from([1, 2, 9])),
             "languageId": draw(st.sampled_from([1, 2, 5])),
             "printingId": draw(st.sampled_from([1, 2, 7])),
@@ -66,15 +75,23 @@ def datasets(draw: st.DrawFn) -> reference.Data:
         sku = draw(st.sampled_from(sorted(data.skus)))
         is_custom = draw(st.booleans())
         row: dict[str, Any] = {
-            "storeKey": store, "channelId": channel, "skuId": sku,
-            "price": draw(st.sampled_from(PRICES)), "quantity": draw(st.sampled_from([0, 1, 2, 5])),
-            "isFeatured": draw(st.sampled_from([True, False, None])), "isCustom": is_custom,
+            "storeKey": store,
+            "channelId": channel,
+            "skuId": sku,
+            "price": draw(st.sampled_from(PRICES)),
+            "quantity": draw(st.sampled_from([0, 1, 2, 5])),
+            "isFeatured": draw(st.sampled_from([True, False, None])),
+            "isCustom": is_custom,
         }
         if is_custom:
             custom_id += draw(st.integers(1, 3))
-            row.update(storePriceCustomId=custom_id, title=draw(st.none() | TEXT),
-                       description=draw(st.none() | TEXT), mainImageUrl=draw(st.none() | TEXT),
-                       additionalImageUrls=draw(st.lists(TEXT, max_size=2)))
+            row.update(
+                storePriceCustomId=custom_id,
+                title=draw(st.none() | TEXT),
+                description=draw(st.none() | TEXT),
+                mainImageUrl=draw(st.none() | TEXT),
+                additionalImageUrls=draw(st.lists(TEXT, max_size=2)),
+            )
         else:
             key = (store.lower(), channel, sku)
             if key in generic_keys:
@@ -83,7 +100,9 @@ def datasets(draw: st.DrawFn) -> reference.Data:
         data.listings.append(row)
     categories = sorted(data.categories)
     for store in draw(st.sets(st.sampled_from(STORE_KEYS), max_size=2)):
-        data.excluded.add((store.lower(), draw(st.sampled_from([0, 1])), draw(st.sampled_from(categories))))
+        data.excluded.add(
+            (store.lower(), draw(st.sampled_from([0, 1])), draw(st.sampled_from(categories)))
+        )
     return data
 
 
@@ -99,8 +118,12 @@ def write(data: reference.Data, input_dir: Path) -> None:
         products=list(data.products.values()),
         skus=list(data.skus.values()),
         conditions=[{"conditionId": k, "name": v} for k, v in data.conditions.items()],
-        languages=[{"languageId": k, "name": v[0], "abbr": v[1]} for k, v in data.languages.items()],
-        printings=[{"printingId": k, "name": f"P{k}", "foil": v} for k, v in data.printings.items()],
+        languages=[
+            {"languageId": k, "name": v[0], "abbr": v[1]} for k, v in data.languages.items()
+        ],
+        printings=[
+            {"printingId": k, "name": f"P{k}", "foil": v} for k, v in data.printings.items()
+        ],
         stores=[{"storeKey": k} for k in sorted(data.stores)],
         excluded_categories=[
             {"storeKey": s, "channelId": c, "categoryId": g} for s, c, g in sorted(data.excluded)
@@ -123,10 +146,16 @@ def requests(draw: st.DrawFn, data: reference.Data) -> reference.Request:
         categoryId=draw(st.none() | st.sampled_from([*sorted(data.categories), -1])),
         categoryName=draw(st.none() | st.just(_case(draw, category_name))),
         groupId=draw(st.none() | st.none() | st.sampled_from(sorted(data.groups))),
-        groupName=draw(st.none() | st.none() | st.just(data.groups[product["groupId"]]["name"].upper())),
+        groupName=draw(
+            st.none() | st.none() | st.just(data.groups[product["groupId"]]["name"].upper())
+        ),
         productName=draw(st.none() | st.just(_case(draw, name[start : start + 2]))),
         skuLimit=draw(st.sampled_from([0, 1, 3, 3, 50])),
-        sort=draw(st.sampled_from([None, "price", "price desc", "name", " NAME  desc ", "minprice", "productname asc"])),
+        sort=draw(
+            st.sampled_from(
+                [None, "price", "price desc", "name", " NAME  desc ", "minprice", "productname asc"]
+            )
+        ),
         includeGeneric=draw(st.booleans() | st.just(True)),
         includeCustom=draw(st.booleans() | st.just(True)),
         channelId=draw(st.sampled_from([0, 0, 1])),
@@ -137,11 +166,19 @@ def requests(draw: st.DrawFn, data: reference.Data) -> reference.Request:
 
 
 def url(store: str, req: reference.Request) -> str:
-    query = {k: (str(v).lower() if isinstance(v, bool) else v) for k, v in asdict(req).items() if v is not None}
+    query = {
+        k: (str(v).lower() if isinstance(v, bool) else v)
+        for k, v in asdict(req).items()
+        if v is not None
+    }
     return f"/v1.39.0/stores/{store}/inventory/products?{urlencode(query)}"
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(data=datasets(), draw=st.data())
 def test_pipeline_matches_reference_model(data: reference.Data, draw: st.DataObject) -> None:
     work = Path(tempfile.mkdtemp(prefix="refmodel-"))
@@ -159,11 +196,22 @@ def test_pipeline_matches_reference_model(data: reference.Data, draw: st.DataObj
                 variants: list[tuple[dict[str, int], list[dict[str, Any]]]] = [({}, products)]
                 for key in ("categoryId", "groupId"):
                     for value in sorted({data.products[p["productId"]][key] for p in products}):
-                        variants.append(({key: value}, [p for p in products if data.products[p["productId"]][key] == value]))
+                        variants.append(
+                            (
+                                {key: value},
+                                [
+                                    p
+                                    for p in products
+                                    if data.products[p["productId"]][key] == value
+                                ],
+                            )
+                        )
                 for extra, subset in variants:
                     for offset in range(0, len(subset), 10):
                         req = reference.Request(channelId=channel, offset=offset, **extra)
-                        path = api.inventory_page_path(store, api.InventoryParams(channelId=channel, offset=offset, **extra))
+                        path = api.inventory_page_path(
+                            store, api.InventoryParams(channelId=channel, offset=offset, **extra)
+                        )
                         expected[path.as_posix()] = reference.answer(data, store, req)[1]
         exported = {p: (writer.root / p).read_bytes() for p in writer.files if "/stores/" in p}
         assert sorted(exported) == sorted(expected)
