@@ -9,10 +9,16 @@ INPUT ?= data
 OUTPUT ?= data/out
 CONFIG ?=
 
-.PHONY: help setup build test golden lint clean
+.PHONY: help setup system-deps build test golden lint clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+
+system-deps: ## Debian packages the tests need (nginx), installed when missing
+	@command -v nginx >/dev/null || PATH="$$PATH:/usr/sbin" command -v nginx >/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends nginx; }
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,7 +31,7 @@ setup: $(BIN)/.installed ## Create .venv and install the pinned dependencies
 build: setup ## Build INPUT (default: the shipped sample in data/) into OUTPUT (default: data/out/)
 	$(BIN)/pipeline build --input $(INPUT) --output $(OUTPUT) $(if $(CONFIG),--config $(CONFIG))
 
-test: lint ## Lint, then run the test suite
+test: lint system-deps ## Lint, then run the test suite
 	$(BIN)/pytest -q
 
 golden: setup ## Regenerate the golden pages in tests/golden/ from the shipped sample

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
-from pathlib import PurePosixPath
-from urllib.parse import quote, unquote_plus
+from pathlib import Path, PurePosixPath
+from urllib.parse import quote, unquote, unquote_plus
 
 import duckdb
 import orjson
@@ -24,6 +24,7 @@ VERSION = "v1.39.0"
 INT32 = (-(2**31), 2**31 - 1)
 INT64 = (-(2**63), 2**63 - 1)
 MAX_LIMIT = 100
+MAX_TARGET = 8192  # longer request targets get 414
 SORT_FIELDS = {"price": "price", "minprice": "price", "name": "name", "productname": "name"}
 _INTEGER = re.compile(r"-?[0-9]+")
 
@@ -277,21 +278,32 @@ _INVENTORY_PATH = re.compile(rf"/{re.escape(VERSION)}/stores/([^/]+)/inventory/p
 _STORE_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
-def answer(con: duckdb.DuckDBPyConnection, target: str) -> Response:
-    """The API's response to `GET target` (path and query string), computed from the warehouse."""
+def answer(con: duckdb.DuckDBPyConnection, target: str, site: Path | None = None) -> Response:
+    """The API's response to `GET target` (a path with its query string, path not yet
+    percent-decoded). With `site`, a materialised page is read from its file; anything else is
+    computed from the warehouse, with the same bytes."""
     path, _, query = target.partition("?")
+    path = unquote(path)
     if len(path) > 1:
         path = path.rstrip("/")  # a trailing slash names the same resource
     try:
+        if len(target) > MAX_TARGET:
+            raise ApiError(414, ["The request URL is too long."])
         match = _INVENTORY_PATH.fullmatch(path)
         if match:
             params = parse_inventory_params(query)  # 400s are decided before the store lookup
-            key = unquote_plus(match.group(1))
+            key = match.group(1)
             if not _STORE_KEY.fullmatch(key):
                 raise ApiError(404, [NO_STORES])
+            page = site / inventory_page_path(key, params) if site else None
+            if page is not None and page.is_file():
+                return Response(200, page.read_bytes())
             return Response(200, store_inventory(con, key, params))
         if path == f"/{VERSION}/catalog/categories":
             params = parse_inventory_params(query, ("offset", "limit"))
+            page = site / categories_page_path(params.offset, params.limit) if site else None
+            if page is not None and page.is_file():
+                return Response(200, page.read_bytes())
             return Response(200, categories_page(con, params.offset, params.limit))
         if path == HELP_PATH:
             from pipeline.models import help_page

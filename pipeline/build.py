@@ -4,7 +4,8 @@ Everything is built beside the published outputs and published by renames, so th
 the old build or the new one:
 
     OUTPUT/warehouse.duckdb            replaced by os.replace() of the new, closed file
-    OUTPUT/releases/<build_id>/        site/, manifest.json, build_report.json|.html
+    OUTPUT/releases/<build_id>/        site/, manifest.json, build_report.json|.html, nginx.conf,
+                                       warehouse.duckdb (a hard link to the same file)
     OUTPUT/current -> releases/<id>    swapped in one rename
     OUTPUT/site, manifest.json, build_report.*  stable links through `current`
     OUTPUT/.work/<build_id>/           the build in progress (kept after a failure, for a look)
@@ -25,12 +26,12 @@ from typing import Any
 
 import duckdb
 
-from pipeline import db, export, ingest, report, transform
+from pipeline import db, export, ingest, nginx, report, transform
 from pipeline.contract import TABLES
 from pipeline.settings import Settings
 
 WAREHOUSE = "warehouse.duckdb"
-LINKS = ("site", "manifest.json", "build_report.json", "build_report.html")
+LINKS = ("site", "manifest.json", "build_report.json", "build_report.html", "nginx.conf")
 
 
 class BuildError(Exception):
@@ -100,6 +101,9 @@ def _carry_history(con: duckdb.DuckDBPyConnection, previous: Path) -> None:
 
 
 def _publish(output: Path, work_db: Path, release: Path, keep: int) -> None:
+    # The release holds a hard link to its warehouse too: a reader that follows `current` (the
+    # preview server) gets a site and a warehouse of the same build, under a path of its own.
+    os.link(work_db, release / WAREHOUSE)
     os.replace(work_db, output / WAREHOUSE)
     link = output / "current"
     tmp = output / f".current-{release.name}"
@@ -146,6 +150,12 @@ def build(settings: Settings) -> BuildResult:
         with _timed(stages, "export"):
             writer, counts = export.write_site(con, release / "site", settings.export)
             (release / "manifest.json").write_bytes(writer.manifest())
+            (release / "nginx.conf").write_text(
+                nginx.render(
+                    (output / "site").absolute(), settings.nginx_listen, settings.nginx_upstream
+                ),
+                encoding="utf-8",
+            )
         _carry_history(con, output / WAREHOUSE)
         summary = report.collect(
             con, build_id, settings, ingested, steps, counts, stages, started_at

@@ -77,3 +77,27 @@ def query_command(output_dir: Path, target: str) -> None:
     sys.stdout.buffer.write(response.body)
     sys.stdout.flush()
     sys.exit(0 if response.status < 300 else 1)
+
+
+@main.command("serve")
+@click.option(
+    "--output",
+    "output_dir",
+    type=click.Path(path_type=Path),
+    default=Path("data/out"),
+    show_default=True,
+    help="Output directory of a build.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--threads", default=8, show_default=True, type=int)
+def serve_command(output_dir: Path, host: str, port: int, threads: int) -> None:
+    """Serve the published build over HTTP as the generated nginx configuration would, and
+    answer parameter combinations that were not materialised live from the warehouse."""
+    from pipeline.serve import serve
+
+    if not (output_dir / WAREHOUSE).is_file():
+        click.echo(f"{output_dir / WAREHOUSE}: no published build (run `pipeline build`)", err=True)
+        sys.exit(1)
+    click.echo(f"serving {output_dir} on http://{host}:{port}/v1.39.0/help/index", err=True)
+    serve(output_dir, host, port, threads)

@@ -55,6 +55,11 @@ class Settings(BaseSettings):
     duckdb_memory_limit: str = Field(default="4GB", description="DuckDB memory_limit")
     duckdb_threads: int = Field(default=2, ge=1, description="DuckDB threads")
     releases_kept: int = Field(default=3, ge=1, description="Published site releases kept")
+    nginx_listen: str = Field(default="127.0.0.1:8080", description="nginx.conf: listen address")
+    nginx_upstream: str = Field(
+        default="127.0.0.1:8000",
+        description="nginx.conf: address of `pipeline serve`, for requests not materialised",
+    )
 
     @classmethod
     def settings_customise_sources(

@@ -276,3 +276,79 @@ def load_directory(input_dir: Path) -> Data:
             }
         )
     return data
+
+
+# ---------------------------------------------------------------------------------------------
+# Query strings, per DESIGN §3 "Details that decide bytes and statuses", written independently.
+# ---------------------------------------------------------------------------------------------
+
+SPEC_ORDER = [
+    ("categoryId", "int32"), ("categoryName", "str"), ("groupId", "int64"), ("groupName", "str"),
+    ("productName", "str"), ("skuLimit", "int32"), ("sort", "sort"), ("includeGeneric", "bool"),
+    ("includeCustom", "bool"), ("channelId", "int32"), ("includeExcludedCategories", "bool"),
+    ("offset", "int32"), ("limit", "int32"),
+]
+
+
+def parse_query(query: str) -> Request | list[str]:
+    """A Request, or the list of 400 messages."""
+    from urllib.parse import unquote_plus
+
+    first: dict[str, str] = {}
+    for part in query.split("&"):
+        if part:
+            name, _, value = part.partition("=")
+            first.setdefault(unquote_plus(name).lower(), unquote_plus(value))
+    values: dict[str, Any] = {}
+    errors: list[str] = []
+    for name, kind in SPEC_ORDER:
+        if name.lower() not in first:
+            continue
+        raw = first[name.lower()]
+        bad = f"The value '{raw}' is not valid for {name}."
+        if kind in ("int32", "int64"):
+            bits = 31 if kind == "int32" else 63
+            digits = raw[1:] if raw.startswith("-") else raw
+            if not digits or not all("0" <= c <= "9" for c in digits) or not -(2**bits) <= int(raw) < 2**bits:
+                errors.append(bad)
+            else:
+                values[name] = int(raw)
+        elif kind == "bool":
+            if raw.lower() in ("true", "false"):
+                values[name] = raw.lower() == "true"
+            else:
+                errors.append(bad)
+        elif kind == "sort":
+            words = raw.strip().split()
+            fields = ("price", "minprice", "name", "productname")
+            if 1 <= len(words) <= 2 and words[0].lower() in fields and (
+                len(words) == 1 or words[1].lower() in ("asc", "desc")
+            ):
+                values[name] = raw
+            else:
+                errors.append(
+                    f"The value '{raw}' is not valid for sort. Use price, minprice, name or "
+                    "productname, optionally followed by asc or desc."
+                )
+        elif raw:
+            values[name] = raw
+    if values.get("offset", 0) < 0:
+        errors.append("offset must be greater than or equal to 0.")
+    if not 1 <= values.get("limit", 10) <= 100:
+        errors.append("limit must be between 1 and 100.")
+    if values.get("skuLimit", 0) < 0:
+        errors.append("skuLimit must be greater than or equal to 0.")
+    return errors or Request(**values)
+
+
+def answer_url(data: Data, path: str, query: str) -> tuple[int, bytes]:
+    """(status, body) for GET path?query on the inventory operation."""
+    import re
+
+    match = re.fullmatch(r"/v1\.39\.0/stores/([^/]+)/inventory/products/?", path)
+    if not match:
+        return 404, dumps({"success": False, "errors": ["URL not found."], "results": []})
+    parsed = parse_query(query)
+    if isinstance(parsed, list):
+        return 400, dumps({"success": False, "errors": parsed, "results": []})
+    return answer(data, match.group(1), parsed)

@@ -1,0 +1,342 @@
+"""`pipeline serve` and the generated nginx configuration, over real sockets.
+
+The preview server runs as a subprocess on the sample build; nginx (Debian's package, installed
+by `make system-deps`) runs on the generated configuration with the preview server as its live
+upstream.
+"""
+
+from __future__ import annotations
+
+import getpass
+import http.client
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote, quote_plus
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pipeline import api, db, nginx
+from pipeline.build import build
+from pipeline.settings import load_settings
+from tests import reference
+from tests.conftest import SAMPLE, write_inputs
+
+NGINX = shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/usr/local/sbin")
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    body: bytes
+    content_type: str
+    headers: dict[str, str]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def request(port: int, target: str, method: str = "GET") -> Reply:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.putrequest(method, target, skip_accept_encoding=True)
+        conn.endheaders()
+        response = conn.getresponse()
+        body = response.read()
+        headers = {k.lower(): v for k, v in response.getheaders()}
+        return Reply(response.status, body, headers.get("content-type", ""), headers)
+    finally:
+        conn.close()
+
+
+def wait_until_up(port: int, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited: {process.stderr.read().decode() if process.stderr else ''}")
+        try:
+            request(port, "/v1.39.0/help/index")
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise TimeoutError(f"nothing listens on {port}")
+
+
+@pytest.fixture(scope="module")
+def serve_port(sample_build: Path) -> Iterator[int]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pipeline", "serve", "--output", str(sample_build), "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    wait_until_up(port, process)
+    yield port
+    process.terminate()
+    process.wait(10)
+
+
+def start_nginx(workdir: Path, site: Path, upstream: str) -> tuple[int, subprocess.Popen[bytes]]:
+    assert NGINX, "nginx is not installed: run `make system-deps` (or `make test`)"
+    workdir.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    (workdir / "site.conf").write_text(nginx.render(site, f"127.0.0.1:{port}", upstream))
+    temp = " ".join(
+        f"{name}_temp_path {workdir / name};" for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    )
+    (workdir / "nginx.conf").write_text(
+        # As root, nginx would read the site as `nobody`; the test's files are private.
+        f"daemon off;\nmaster_process off;\nuser {getpass.getuser()};\npid {workdir / 'nginx.pid'};\n"
+        f"error_log {workdir / 'error.log'} warn;\nevents {{ worker_connections 512; }}\n"
+        f"http {{ access_log off; {temp} include {workdir / 'site.conf'}; }}\n"
+    )
+    process = subprocess.Popen(
+        [NGINX, "-p", str(workdir), "-c", str(workdir / "nginx.conf"), "-e", str(workdir / "error.log")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    wait_until_up(port, process)
+    return port, process
+
+
+@pytest.fixture(scope="module")
+def nginx_port(sample_build: Path, serve_port: int, tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    port, process = start_nginx(
+        tmp_path_factory.mktemp("nginx"), sample_build / "site", f"127.0.0.1:{serve_port}"
+    )
+    yield port
+    process.terminate()
+    process.wait(10)
+
+
+def materialised_targets(output: Path) -> list[str]:
+    """The canonical URL of every published page."""
+    targets = []
+    for entry in orjson.loads((output / "manifest.json").read_bytes())["files"]:
+        path: str = entry["path"]
+        if path.endswith(".json") and "/help/" not in path:
+            resource, name = path.rsplit("/", 1)
+            query = name.removesuffix(".json")
+            targets.append(f"/{resource}" + ("" if query == "index" else f"?{query}"))
+    return targets
+
+
+# --- the preview server -----------------------------------------------------------------------
+
+
+def test_get_head_and_other_methods(serve_port: int) -> None:
+    got = request(serve_port, "/v1.39.0/stores/TINY7/inventory/products?limit=2")
+    assert (got.status, got.content_type) == (200, "application/json; charset=utf-8")
+    assert orjson.loads(got.body)["totalItems"] == 6
+    head = request(serve_port, "/v1.39.0/stores/TINY7/inventory/products?limit=2", "HEAD")
+    assert (head.status, head.body, head.headers["content-length"]) == (200, b"", str(len(got.body)))
+    post = request(serve_port, "/v1.39.0/stores/tiny7/inventory/products", "POST")
+    assert (post.status, post.headers["allow"]) == (405, "GET, HEAD")
+    assert orjson.loads(post.body) == {
+        "success": False,
+        "errors": ["The requested resource does not support http method 'POST'."],
+        "results": [],
+    }
+
+
+@pytest.mark.parametrize(
+    ("target", "status", "error"),
+    [
+        ("/v1.39.0/stores/tiny7/inventory/products?productName=%ZZ", 404, "No products were found."),
+        ("/v1.39.0/stores/tiny7/inventory/products?productName=%C3%28", 400,
+         "The query string is not valid UTF-8 after percent-decoding."),
+        ("/v1.39.0/stores/tiny7/inventory/products?q=" + "a" * 9000, 414, "The request URL is too long."),
+        ("/v1.39.0/stores/../../../etc/passwd", 404, "URL not found."),
+        ("/v1.39.0/stores/..%2F..%2Fetc/inventory/products", 404, "URL not found."),
+        ("/v1.39.0/stores/%2e%2e/inventory/products", 404, "No stores were found."),
+        ("/v1.39.0/catalog/categories?limit=0", 400, "limit must be between 1 and 100."),
+        ("/V1.39.0/catalog/categories", 404, "URL not found."),
+    ],
+)
+def test_malformed_requests_get_an_envelope(serve_port: int, target: str, status: int, error: str) -> None:
+    got = request(serve_port, target)
+    assert (got.status, orjson.loads(got.body)) == (status, {"success": False, "errors": [error], "results": []})
+
+
+def test_static_pages_equal_the_live_computation(sample_build: Path) -> None:
+    """Every materialised page, computed live from the warehouse (no site given)."""
+    con = db.connect(sample_build / "warehouse.duckdb", read_only=True)
+    site = sample_build / "site"
+    for target in materialised_targets(sample_build):
+        forced = api.answer(con, target, site=None)
+        served = api.answer(con, target, site=site)
+        assert (forced.status, forced.body) == (served.status, served.body), target
+    con.close()
+
+
+def test_concurrent_requests(serve_port: int, sample_build: Path) -> None:
+    targets = materialised_targets(sample_build)[:40] + [
+        f"/v1.39.0/stores/3d05ef67/inventory/products?sort=name&offset={n}" for n in range(0, 200, 10)
+    ]
+    expected = {t: request(serve_port, t).body for t in targets}
+    failures: list[str] = []
+
+    def worker() -> None:
+        for target in random.Random(threading.get_ident()).sample(targets, len(targets)):
+            if request(serve_port, target).body != expected[target]:
+                failures.append(target)
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+
+
+def test_server_picks_up_a_new_build(tmp_path: Path) -> None:
+    def listings(price: str) -> list[dict[str, object]]:
+        return [{"storeKey": "s1", "skuId": 1000, "price": price, "quantity": 1}]
+
+    output = tmp_path / "out"
+    build(load_settings(None, input=write_inputs(tmp_path / "a", listings=listings("1.00")), output=output))
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pipeline", "serve", "--output", str(output), "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        wait_until_up(port, process)
+        live = "/v1.39.0/stores/s1/inventory/products?sort=name"
+        static = "/v1.39.0/stores/s1/inventory/products"
+        assert orjson.loads(request(port, live).body)["results"][0]["lowestPrice"] == 1.0
+        build(load_settings(None, input=write_inputs(tmp_path / "b", listings=listings("2.50")), output=output))
+        assert orjson.loads(request(port, live).body)["results"][0]["lowestPrice"] == 2.5
+        assert orjson.loads(request(port, static).body)["results"][0]["lowestPrice"] == 2.5
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+# --- random requests against the independent reference model ---------------------------------
+
+INTS = ["0", "1", "3", "10", "010", "-1", "100", "101", "abc", "", "2147483648", "1.5", "+5", "１"]
+BOOLS = ["true", "false", "TRUE", "False", "maybe", "", "1"]
+SORTS = ["price", "PRICE desc", " name  ASC ", "minprice", "productname desc", "cost", "price up", ""]
+NAMES = ["magic", "POKEMON", "pokémon", "Alpha", "base set", "dragon", "é", "", "ピ"]
+PARAMS = {
+    "categoryId": INTS + ["1", "2", "3", "62", "71"], "categoryName": NAMES,
+    "groupId": INTS + ["1001", "1009", "1014"], "groupName": NAMES + ["Metal Raiders", "base SET"],
+    "productName": NAMES + ["ring", "Ach", '"', "ex"], "skuLimit": INTS, "sort": SORTS,
+    "includeGeneric": BOOLS, "includeCustom": BOOLS, "channelId": INTS, "includeExcludedCategories": BOOLS,
+    "offset": INTS + ["20", "200"], "limit": INTS + ["5", "50"], "unknownParam": ["x"],
+}
+STORES = ["tiny7", "TINY7", "3d05ef67", "a1b2c3d4", "KardKastle", "tokyo-cards_01", "closed-store", "nobody", "mom-and-pop"]
+
+
+@st.composite
+def targets(draw: st.DrawFn) -> tuple[str, str]:
+    names = draw(st.lists(st.sampled_from(sorted(PARAMS)), max_size=6))
+    parts = []
+    for name in names:
+        spelled = draw(st.sampled_from([name, name.lower(), name.upper()]))
+        parts.append(f"{quote_plus(spelled)}={quote_plus(draw(st.sampled_from(PARAMS[name])))}")
+    store = draw(st.sampled_from(STORES))
+    slash = draw(st.sampled_from(["", "/"]))
+    return f"/v1.39.0/stores/{store}/inventory/products{slash}", "&".join(parts)
+
+
+@pytest.fixture(scope="module")
+def sample_data() -> reference.Data:
+    return reference.load_directory(SAMPLE)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(target=targets())
+def test_random_requests_match_the_reference(
+    serve_port: int, sample_data: reference.Data, target: tuple[str, str]
+) -> None:
+    path, query = target
+    got = request(serve_port, f"{path}?{query}" if query else path)
+    assert (got.status, got.body) == reference.answer_url(sample_data, path, query)
+
+
+# --- nginx -------------------------------------------------------------------------------------
+
+
+def _variants(target: str, rng: random.Random) -> list[str]:
+    """Other spellings of the same request: parameter order, name case, leading zeros."""
+    path, _, query = target.partition("?")
+    pairs = [p.split("=") for p in query.split("&")] if query else []
+    out = [path + "/" + (f"?{query}" if query else "")]
+    if pairs:
+        shuffled = pairs[:]
+        rng.shuffle(shuffled)
+        out.append(path + "?" + "&".join(f"{n.upper()}={'0' + v}" for n, v in shuffled))
+        out.append(path + "?" + "&".join(f"{n.lower()}={v}" for n, v in pairs) + "&limit=10&offset=0")
+    else:
+        out.append(path + "?channelId=0&Offset=00&LIMIT=10&skuLimit=3")
+    return out
+
+
+def test_nginx_and_the_preview_server_agree(nginx_port: int, serve_port: int, sample_build: Path) -> None:
+    rng = random.Random(7)
+    materialised = materialised_targets(sample_build)
+    sampled = rng.sample(materialised, 120)
+    others = [v for t in sampled for v in _variants(t, rng)] + [
+        "/v1.39.0/stores/TINY7/inventory/products",
+        "/v1.39.0/stores/nobody/inventory/products",
+        "/v1.39.0/stores/closed-store/inventory/products",
+        "/v1.39.0/stores/tiny7/inventory/products?offset=10",
+        "/v1.39.0/stores/tiny7/inventory/products?offset=-1&limit=0",
+        "/v1.39.0/stores/tiny7/inventory/products?sort=name&productName=" + quote("é"),
+        "/v1.39.0/stores/tiny7/inventory/products?offset=&limit=10",
+        "/v1.39.0/stores/tiny7/inventory/products?categoryId=99999999999",
+        "/v1.39.0/catalog/categories?offset=0010",
+        "/v1.39.0/help/index",
+        "/v1.39.0/help/openapi.json",
+        "/stores/tiny7/inventory/products",
+        "/current/stores/tiny7/inventory/products",
+        "/v1.38.0/stores/tiny7/inventory/products",
+        "/v1.39.0/stores/tiny7/inventory/products/extra",
+        "/",
+    ]
+    compared = 0
+    for target in materialised + others:
+        a, b = request(nginx_port, target), request(serve_port, target)
+        assert (a.status, a.content_type, a.body) == (b.status, b.content_type, b.body), target
+        compared += 1
+    assert compared > 700
+
+
+def test_nginx_serves_materialised_pages_from_files(sample_build: Path, tmp_path: Path) -> None:
+    """With no live upstream at all, every materialised page still comes from nginx."""
+    port, process = start_nginx(tmp_path / "nginx", sample_build / "site", f"127.0.0.1:{free_port()}")
+    try:
+        for target in materialised_targets(sample_build):
+            path, _, query = target.partition("?")
+            file = sample_build / "site" / path.lstrip("/") / f"{query or 'index'}.json"
+            got = request(port, target)
+            assert (got.status, got.body) == (200, file.read_bytes()), target
+        unavailable = request(port, "/v1.39.0/stores/tiny7/inventory/products?sort=name")
+        assert unavailable.status == 503
+        assert request(port, "/v1.39.0/nothing").status == 404
+        assert request(port, "/v1.39.0/help/index", "DELETE").status == 405
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def test_the_build_emits_the_nginx_configuration(sample_build: Path) -> None:
+    conf = (sample_build / "nginx.conf").read_text()
+    assert f"root {(sample_build / 'site').absolute()};" in conf
+    assert "tiny7" not in conf, "the configuration lists no store keys"
+
