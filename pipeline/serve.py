@@ -104,6 +104,6 @@ def application(output: Path) -> Callable[[dict[str, Any], StartResponse], Itera
 
 
 def serve(output: Path, host: str, port: int, threads: int = 8) -> None:
-    from waitress import serve as waitress_serve
+    from waitress import serve as waitress_serve  # type: ignore[import-untyped]
 
     waitress_serve(application(output), host=host, port=port, threads=threads, ident="pipeline")

@@ -283,10 +283,19 @@ def load_directory(input_dir: Path) -> Data:
 # ---------------------------------------------------------------------------------------------
 
 SPEC_ORDER = [
-    ("categoryId", "int32"), ("categoryName", "str"), ("groupId", "int64"), ("groupName", "str"),
-    ("productName", "str"), ("skuLimit", "int32"), ("sort", "sort"), ("includeGeneric", "bool"),
-    ("includeCustom", "bool"), ("channelId", "int32"), ("includeExcludedCategories", "bool"),
-    ("offset", "int32"), ("limit", "int32"),
+    ("categoryId", "int32"),
+    ("categoryName", "str"),
+    ("groupId", "int64"),
+    ("groupName", "str"),
+    ("productName", "str"),
+    ("skuLimit", "int32"),
+    ("sort", "sort"),
+    ("includeGeneric", "bool"),
+    ("includeCustom", "bool"),
+    ("channelId", "int32"),
+    ("includeExcludedCategories", "bool"),
+    ("offset", "int32"),
+    ("limit", "int32"),
 ]
 
 
@@ -309,7 +318,11 @@ def parse_query(query: str) -> Request | list[str]:
         if kind in ("int32", "int64"):
             bits = 31 if kind == "int32" else 63
             digits = raw[1:] if raw.startswith("-") else raw
-            if not digits or not all("0" <= c <= "9" for c in digits) or not -(2**bits) <= int(raw) < 2**bits:
+            if (
+                not digits
+                or not all("0" <= c <= "9" for c in digits)
+                or not -(2**bits) <= int(raw) < 2**bits
+            ):
                 errors.append(bad)
             else:
                 values[name] = int(raw)
@@ -321,8 +334,10 @@ def parse_query(query: str) -> Request | list[str]:
         elif kind == "sort":
             words = raw.strip().split()
             fields = ("price", "minprice", "name", "productname")
-            if 1 <= len(words) <= 2 and words[0].lower() in fields and (
-                len(words) == 1 or words[1].lower() in ("asc", "desc")
+            if (
+                1 <= len(words) <= 2
+                and words[0].lower() in fields
+                and (len(words) == 1 or words[1].lower() in ("asc", "desc"))
             ):
                 values[name] = raw
             else:

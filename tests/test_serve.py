@@ -66,7 +66,9 @@ def wait_until_up(port: int, process: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"server exited: {process.stderr.read().decode() if process.stderr else ''}")
+            raise RuntimeError(
+                f"server exited: {process.stderr.read().decode() if process.stderr else ''}"
+            )
         try:
             request(port, "/v1.39.0/help/index")
             return
@@ -79,7 +81,16 @@ def wait_until_up(port: int, process: subprocess.Popen[bytes]) -> None:
 def serve_port(sample_build: Path) -> Iterator[int]:
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "pipeline", "serve", "--output", str(sample_build), "--port", str(port)],
+        [
+            sys.executable,
+            "-m",
+            "pipeline",
+            "serve",
+            "--output",
+            str(sample_build),
+            "--port",
+            str(port),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
@@ -95,7 +106,8 @@ def start_nginx(workdir: Path, site: Path, upstream: str) -> tuple[int, subproce
     port = free_port()
     (workdir / "site.conf").write_text(nginx.render(site, f"127.0.0.1:{port}", upstream))
     temp = " ".join(
-        f"{name}_temp_path {workdir / name};" for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+        f"{name}_temp_path {workdir / name};"
+        for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
     )
     (workdir / "nginx.conf").write_text(
         # As root, nginx would read the site as `nobody`; the test's files are private.
@@ -104,7 +116,15 @@ def start_nginx(workdir: Path, site: Path, upstream: str) -> tuple[int, subproce
         f"http {{ access_log off; {temp} include {workdir / 'site.conf'}; }}\n"
     )
     process = subprocess.Popen(
-        [NGINX, "-p", str(workdir), "-c", str(workdir / "nginx.conf"), "-e", str(workdir / "error.log")],
+        [
+            NGINX,
+            "-p",
+            str(workdir),
+            "-c",
+            str(workdir / "nginx.conf"),
+            "-e",
+            str(workdir / "error.log"),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
@@ -113,7 +133,9 @@ def start_nginx(workdir: Path, site: Path, upstream: str) -> tuple[int, subproce
 
 
 @pytest.fixture(scope="module")
-def nginx_port(sample_build: Path, serve_port: int, tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+def nginx_port(
+    sample_build: Path, serve_port: int, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[int]:
     port, process = start_nginx(
         tmp_path_factory.mktemp("nginx"), sample_build / "site", f"127.0.0.1:{serve_port}"
     )
@@ -142,7 +164,11 @@ def test_get_head_and_other_methods(serve_port: int) -> None:
     assert (got.status, got.content_type) == (200, "application/json; charset=utf-8")
     assert orjson.loads(got.body)["totalItems"] == 6
     head = request(serve_port, "/v1.39.0/stores/TINY7/inventory/products?limit=2", "HEAD")
-    assert (head.status, head.body, head.headers["content-length"]) == (200, b"", str(len(got.body)))
+    assert (head.status, head.body, head.headers["content-length"]) == (
+        200,
+        b"",
+        str(len(got.body)),
+    )
     post = request(serve_port, "/v1.39.0/stores/tiny7/inventory/products", "POST")
     assert (post.status, post.headers["allow"]) == (405, "GET, HEAD")
     assert orjson.loads(post.body) == {
@@ -155,10 +181,21 @@ def test_get_head_and_other_methods(serve_port: int) -> None:
 @pytest.mark.parametrize(
     ("target", "status", "error"),
     [
-        ("/v1.39.0/stores/tiny7/inventory/products?productName=%ZZ", 404, "No products were found."),
-        ("/v1.39.0/stores/tiny7/inventory/products?productName=%C3%28", 400,
-         "The query string is not valid UTF-8 after percent-decoding."),
-        ("/v1.39.0/stores/tiny7/inventory/products?q=" + "a" * 9000, 414, "The request URL is too long."),
+        (
+            "/v1.39.0/stores/tiny7/inventory/products?productName=%ZZ",
+            404,
+            "No products were found.",
+        ),
+        (
+            "/v1.39.0/stores/tiny7/inventory/products?productName=%C3%28",
+            400,
+            "The query string is not valid UTF-8 after percent-decoding.",
+        ),
+        (
+            "/v1.39.0/stores/tiny7/inventory/products?q=" + "a" * 9000,
+            414,
+            "The request URL is too long.",
+        ),
         ("/v1.39.0/stores/../../../etc/passwd", 404, "URL not found."),
         ("/v1.39.0/stores/..%2F..%2Fetc/inventory/products", 404, "URL not found."),
         ("/v1.39.0/stores/%2e%2e/inventory/products", 404, "No stores were found."),
@@ -166,9 +203,14 @@ def test_get_head_and_other_methods(serve_port: int) -> None:
         ("/V1.39.0/catalog/categories", 404, "URL not found."),
     ],
 )
-def test_malformed_requests_get_an_envelope(serve_port: int, target: str, status: int, error: str) -> None:
+def test_malformed_requests_get_an_envelope(
+    serve_port: int, target: str, status: int, error: str
+) -> None:
     got = request(serve_port, target)
-    assert (got.status, orjson.loads(got.body)) == (status, {"success": False, "errors": [error], "results": []})
+    assert (got.status, orjson.loads(got.body)) == (
+        status,
+        {"success": False, "errors": [error], "results": []},
+    )
 
 
 def test_static_pages_equal_the_live_computation(sample_build: Path) -> None:
@@ -184,7 +226,8 @@ def test_static_pages_equal_the_live_computation(sample_build: Path) -> None:
 
 def test_concurrent_requests(serve_port: int, sample_build: Path) -> None:
     targets = materialised_targets(sample_build)[:40] + [
-        f"/v1.39.0/stores/3d05ef67/inventory/products?sort=name&offset={n}" for n in range(0, 200, 10)
+        f"/v1.39.0/stores/3d05ef67/inventory/products?sort=name&offset={n}"
+        for n in range(0, 200, 10)
     ]
     expected = {t: request(serve_port, t).body for t in targets}
     failures: list[str] = []
@@ -207,18 +250,27 @@ def test_server_picks_up_a_new_build(tmp_path: Path) -> None:
         return [{"storeKey": "s1", "skuId": 1000, "price": price, "quantity": 1}]
 
     output = tmp_path / "out"
-    build(load_settings(None, input=write_inputs(tmp_path / "a", listings=listings("1.00")), output=output))
+    build(
+        load_settings(
+            None, input=write_inputs(tmp_path / "a", listings=listings("1.00")), output=output
+        )
+    )
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "pipeline", "serve", "--output", str(output), "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     try:
         wait_until_up(port, process)
         live = "/v1.39.0/stores/s1/inventory/products?sort=name"
         static = "/v1.39.0/stores/s1/inventory/products"
         assert orjson.loads(request(port, live).body)["results"][0]["lowestPrice"] == 1.0
-        build(load_settings(None, input=write_inputs(tmp_path / "b", listings=listings("2.50")), output=output))
+        build(
+            load_settings(
+                None, input=write_inputs(tmp_path / "b", listings=listings("2.50")), output=output
+            )
+        )
         assert orjson.loads(request(port, live).body)["results"][0]["lowestPrice"] == 2.5
         assert orjson.loads(request(port, static).body)["results"][0]["lowestPrice"] == 2.5
     finally:
@@ -230,16 +282,44 @@ def test_server_picks_up_a_new_build(tmp_path: Path) -> None:
 
 INTS = ["0", "1", "3", "10", "010", "-1", "100", "101", "abc", "", "2147483648", "1.5", "+5", "１"]
 BOOLS = ["true", "false", "TRUE", "False", "maybe", "", "1"]
-SORTS = ["price", "PRICE desc", " name  ASC ", "minprice", "productname desc", "cost", "price up", ""]
+SORTS = [
+    "price",
+    "PRICE desc",
+    " name  ASC ",
+    "minprice",
+    "productname desc",
+    "cost",
+    "price up",
+    "",
+]
 NAMES = ["magic", "POKEMON", "pokémon", "Alpha", "base set", "dragon", "é", "", "ピ"]
 PARAMS = {
-    "categoryId": INTS + ["1", "2", "3", "62", "71"], "categoryName": NAMES,
-    "groupId": INTS + ["1001", "1009", "1014"], "groupName": NAMES + ["Metal Raiders", "base SET"],
-    "productName": NAMES + ["ring", "Ach", '"', "ex"], "skuLimit": INTS, "sort": SORTS,
-    "includeGeneric": BOOLS, "includeCustom": BOOLS, "channelId": INTS, "includeExcludedCategories": BOOLS,
-    "offset": INTS + ["20", "200"], "limit": INTS + ["5", "50"], "unknownParam": ["x"],
+    "categoryId": [*INTS, "1", "2", "3", "62", "71"],
+    "categoryName": NAMES,
+    "groupId": [*INTS, "1001", "1009", "1014"],
+    "groupName": [*NAMES, "Metal Raiders", "base SET"],
+    "productName": [*NAMES, "ring", "Ach", '"', "ex"],
+    "skuLimit": INTS,
+    "sort": SORTS,
+    "includeGeneric": BOOLS,
+    "includeCustom": BOOLS,
+    "channelId": INTS,
+    "includeExcludedCategories": BOOLS,
+    "offset": [*INTS, "20", "200"],
+    "limit": [*INTS, "5", "50"],
+    "unknownParam": ["x"],
 }
-STORES = ["tiny7", "TINY7", "3d05ef67", "a1b2c3d4", "KardKastle", "tokyo-cards_01", "closed-store", "nobody", "mom-and-pop"]
+STORES = [
+    "tiny7",
+    "TINY7",
+    "3d05ef67",
+    "a1b2c3d4",
+    "KardKastle",
+    "tokyo-cards_01",
+    "closed-store",
+    "nobody",
+    "mom-and-pop",
+]
 
 
 @st.composite
@@ -259,7 +339,9 @@ def sample_data() -> reference.Data:
     return reference.load_directory(SAMPLE)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(target=targets())
 def test_random_requests_match_the_reference(
     serve_port: int, sample_data: reference.Data, target: tuple[str, str]
@@ -281,13 +363,17 @@ def _variants(target: str, rng: random.Random) -> list[str]:
         shuffled = pairs[:]
         rng.shuffle(shuffled)
         out.append(path + "?" + "&".join(f"{n.upper()}={'0' + v}" for n, v in shuffled))
-        out.append(path + "?" + "&".join(f"{n.lower()}={v}" for n, v in pairs) + "&limit=10&offset=0")
+        out.append(
+            path + "?" + "&".join(f"{n.lower()}={v}" for n, v in pairs) + "&limit=10&offset=0"
+        )
     else:
         out.append(path + "?channelId=0&Offset=00&LIMIT=10&skuLimit=3")
     return out
 
 
-def test_nginx_and_the_preview_server_agree(nginx_port: int, serve_port: int, sample_build: Path) -> None:
+def test_nginx_and_the_preview_server_agree(
+    nginx_port: int, serve_port: int, sample_build: Path
+) -> None:
     rng = random.Random(7)
     materialised = materialised_targets(sample_build)
     sampled = rng.sample(materialised, 120)
@@ -319,7 +405,9 @@ def test_nginx_and_the_preview_server_agree(nginx_port: int, serve_port: int, sa
 
 def test_nginx_serves_materialised_pages_from_files(sample_build: Path, tmp_path: Path) -> None:
     """With no live upstream at all, every materialised page still comes from nginx."""
-    port, process = start_nginx(tmp_path / "nginx", sample_build / "site", f"127.0.0.1:{free_port()}")
+    port, process = start_nginx(
+        tmp_path / "nginx", sample_build / "site", f"127.0.0.1:{free_port()}"
+    )
     try:
         for target in materialised_targets(sample_build):
             path, _, query = target.partition("?")
@@ -339,4 +427,3 @@ def test_the_build_emits_the_nginx_configuration(sample_build: Path) -> None:
     conf = (sample_build / "nginx.conf").read_text()
     assert f"root {(sample_build / 'site').absolute()};" in conf
     assert "tiny7" not in conf, "the configuration lists no store keys"
-
