@@ -3,16 +3,21 @@
 Everything is built beside the published outputs and published by renames, so that readers see
 the old build or the new one:
 
-    OUTPUT/warehouse.duckdb            replaced by os.replace() of the new, closed file
-    OUTPUT/releases/<build_id>/        site/, manifest.json, build_report.json|.html, nginx.conf,
-                                       warehouse.duckdb (a hard link to the same file)
-    OUTPUT/current -> releases/<id>    swapped in one rename
-    OUTPUT/site, manifest.json, build_report.*  stable links through `current`
-    OUTPUT/.work/<build_id>/           the build in progress (kept after a failure, for a look)
+    OUTPUT/releases/<build_id>/        warehouse.duckdb, site/, manifest.json,
+                                       build_report.json|.html, nginx.conf, .published
+    OUTPUT/current -> releases/<id>    swapped by one rename: the commit point
+    OUTPUT/warehouse.duckdb, site, manifest.json, build_report.*, nginx.conf
+                                       stable links through `current`
+    OUTPUT/.work/<build_id>/           the warehouse being built (kept after a failure, for a
+                                       look; removed by the next build)
+
+A build killed at any moment leaves `current` on the previous release; the next build removes
+what the killed one left behind.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import secrets
 import shutil
@@ -31,7 +36,8 @@ from pipeline.contract import TABLES
 from pipeline.settings import Settings
 
 WAREHOUSE = "warehouse.duckdb"
-LINKS = ("site", "manifest.json", "build_report.json", "build_report.html", "nginx.conf")
+LINKS = (WAREHOUSE, "site", "manifest.json", "build_report.json", "build_report.html", "nginx.conf")
+PUBLISHED = ".published"  # marks a release whose build completed
 
 
 class BuildError(Exception):
@@ -81,7 +87,7 @@ def audit(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
             raise BuildError(
                 f"{group}/{table}: {rejected} of {raw_rows} rows rejected "
                 f"({rejected / raw_rows:.1%}, above max_reject_share "
-                f"{settings.max_reject_share:.1%}); see meta.rejects in the kept build"
+                f"{settings.max_reject_share:.1%}); the rows are in meta.rejects"
             )
 
 
@@ -101,28 +107,57 @@ def _carry_history(con: duckdb.DuckDBPyConnection, previous: Path) -> None:
 
 
 def _publish(output: Path, work_db: Path, release: Path, keep: int) -> None:
-    # The release holds a hard link to its warehouse too: a reader that follows `current` (the
-    # preview server) gets a site and a warehouse of the same build, under a path of its own.
-    os.link(work_db, release / WAREHOUSE)
-    os.replace(work_db, output / WAREHOUSE)
-    link = output / "current"
+    """Switch `current` to the new release: one rename publishes the warehouse, the site, the
+    manifest, the report and the nginx configuration together."""
+    os.replace(work_db, release / WAREHOUSE)
+    (release / PUBLISHED).touch()
     tmp = output / f".current-{release.name}"
     tmp.unlink(missing_ok=True)
     tmp.symlink_to(Path("releases") / release.name)
-    os.replace(tmp, link)
+    os.replace(tmp, output / "current")  # the commit point
     for name in LINKS:
         stable = output / name
         if not stable.is_symlink():
-            if stable.exists():
-                shutil.rmtree(stable) if stable.is_dir() else stable.unlink()
-            stable.symlink_to(Path("current") / name)
-    releases = sorted(p for p in (output / "releases").iterdir() if p.is_dir())
-    for old in releases[:-keep]:
-        if old.name != release.name:
+            # First build in this directory, or a directory from before this layout.
+            tmp = output / f".{name}-{release.name}"
+            tmp.unlink(missing_ok=True)
+            tmp.symlink_to(Path("current") / name)
+            if stable.is_dir():
+                shutil.rmtree(stable)
+            os.replace(tmp, stable)
+    published = sorted(r for r in (output / "releases").iterdir() if (r / PUBLISHED).exists())
+    for old in published[:-keep]:
+        if old != release:
             shutil.rmtree(old, ignore_errors=True)
 
 
+@contextmanager
+def _exclusive(output: Path) -> Iterator[None]:
+    """One build at a time per output directory; leftovers of killed builds are removed."""
+    output.mkdir(parents=True, exist_ok=True)
+    with (output / ".build.lock").open("w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise BuildError(f"{output}: another build is running") from None
+        shutil.rmtree(output / ".work", ignore_errors=True)
+        releases = output / "releases"
+        if releases.is_dir():
+            current = (output / "current").resolve() if (output / "current").exists() else None
+            for release in releases.iterdir():
+                if not (release / PUBLISHED).exists() and release != current:
+                    shutil.rmtree(release, ignore_errors=True)  # a build killed before publishing
+        for stray in output.glob(".current-*"):
+            stray.unlink(missing_ok=True)
+        yield
+
+
 def build(settings: Settings) -> BuildResult:
+    with _exclusive(settings.output):
+        return _build(settings)
+
+
+def _build(settings: Settings) -> BuildResult:
     output = settings.output
     build_id = new_build_id()
     work = output / ".work" / build_id
@@ -146,7 +181,10 @@ def build(settings: Settings) -> BuildResult:
                 raise BuildError(str(exc)) from exc
         with _timed(stages, "transform"):
             steps = transform.run_steps(con)
-        audit(con, settings)
+        try:
+            audit(con, settings)
+        except BuildError as exc:
+            raise BuildError(f"{exc} (kept for a look: {work_db})") from exc
         with _timed(stages, "export"):
             writer, counts = export.write_site(con, release / "site", settings.export)
             (release / "manifest.json").write_bytes(writer.manifest())

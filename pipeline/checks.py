@@ -12,15 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pipeline.contract import Column, Kind, Table
+from pipeline.db import quote
 
 INTEGER_TEXT = "-?[0-9]+"
 DECIMAL_TEXT = r"-?[0-9]+(\.[0-9]+)?"
 TOO_MANY_DECIMALS = r"-?[0-9]+\.[0-9]{2}[0-9]*[1-9][0-9]*"
 BOOLEAN_TEXTS = ("true", "false", "1", "0")
-
-
-def quote(identifier: str) -> str:
-    return '"' + identifier.replace('"', '""') + '"'
 
 
 @dataclass(frozen=True)

@@ -163,6 +163,11 @@ def count_rows(con: duckdb.DuckDBPyConnection, table: str) -> int:
     return int(scalar(con, f"SELECT count(*) FROM {table}") or 0)
 
 
+def quote(identifier: str) -> str:
+    """A SQL identifier, quoted (input files may name columns anything)."""
+    return '"' + identifier.replace('"', '""') + '"'
+
+
 def literal(text: str) -> str:
     """A SQL string literal, for the few statements that take no bind parameters."""
     return "'" + text.replace("'", "''") + "'"
@@ -182,4 +187,4 @@ def comment_table(
     }
     for column, comment in columns.items():
         if column in existing:
-            con.execute(f'COMMENT ON COLUMN {target}."{column}" IS {literal(comment)}')
+            con.execute(f"COMMENT ON COLUMN {target}.{quote(column)} IS {literal(comment)}")

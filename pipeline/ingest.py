@@ -12,6 +12,9 @@ header is not a record; an NDJSON row number is its line number).
 
 from __future__ import annotations
 
+import csv
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,12 +23,13 @@ import orjson
 import polars as pl
 
 from pipeline.contract import TABLES, Table
-from pipeline.db import comment_table
+from pipeline.db import comment_table, quote
 
 SOURCE_FILE = "_source_file"
 SOURCE_ROW = "_source_row"
 PARSE_ERROR = "_parse_error"
 EXTENSIONS = (".csv", ".parquet", ".ndjson", ".jsonl")
+MAX_FIELD = 1 << 20  # characters; a longer CSV field makes its record a reject
 
 
 class InputError(Exception):
@@ -52,6 +56,10 @@ def find_files(input_dir: Path, table: Table) -> list[Path]:
 
 
 def _read_csv(path: Path) -> pl.DataFrame:
+    """polars' fast reader; a file it refuses (a record with more fields than the header,
+    bytes that are not UTF-8, ...) is read again record by record, keeping the bad records as
+    rows with a parse error. A record with fewer fields than the header reads its missing
+    trailing cells as empty (spreadsheet exports drop trailing empty cells)."""
     try:
         return pl.read_csv(
             path,
@@ -62,8 +70,54 @@ def _read_csv(path: Path) -> pl.DataFrame:
         )
     except pl.exceptions.NoDataError:
         return pl.DataFrame({SOURCE_ROW: pl.Series([], dtype=pl.UInt32)})
-    except Exception as exc:  # polars raises several error types for unreadable CSV
-        raise InputError(f"{path}: cannot read CSV: {str(exc).splitlines()[0]}") from exc
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except Exception:  # polars raises several error types for malformed CSV
+        return _read_csv_by_record(path)
+
+
+def _read_csv_by_record(path: Path) -> pl.DataFrame:
+    """The slow, forgiving reader: one row per CSV record, bad records kept with the reason."""
+    csv.field_size_limit(sys.maxsize)
+    records: list[dict[str, str | int | None]] = []
+    with path.open("r", encoding="utf-8", errors="surrogateescape", newline="") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        if header is None:
+            return pl.DataFrame({SOURCE_ROW: pl.Series([], dtype=pl.Int64)})
+        header = [h.removeprefix("\ufeff") for h in header]
+        if _has_bad_bytes(header) or len(set(header)) != len(header):
+            raise InputError(f"{path}: the header is not valid UTF-8 or repeats a column name")
+        row = 0
+        for fields in reader:
+            if not fields:
+                continue  # blank line
+            row += 1
+            record: dict[str, str | int | None] = {SOURCE_ROW: row}
+            if _has_bad_bytes(fields):
+                record[PARSE_ERROR] = "not valid UTF-8"
+            elif len(fields) > len(header):
+                record[PARSE_ERROR] = f"{len(fields)} fields, the header has {len(header)}"
+            elif any(len(f) > MAX_FIELD for f in fields):
+                record[PARSE_ERROR] = f"a field is longer than {MAX_FIELD} characters"
+            else:
+                cells = zip(header, fields, strict=False)  # missing trailing cells stay null
+                record.update((h, v if v != "" else None) for h, v in cells)
+            records.append(record)
+    return _frame(records, header)
+
+
+def _has_bad_bytes(fields: list[str]) -> bool:
+    return any("\udc80" <= c <= "\udcff" for f in fields for c in f)
+
+
+def _frame(records: list[dict[str, str | int | None]], header: Sequence[str] = ()) -> pl.DataFrame:
+    """Rows as a frame of text columns: the header's columns, then any others the rows have."""
+    columns = list(dict.fromkeys([SOURCE_ROW, *header, *(k for r in records for k in r)]))
+    return pl.DataFrame(
+        {c: [r.get(c) for r in records] for c in columns},
+        schema={c: (pl.Int64 if c == SOURCE_ROW else pl.String) for c in columns},
+    )
 
 
 def _json_text(value: object) -> str | None:
@@ -99,13 +153,7 @@ def _read_ndjson(path: Path) -> pl.DataFrame:
                 records.append(record)
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror}") from exc
-    if not records:
-        return pl.DataFrame({SOURCE_ROW: pl.Series([], dtype=pl.Int64)})
-    columns = list(dict.fromkeys(k for r in records for k in r))
-    return pl.DataFrame(
-        {c: [r.get(c) for r in records] for c in columns},
-        schema={c: (pl.Int64 if c == SOURCE_ROW else pl.String) for c in columns},
-    )
+    return _frame(records)
 
 
 def _read_parquet(con: duckdb.DuckDBPyConnection, path: Path) -> pl.DataFrame:
@@ -113,7 +161,7 @@ def _read_parquet(con: duckdb.DuckDBPyConnection, path: Path) -> pl.DataFrame:
         rel = con.read_parquet(str(path), file_row_number=True)
         exprs = []
         for name, dtype in zip(rel.columns, rel.dtypes, strict=True):
-            quoted = '"' + name.replace('"', '""') + '"'
+            quoted = quote(name)
             if name == "file_row_number":
                 exprs.append(f"file_row_number + 1 AS {SOURCE_ROW}")
             elif str(dtype).endswith("[]") or str(dtype).startswith(("STRUCT", "MAP")):

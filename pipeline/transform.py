@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import duckdb
 
-from pipeline.checks import Query, duplicate_key_check, quote, row_checks
+from pipeline.checks import Query, duplicate_key_check, row_checks
 from pipeline.contract import TABLES_BY_NAME
-from pipeline.db import build_table, comment_table, count_rows
+from pipeline.db import build_table, comment_table, count_rows, quote
 from pipeline.steps import STEPS, Check, Staging
 
 FINDING_COLUMNS = {

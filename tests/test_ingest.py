@@ -110,9 +110,30 @@ def test_a_missing_required_table_stops_and_an_optional_one_is_empty(tmp_path: P
     assert _load(tmp_path, "stores") == []
 
 
-def test_an_unreadable_csv_names_the_file(tmp_path: Path) -> None:
+def test_malformed_csv_records_become_rows_with_a_parse_error(tmp_path: Path) -> None:
     path = tmp_path / "stores" / "listings.csv"
     path.parent.mkdir(parents=True)
-    path.write_bytes(b"storeKey,skuId,price,quantity\n\xff\xfe,1,1,1\n")
-    with pytest.raises(ingest.InputError, match=r"listings.csv: cannot read CSV"):
+    path.write_bytes(
+        b"storeKey,skuId,price,quantity\n"
+        b"\xff\xfe,1,1,1\n"  # not UTF-8
+        b"ok,1000,1.00,1\n"
+        b"a,1,2,3,4\n"  # a field too many
+        b"\n"  # a blank line is no record
+        b'short,1001,"2.50"\n'  # the missing trailing cell reads as empty
+        b'quo"ted,1001,0.25,1\n'  # a stray quote inside a field is kept
+    )
+    assert [(r[1], r[2], r[3], r[5], r[6], r[7]) for r in _load(tmp_path)] == [
+        (1, "not valid UTF-8", None, None, None, None),
+        (2, None, "ok", "1000", "1.00", "1"),
+        (3, "5 fields, the header has 4", None, None, None, None),
+        (4, None, "short", "1001", "2.50", None),
+        (5, None, 'quo"ted', "1001", "0.25", "1"),
+    ]
+
+
+def test_an_unreadable_parquet_file_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "stores" / "listings.parquet"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"PAR1 this is not a parquet file")
+    with pytest.raises(ingest.InputError, match=r"listings.parquet: cannot read Parquet"):
         _load(tmp_path)
