@@ -124,14 +124,18 @@ def parse_query_string(query: str) -> dict[str, str]:
     return found
 
 
+_SORT = re.compile(r"([A-Za-z]+)(?: +([A-Za-z]+))?")
+
+
 def _parse_sort(value: str) -> str | None:
-    words = value.strip().lower().split()
-    if not 1 <= len(words) <= 2 or words[0] not in SORT_FIELDS:
+    """`<field>[ <direction>]`: surrounding white space trimmed, separated by spaces only."""
+    match = _SORT.fullmatch(value.strip(" \t\r\n\f\v"))
+    if not match or match.group(1).lower() not in SORT_FIELDS:
         return None
-    direction = words[1] if len(words) == 2 else "asc"
+    direction = (match.group(2) or "asc").lower()
     if direction not in ("asc", "desc"):
         return None
-    return f"{SORT_FIELDS[words[0]]} {direction}"
+    return f"{SORT_FIELDS[match.group(1).lower()]} {direction}"
 
 
 def parse_inventory_params(query: str, names: Sequence[str] = PARAMETER_NAMES) -> InventoryParams:
@@ -146,7 +150,8 @@ def parse_inventory_params(query: str, names: Sequence[str] = PARAMETER_NAMES) -
             continue
         if name in _INT_RANGES:
             low, high = _INT_RANGES[name]
-            if not _INTEGER.fullmatch(value) or not low <= int(value) <= high:
+            digits = value.lstrip("-").lstrip("0")
+            if not _INTEGER.fullmatch(value) or len(digits) > 19 or not low <= int(value) <= high:
                 errors.append(f"The value '{value}' is not valid for {name}.")
                 continue
             values[name] = int(value)
@@ -278,17 +283,39 @@ _INVENTORY_PATH = re.compile(rf"/{re.escape(VERSION)}/stores/([^/]+)/inventory/p
 _STORE_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # e.g. a name longer than the file system allows: never materialised
+        return False
+
+
+def normalize_path(path: str) -> str:
+    """A decoded path as nginx sees it: repeated slashes merged, `.` and `..` segments resolved;
+    a `..` above the root is a malformed request."""
+    segments: list[str] = []
+    for segment in path.split("/")[1:]:
+        if segment == "..":
+            if not segments:
+                raise ApiError(400, ["The request is malformed."])
+            segments.pop()
+        elif segment not in ("", "."):
+            segments.append(segment)
+    trailing = "/" if path.endswith("/") and segments else ""
+    return "/" + "/".join(segments) + trailing
+
+
 def answer(con: duckdb.DuckDBPyConnection, target: str, site: Path | None = None) -> Response:
     """The API's response to `GET target` (a path with its query string, path not yet
     percent-decoded). With `site`, a materialised page is read from its file; anything else is
     computed from the warehouse, with the same bytes."""
     path, _, query = target.partition("?")
-    path = unquote(path)
-    if len(path) > 1:
-        path = path.rstrip("/")  # a trailing slash names the same resource
     try:
         if len(target) > MAX_TARGET:
             raise ApiError(414, ["The request URL is too long."])
+        path = normalize_path(unquote(path))
+        if len(path) > 1:
+            path = path.rstrip("/")  # a trailing slash names the same resource
         match = _INVENTORY_PATH.fullmatch(path)
         if match:
             params = parse_inventory_params(query)  # 400s are decided before the store lookup
@@ -296,7 +323,7 @@ def answer(con: duckdb.DuckDBPyConnection, target: str, site: Path | None = None
             if not _STORE_KEY.fullmatch(key):
                 raise ApiError(404, [NO_STORES])
             page = site / inventory_page_path(key, params) if site else None
-            if page is not None and page.is_file():
+            if page is not None and _is_file(page):
                 return Response(200, page.read_bytes())
             return Response(200, store_inventory(con, key, params))
         if path == f"/{VERSION}/catalog/categories":

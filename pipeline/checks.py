@@ -18,6 +18,7 @@ INTEGER_TEXT = "-?[0-9]+"
 DECIMAL_TEXT = r"-?[0-9]+(\.[0-9]+)?"
 TOO_MANY_DECIMALS = r"-?[0-9]+\.[0-9]{2}[0-9]*[1-9][0-9]*"
 BOOLEAN_TEXTS = ("true", "false", "1", "0")
+TIMESTAMP_TEXT = r"[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?)?"
 
 
 @dataclass(frozen=True)
@@ -61,11 +62,20 @@ def _rules(column: Column) -> list[tuple[str, str]]:
             )
         )
     elif kind is Kind.TIMESTAMP:
-        rules.append((f"try_cast({t} AS TIMESTAMP) IS NULL", "not a timestamp"))
-    elif kind is Kind.TEXT_LIST:
         rules.append(
             (
-                "NOT coalesce(json_valid(v) AND json_type(v::JSON) = 'ARRAY', false)",
+                f"NOT regexp_full_match({t}, '{TIMESTAMP_TEXT}') "
+                f"OR try_cast({t} AS TIMESTAMP) IS NULL",
+                "not a timestamp without zone (YYYY-MM-DDTHH:MM:SS.fff)",
+            )
+        )
+    elif kind is Kind.TEXT_LIST:
+        # try_cast, never a cast: DuckDB evaluates both sides of an AND.
+        rules.append(
+            (
+                "NOT coalesce(json_type(try_cast(v AS JSON)) = 'ARRAY' AND coalesce(list_bool_and("
+                "list_transform(json_extract(try_cast(v AS JSON), '$[*]'), "
+                "lambda x: json_type(x) = 'VARCHAR')), true), false)",
                 "not a JSON array of strings",
             )
         )

@@ -22,7 +22,7 @@ import duckdb
 import orjson
 import polars as pl
 
-from pipeline.contract import TABLES, Table
+from pipeline.contract import TABLES, Kind, Table
 from pipeline.db import comment_table, quote
 
 SOURCE_FILE = "_source_file"
@@ -61,13 +61,16 @@ def _read_csv(path: Path) -> pl.DataFrame:
     rows with a parse error. A record with fewer fields than the header reads its missing
     trailing cells as empty (spreadsheet exports drop trailing empty cells)."""
     try:
-        return pl.read_csv(
+        frame = pl.read_csv(
             path,
             infer_schema=False,
             row_index_name=SOURCE_ROW,
             row_index_offset=1,
             encoding="utf8",
         )
+        # A blank line reads as a row of nulls: no record (its number is used up, as below).
+        data = [c for c in frame.columns if c != SOURCE_ROW]
+        return frame.filter(~pl.all_horizontal(pl.col(data).is_null())) if data else frame
     except pl.exceptions.NoDataError:
         return pl.DataFrame({SOURCE_ROW: pl.Series([], dtype=pl.UInt32)})
     except OSError as exc:
@@ -90,9 +93,9 @@ def _read_csv_by_record(path: Path) -> pl.DataFrame:
             raise InputError(f"{path}: the header is not valid UTF-8 or repeats a column name")
         row = 0
         for fields in reader:
-            if not fields:
-                continue  # blank line
             row += 1
+            if not fields:
+                continue  # a blank line is no record, but counts, as in the fast reader
             record: dict[str, str | int | None] = {SOURCE_ROW: row}
             if _has_bad_bytes(fields):
                 record[PARSE_ERROR] = "not valid UTF-8"
@@ -132,8 +135,9 @@ def _json_text(value: object) -> str | None:
     return orjson.dumps(value).decode()
 
 
-def _read_ndjson(path: Path) -> pl.DataFrame:
-    """One row per non-blank line; a line that is not a JSON object is kept with a parse error."""
+def _read_ndjson(path: Path, list_columns: frozenset[str]) -> pl.DataFrame:
+    """One row per non-blank line; a line that is not a JSON object, or that has an object or
+    an array where a scalar belongs, is kept with a parse error."""
     records: list[dict[str, str | int | None]] = []
     try:
         with path.open("rb") as fh:
@@ -146,10 +150,20 @@ def _read_ndjson(path: Path) -> pl.DataFrame:
                 except orjson.JSONDecodeError as exc:
                     record[PARSE_ERROR] = f"not valid JSON: {exc}"
                 else:
-                    if isinstance(obj, dict):
-                        record.update({k: _json_text(v) for k, v in obj.items()})
-                    else:
+                    if not isinstance(obj, dict):
                         record[PARSE_ERROR] = "not a JSON object"
+                    else:
+                        nested = [
+                            k
+                            for k, v in obj.items()
+                            if isinstance(v, dict | list) and k not in list_columns
+                        ]
+                        if nested:
+                            record[PARSE_ERROR] = (
+                                f"{nested[0]}: a JSON object or array, not a value"
+                            )
+                        else:
+                            record.update({k: _json_text(v) for k, v in obj.items()})
                 records.append(record)
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror}") from exc
@@ -174,13 +188,14 @@ def _read_parquet(con: duckdb.DuckDBPyConnection, path: Path) -> pl.DataFrame:
         raise InputError(f"{path}: cannot read Parquet: {str(exc).splitlines()[0]}") from exc
 
 
-def read_file(con: duckdb.DuckDBPyConnection, path: Path) -> pl.DataFrame:
+def read_file(con: duckdb.DuckDBPyConnection, path: Path, table: Table) -> pl.DataFrame:
     """A file's rows as text columns plus `_source_row`."""
     if path.suffix == ".csv":
         return _read_csv(path)
     if path.suffix == ".parquet":
         return _read_parquet(con, path)
-    return _read_ndjson(path)
+    lists = frozenset(c.name for c in table.columns if c.kind is Kind.TEXT_LIST)
+    return _read_ndjson(path, lists)
 
 
 def _conform(df: pl.DataFrame, table: Table, source: str) -> pl.DataFrame:
@@ -217,7 +232,10 @@ def ingest_table(con: duckdb.DuckDBPyConnection, input_dir: Path, table: Table) 
     frames = []
     for path in files:
         source = path.relative_to(input_dir).as_posix()
-        frames.append(_conform(read_file(con, path), table, source))
+        frame = read_file(con, path, table)
+        if path.suffix in (".ndjson", ".jsonl") and frame.height == 0:
+            continue  # no records, so no columns to check
+        frames.append(_conform(frame, table, source))
     if frames:
         data = pl.concat(frames, how="diagonal")
     else:

@@ -44,6 +44,15 @@ def render(site_root: Path, listen: str, upstream: str) -> str:
     """The configuration for a site published at `site_root` (absolute)."""
     not_found = _envelope(URL_NOT_FOUND)
     method = _envelope("The requested resource does not support http method '$request_method'.")
+    # Every location answers other methods itself: an error_page redirect would turn the
+    # request into a GET, and the message names the method.
+    only_get = (
+        "        if ($request_method !~ ^(GET|HEAD)$) {\n"
+        '            add_header Allow "GET, HEAD" always;\n'
+        f"            return 405 {method};\n"
+        "        }\n"
+    )
+    too_long = _envelope("The request URL is too long.")
     maps = "\n".join(
         [
             _int_map("categoryid", "categoryId", None),
@@ -82,6 +91,12 @@ map "$cat_static:$inv_offset$inv_limit" $cat_page {{
     "~^1:(?<cat_q>.*)&$" "$cat_q";
 }}
 
+# The preview server answers 414 past {MAX_TARGET} characters of request target; so does nginx.
+map $request_uri $target_too_long {{
+    default 0;
+    "~^.{{{MAX_TARGET + 1},}}" 1;
+}}
+
 upstream pipeline_live {{
     server {upstream};
 }}
@@ -92,7 +107,7 @@ server {{
     default_type application/json;
     charset utf-8;
     charset_types application/json;
-    large_client_header_buffers 4 {MAX_TARGET + 1024};
+    large_client_header_buffers 4 {2 * MAX_TARGET};
     absolute_redirect off;
     server_tokens off;
 
@@ -100,30 +115,32 @@ server {{
     # reading the request line has no URI to carry into a named location.
     error_page 400 /.errors/400;
     error_page 414 /.errors/414;
-    error_page 405 /.errors/405;
     error_page 502 503 504 =503 /.errors/503;
 
-    if ($request_method !~ ^(GET|HEAD)$) {{
-        return 405;
+    if ($target_too_long) {{
+        return 414 {too_long};
     }}
 
     location ~ "^/{V}/stores/(?<inv_store>[a-z0-9_-]{{1,64}})/inventory/products/?$" {{
-        try_files /{VERSION}/stores/$inv_store/inventory/products/$inv_page.json @live;
+{only_get}        try_files /{VERSION}/stores/$inv_store/inventory/products/$inv_page.json @live;
     }}
     location ~ "^/{V}/stores/[^/]+/inventory/products/?$" {{
-        error_page 418 = @live;
+{only_get}        error_page 418 = @live;
         return 418;
     }}
     location ~ "^/{V}/catalog/categories/?$" {{
-        try_files /{VERSION}/catalog/categories/$cat_page.json @live;
+{only_get}        try_files /{VERSION}/catalog/categories/$cat_page.json @live;
     }}
     location ~ "^/{V}/help/index/?$" {{
-        default_type text/html;
+{only_get}        types {{ text/html html; }}
         try_files /{VERSION}/help/index.html =404;
     }}
-    location = /{VERSION}/help/openapi.json {{
+    location ~ "^/{V}/help/openapi\\.json/?$" {{
+{only_get}        try_files /{VERSION}/help/openapi.json =404;
     }}
     location / {{
+{only_get}        types {{ }}
+        default_type application/json;
         return 404 {not_found};
     }}
 
@@ -132,11 +149,6 @@ server {{
         proxy_set_header Host $host;
         proxy_http_version 1.1;
         proxy_set_header Connection "";
-    }}
-    location = /.errors/405 {{
-        internal;
-        add_header Allow "GET, HEAD" always;
-        return 405 {method};
     }}
     location = /.errors/400 {{
         internal;

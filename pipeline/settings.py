@@ -7,7 +7,7 @@ environment use `__`: `PIPELINE_EXPORT__LIMITS='[10, 100]'`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_settings import (
@@ -18,6 +18,7 @@ from pydantic_settings import (
 )
 
 Variant = Literal["categoryId", "groupId"]
+PageSize = Annotated[int, Field(ge=1, le=100)]  # the API's limit range
 
 
 class ExportSettings(BaseModel):
@@ -25,14 +26,14 @@ class ExportSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    limits: list[int] = Field(
+    limits: list[PageSize] = Field(
         default=[10], description="Page sizes to materialise; 10 is the API's default limit"
     )
     variants: list[Variant] = Field(
         default=["categoryId", "groupId"],
         description="Filtered variants materialised besides the unfiltered pages",
     )
-    category_limits: list[int] = Field(
+    category_limits: list[PageSize] = Field(
         default=[10], description="Page sizes of the category listing to materialise"
     )
 

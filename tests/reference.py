@@ -154,7 +154,7 @@ def products_for(data: Data, store: str, req: Request) -> list[dict[str, Any]]:
 def parse_sort(sort: str | None) -> tuple[str, bool]:
     if sort is None:
         return "price", True
-    words = sort.strip().lower().split()
+    words = [w for w in sort.strip(" \t\r\n\f\v").lower().split(" ") if w]
     field_name = {"price": "price", "minprice": "price", "name": "name", "productname": "name"}[
         words[0]
     ]
@@ -332,7 +332,10 @@ def parse_query(query: str) -> Request | list[str]:
             else:
                 errors.append(bad)
         elif kind == "sort":
-            words = raw.strip().split()
+            trimmed = raw.strip(" \t\r\n\f\v")
+            words = [w for w in trimmed.split(" ") if w]
+            if any(not w.isascii() or not w.isalpha() for w in words):
+                words = []
             fields = ("price", "minprice", "name", "productname")
             if (
                 1 <= len(words) <= 2

@@ -42,6 +42,12 @@ def test_row_level_rejects_name_file_row_column_value_and_reason(pipeline_for: P
             _listing(storeKey="s7", price="2.60"),  # 11 ... with this one: both rejected
             _listing(price="1.200", skuId=1001),  # 12 trailing zeros are fine
             _listing(channelId=2147483648, storeKey="s8"),  # 13 out of int32 range
+            _listing(
+                isCustom=True, storePriceCustomId=1, additionalImageUrls="not json", storeKey="s9"
+            ),
+            _listing(
+                isCustom=True, storePriceCustomId=2, additionalImageUrls='["a", 1]', storeKey="s9"
+            ),
         ]
     )
     assert rows(
@@ -67,6 +73,8 @@ def test_row_level_rejects_name_file_row_column_value_and_reason(pipeline_for: P
         (L, 10, "skuId", "s7,0,1000", "duplicate listing key", "listings_duplicate_key"),
         (L, 11, "skuId", "s7,0,1000", "duplicate listing key", "listings_duplicate_key"),
         (L, 13, "channelId", "2147483648", "not a 32-bit integer", "contract"),
+        (L, 14, "additionalImageUrls", "not json", "not a JSON array of strings", "contract"),
+        (L, 15, "additionalImageUrls", '["a", 1]', "not a JSON array of strings", "contract"),
     ]
     assert rows(con, "SELECT source_row, store_key, price FROM staging.listings ORDER BY 1") == [
         (1, "s1", __import__("decimal").Decimal("1.00")),

@@ -118,7 +118,7 @@ def test_malformed_csv_records_become_rows_with_a_parse_error(tmp_path: Path) ->
         b"\xff\xfe,1,1,1\n"  # not UTF-8
         b"ok,1000,1.00,1\n"
         b"a,1,2,3,4\n"  # a field too many
-        b"\n"  # a blank line is no record
+        b"\n"  # a blank line is no record, but it uses up its number
         b'short,1001,"2.50"\n'  # the missing trailing cell reads as empty
         b'quo"ted,1001,0.25,1\n'  # a stray quote inside a field is kept
     )
@@ -126,8 +126,36 @@ def test_malformed_csv_records_become_rows_with_a_parse_error(tmp_path: Path) ->
         (1, "not valid UTF-8", None, None, None, None),
         (2, None, "ok", "1000", "1.00", "1"),
         (3, "5 fields, the header has 4", None, None, None, None),
-        (4, None, "short", "1001", "2.50", None),
-        (5, None, 'quo"ted', "1001", "0.25", "1"),
+        (5, None, "short", "1001", "2.50", None),
+        (6, None, 'quo"ted', "1001", "0.25", "1"),
+    ]
+
+
+def test_blank_lines_are_no_records_in_either_reader(tmp_path: Path) -> None:
+    path = tmp_path / "stores" / "listings.csv"
+    path.parent.mkdir(parents=True)
+    path.write_text("storeKey,skuId,price,quantity\na,1,1,1\n\nb,2,2,2\n\n", encoding="utf-8")
+    fast = [(r[1], r[3]) for r in _load(tmp_path)]
+    path.write_text(
+        path.read_text() + "c,3,3,3,extra\n", encoding="utf-8"
+    )  # forces the slow reader
+    slow = [(r[1], r[3]) for r in _load(tmp_path)]
+    assert fast == [(1, "a"), (3, "b")]
+    assert slow == [(1, "a"), (3, "b"), (5, None)]
+
+
+def test_ndjson_nested_values_and_empty_files(tmp_path: Path) -> None:
+    folder = tmp_path / "stores" / "listings"
+    folder.mkdir(parents=True)
+    (folder / "empty.ndjson").write_text("", encoding="utf-8")
+    (folder / "rows.ndjson").write_text(
+        '{"storeKey": "s", "skuId": 1, "price": 1, "quantity": 1, "title": {"x": 1}}\n'
+        '{"storeKey": "s", "skuId": 2, "price": 1, "quantity": 1, "additionalImageUrls": ["a", 1]}\n',
+        encoding="utf-8",
+    )
+    assert [(r[0], r[1], r[2], r[14]) for r in _load(tmp_path)] == [
+        ("stores/listings/rows.ndjson", 1, "title: a JSON object or array, not a value", None),
+        ("stores/listings/rows.ndjson", 2, None, '["a",1]'),
     ]
 
 

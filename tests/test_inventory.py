@@ -265,6 +265,27 @@ def test_total_items_counts_all_pages(con: duckdb.DuckDBPyConnection) -> None:
         ("/stores/shop/inventory/products", 404, ["URL not found."]),
         ("/current/stores/shop/inventory/products", 404, ["URL not found."]),
         ("/v1.38.0/stores/shop/inventory/products", 404, ["URL not found."]),
+        (
+            "/v1.39.0/stores/shop/inventory/products?offset=" + "9" * 5000,
+            400,
+            ["The value '" + "9" * 5000 + "' is not valid for offset."],
+        ),
+        (
+            "/v1.39.0/stores/shop/inventory/products?sort=name%09desc",
+            400,
+            [
+                "The value 'name\tdesc' is not valid for sort. Use price, minprice, name or productname, "
+                "optionally followed by asc or desc."
+            ],
+        ),
+        ("/v1.39.0/stores/shop/../../../etc/passwd", 404, ["URL not found."]),
+        ("/v1.39.0/stores/%2e%2e/inventory/products", 404, ["URL not found."]),
+        ("/../v1.39.0/stores/shop/inventory/products", 400, ["The request is malformed."]),
+        (
+            "/v1.39.0/stores/shop/inventory/products?productName=" + "a" * 300,
+            404,
+            ["No products were found."],
+        ),
     ],
 )
 def test_errors(
@@ -276,6 +297,8 @@ def test_errors(
 def test_trailing_slash_and_unknown_parameters(con: duckdb.DuckDBPyConnection) -> None:
     plain = answer(con, "/v1.39.0/stores/shop/inventory/products")
     assert answer(con, "/v1.39.0/stores/shop/inventory/products/?foo=bar&limit=10") == plain
+    # Paths are normalised as nginx does: repeated slashes, `.` and `..` segments.
+    assert answer(con, "//v1.39.0/stores/x/../shop/./inventory//products") == plain
 
 
 def test_category_listing(con: duckdb.DuckDBPyConnection) -> None:

@@ -8,8 +8,10 @@ with
 stores as (select * from staging.stores),
 listings as (select * from staging.listings),
 from_file as (
-    -- The first named row wins when a store appears more than once.
-    select store_key, arg_min(name, source_row) filter (where name is not null) as name
+    -- The first named row (by file, then row) wins when a store appears more than once.
+    select
+        store_key,
+        arg_min(name, (source_file, source_row)) filter (where name is not null) as name
     from stores
     group by store_key
 ),
