@@ -215,6 +215,21 @@ def inventory_page_path(store_key: str, params: InventoryParams) -> PurePosixPat
     )
 
 
+def page_paths(
+    store_key: str, params: InventoryParams, offsets: Iterable[int]
+) -> list[PurePosixPath]:
+    """`inventory_page_path` for many offsets of one request at once: offset and limit come
+    last in the canonical order, so only the tail of the name changes."""
+    base = canonical_query(replace(params, offset=0, limit=DEFAULTS.limit))
+    limit = "" if params.limit == DEFAULTS.limit else f"limit={params.limit}"
+    folder = PurePosixPath(VERSION, "stores", store_key.lower(), "inventory", "products")
+    paths = []
+    for offset in offsets:
+        tail = "&".join(p for p in (base, f"offset={offset}" if offset else "", limit) if p)
+        paths.append(folder / f"{tail or 'index'}.json")
+    return paths
+
+
 def categories_page_path(offset: int, limit: int = 10) -> PurePosixPath:
     pairs = [f"{n}={v}" for n, v, d in (("offset", offset, 0), ("limit", limit, 10)) if v != d]
     return PurePosixPath(VERSION, "catalog", "categories", f"{'&'.join(pairs) or 'index'}.json")

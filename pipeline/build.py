@@ -30,13 +30,22 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import orjson
 
 from pipeline import db, export, ingest, nginx, report, transform
 from pipeline.contract import TABLES
 from pipeline.settings import Settings
 
 WAREHOUSE = "warehouse.duckdb"
-LINKS = (WAREHOUSE, "site", "manifest.json", "build_report.json", "build_report.html", "nginx.conf")
+LINKS = (
+    WAREHOUSE,
+    "site",
+    "manifest.json",
+    "changes.json",
+    "build_report.json",
+    "build_report.html",
+    "nginx.conf",
+)
 PUBLISHED = ".published"  # marks a release whose build completed
 
 
@@ -186,8 +195,13 @@ def _build(settings: Settings) -> BuildResult:
         except BuildError as exc:
             raise BuildError(f"{exc} (kept for a look: {work_db})") from exc
         with _timed(stages, "export"):
-            writer, counts = export.write_site(con, release / "site", settings.export)
+            current = output / "current"
+            previous = current.resolve() if current.is_symlink() and current.exists() else None
+            writer, counts = export.write_site(con, release / "site", settings.export, previous)
             (release / "manifest.json").write_bytes(writer.manifest())
+            (release / "changes.json").write_bytes(
+                orjson.dumps(writer.changes(), option=orjson.OPT_INDENT_2)
+            )
             (release / "nginx.conf").write_text(
                 nginx.render(
                     (output / "site").absolute(), settings.nginx_listen, settings.nginx_upstream

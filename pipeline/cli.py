@@ -101,3 +101,22 @@ def serve_command(output_dir: Path, host: str, port: int, threads: int) -> None:
         sys.exit(1)
     click.echo(f"serving {output_dir} on http://{host}:{port}/v1.39.0/help/index", err=True)
     serve(output_dir, host, port, threads)
+
+
+@main.command("generate")
+@click.option(
+    "--output",
+    "output_dir",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Input directory to write.",
+)
+@click.option("--stores", type=click.IntRange(min=1), required=True)
+@click.option("--listings", type=click.IntRange(min=1), required=True)
+@click.option("--seed", type=int, default=1, show_default=True)
+def generate_command(output_dir: Path, stores: int, listings: int, seed: int) -> None:
+    """Write a realistic synthetic input directory of any size (deterministic for a seed)."""
+    from pipeline.generate import generate
+
+    counts = generate(output_dir, stores, listings, seed)
+    click.echo(", ".join(f"{v:,} {k}" for k, v in counts.items()) + f" -> {output_dir}")

@@ -11,9 +11,9 @@ other product's entry.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from itertools import groupby
 from pathlib import Path, PurePosixPath
 
 import duckdb
@@ -30,16 +30,42 @@ BATCH_ROWS = 50_000
 
 @dataclass
 class SiteWriter:
-    """Writes files under a release's site directory and remembers their hashes."""
+    """Writes files under a release's site directory and remembers their hashes. One thread:
+    on this kind of disk, parallel file creation measured slower (docs/benchmarks.md)."""
 
     root: Path
+    previous: Path | None = None  # the published release's site: unchanged files are linked
+    previous_files: dict[str, str] = field(default_factory=dict)  # path -> sha256
     files: dict[str, tuple[str, int]] = field(default_factory=dict)  # path -> (sha256, bytes)
+    linked: int = 0
+    _dirs: set[Path] = field(default_factory=set)
 
     def write(self, path: PurePosixPath, body: bytes) -> None:
         target = self.root / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(body)
-        self.files[path.as_posix()] = (hashlib.sha256(body).hexdigest(), len(body))
+        if target.parent not in self._dirs:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            self._dirs.add(target.parent)
+        name = path.as_posix()
+        digest = hashlib.sha256(body).hexdigest()
+        self.files[name] = (digest, len(body))
+        if self.previous is not None and self.previous_files.get(name) == digest:
+            try:  # the same bytes as last night: a hard link, no bytes written
+                os.link(self.previous / name, target)
+                self.linked += 1
+                return
+            except OSError:
+                pass  # the old file is gone or on another file system: write it
+        with open(target, "wb") as fh:
+            fh.write(body)
+
+    def changes(self) -> dict[str, list[str]]:
+        """What a sync to a static host must upload and delete, against the previous release."""
+        return {
+            "changed": sorted(
+                p for p, (h, _) in self.files.items() if self.previous_files.get(p) != h
+            ),
+            "removed": sorted(set(self.previous_files) - set(self.files)),
+        }
 
     def manifest(self) -> bytes:
         entries = [{"path": p, "sha256": h, "bytes": n} for p, (h, n) in sorted(self.files.items())]
@@ -50,47 +76,62 @@ class SiteWriter:
         return sum(n for _, n in self.files.values())
 
 
-@dataclass(frozen=True)
-class ProductRow:
-    category_id: int
-    group_id: int
-    json: bytes
+StoreChannel = tuple[str, int]
 
 
-def _store_channel_rows(
-    con: duckdb.DuckDBPyConnection,
-) -> Iterator[tuple[tuple[str, int], list[ProductRow]]]:
+@dataclass
+class Products:
+    """One store and channel's products in answer order: their JSON, category and group."""
+
+    json: list[bytes] = field(default_factory=list)
+    category: list[int] = field(default_factory=list)
+    group: list[int] = field(default_factory=list)
+
+
+def _store_channel_rows(con: duckdb.DuckDBPyConnection) -> Iterator[tuple[StoreChannel, Products]]:
     """(store_key, channel_id) -> its products in answer order, for the default parameters."""
     bind = api.query_params(InventoryParams(), store_key=None)
     bind.update(channel_id=None, first_position=None, last_position=None)
     reader = con.sql(STORE_INVENTORY.sql, params=bind).to_arrow_reader(BATCH_ROWS)
-
-    def rows() -> Iterator[tuple[tuple[str, int], ProductRow]]:
-        for batch in reader:
-            cols = batch.to_pydict()
-            for key, channel, category, group, text in zip(
-                cols["store_key"],
-                cols["channel_id"],
-                cols["category_id"],
-                cols["group_id"],
-                cols["product_json"],
-                strict=True,
-            ):
-                yield (key, channel), ProductRow(category, group, text.encode())
-
-    for key, items in groupby(rows(), key=lambda item: item[0]):
-        yield key, [row for _, row in items]
+    key: StoreChannel | None = None
+    products = Products()
+    for batch in reader:
+        cols = batch.to_pydict()
+        for store, channel, category, group, text in zip(
+            cols["store_key"],
+            cols["channel_id"],
+            cols["category_id"],
+            cols["group_id"],
+            cols["product_json"],
+            strict=True,
+        ):
+            if (store, channel) != key:
+                if key is not None:
+                    yield key, products
+                key, products = (store, channel), Products()
+            products.json.append(text.encode())
+            products.category.append(category)
+            products.group.append(group)
+    if key is not None:
+        yield key, products
 
 
 def _pages(
     writer: SiteWriter, store_key: str, params: InventoryParams, products: list[bytes], limit: int
 ) -> int:
-    for offset in range(0, len(products), limit):
-        writer.write(
-            api.inventory_page_path(store_key, replace(params, offset=offset, limit=limit)),
-            envelope(len(products), products[offset : offset + limit]),
-        )
-    return -(-len(products) // limit)
+    """Every page of one answer. Paths come from `api.page_paths`, one call per answer."""
+    offsets = range(0, len(products), limit)
+    paths = api.page_paths(store_key, replace(params, limit=limit), offsets)
+    total = len(products)
+    for offset, path in zip(offsets, paths, strict=True):
+        writer.write(path, envelope(total, products[offset : offset + limit]))
+    return len(offsets)
+
+
+def _filtered(base: InventoryParams, variant: str, value: int) -> InventoryParams:
+    if variant == "categoryId":
+        return replace(base, categoryId=value)
+    return replace(base, groupId=value)
 
 
 def write_inventory_pages(
@@ -98,20 +139,20 @@ def write_inventory_pages(
 ) -> dict[str, int]:
     """Every materialised inventory page; returns counts for the build report."""
     counts = {"store_channels": 0, "pages": 0, "products": 0}
-    for (store_key, channel), rows in _store_channel_rows(con):
+    for (store_key, channel), products in _store_channel_rows(con):
         counts["store_channels"] += 1
-        counts["products"] += len(rows)
+        counts["products"] += len(products.json)
         base = InventoryParams(channelId=channel)
+        subsets: list[tuple[InventoryParams, list[bytes]]] = [(base, products.json)]
+        for variant in settings.variants:
+            values = products.category if variant == "categoryId" else products.group
+            by_value: dict[int, list[bytes]] = {}
+            for value, text in zip(values, products.json, strict=True):
+                by_value.setdefault(value, []).append(text)
+            subsets += [(_filtered(base, variant, v), texts) for v, texts in by_value.items()]
         for limit in settings.limits:
-            counts["pages"] += _pages(writer, store_key, base, [r.json for r in rows], limit)
-            for variant in settings.variants:
-                by_value: dict[int, list[bytes]] = {}
-                for row in rows:
-                    value = row.category_id if variant == "categoryId" else row.group_id
-                    by_value.setdefault(value, []).append(row.json)
-                for value, products in by_value.items():
-                    params = InventoryParams(channelId=channel, **{variant: value})  # type: ignore[arg-type]
-                    counts["pages"] += _pages(writer, store_key, params, products, limit)
+            for params, texts in subsets:
+                counts["pages"] += _pages(writer, store_key, params, texts, limit)
     return counts
 
 
@@ -143,13 +184,28 @@ def write_help(writer: SiteWriter) -> None:
     )
 
 
+def load_manifest(release: Path | None) -> dict[str, str]:
+    """path -> sha256 of a published release, or {} when there is none."""
+    if release is None or not (release / "manifest.json").is_file():
+        return {}
+    entries = orjson.loads((release / "manifest.json").read_bytes())["files"]
+    return {e["path"]: e["sha256"] for e in entries}
+
+
 def write_site(
-    con: duckdb.DuckDBPyConnection, site_dir: Path, settings: ExportSettings
+    con: duckdb.DuckDBPyConnection,
+    site_dir: Path,
+    settings: ExportSettings,
+    previous_release: Path | None = None,
 ) -> tuple[SiteWriter, dict[str, int]]:
-    writer = SiteWriter(site_dir)
+    """Write the site; files whose bytes equal the previous release's are hard-linked to it."""
+    previous = load_manifest(previous_release)
+    previous_site = previous_release / "site" if previous_release and previous else None
+    writer = SiteWriter(site_dir, previous_site, previous)
     counts = write_inventory_pages(con, writer, settings)
     counts["category_pages"] = write_category_pages(con, writer, settings)
     write_help(writer)
     counts["files"] = len(writer.files)
+    counts["files_unchanged"] = writer.linked
     counts["bytes"] = writer.total_bytes
     return writer, counts

@@ -1,0 +1,237 @@
+"""`pipeline generate`: a realistic synthetic input directory of any size, deterministic.
+
+Built with polars expressions only (hash-based pseudo-randomness, no Python loops per row), so
+10 million listings take well under a minute. Shape, at full scale: about 500k products over
+80 categories and 30k groups; SKUs per product as real games have them (conditions x languages
+x printings); store sizes heavily skewed (a few stores with 100k-200k listings, most with
+hundreds); 1% custom listings; a second channel on every seventh store; nulls where the
+contract allows them. The catalog scales down with the number of listings.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+CONDITIONS = [
+    (1, "Near Mint", "NM"),
+    (2, "Lightly Played", "LP"),
+    (3, "Moderately Played", "MP"),
+    (4, "Heavily Played", "HP"),
+    (5, "Damaged", "DMG"),
+]
+LANGUAGES = [
+    (1, "English", "EN"),
+    (2, "Chinese (S)", "CS"),
+    (3, "Chinese (T)", "CT"),
+    (4, "French", "FR"),
+    (5, "German", "DE"),
+    (6, "Italian", "IT"),
+    (7, "Japanese", "JP"),
+    (8, "Korean", "KO"),
+    (9, "Portuguese", "PT"),
+    (10, "Russian", "RU"),
+    (11, "Spanish", "ES"),
+    (12, "Phyrexian", None),
+]
+PRINTINGS = [
+    (1, "Normal", False),
+    (2, "Foil", True),
+    (3, "Holofoil", True),
+    (4, "Reverse Holofoil", True),
+    (5, "1st Edition", False),
+]
+RARITIES = ["Common", "Uncommon", "Rare", "Mythic", "Special", "Secret Rare"]
+WORDS = [
+    "Dragon",
+    "Angel",
+    "Bolt",
+    "Sword",
+    "Tutor",
+    "Vault",
+    "Éclair",
+    "Flabébé",
+    "Sol",
+    "Ring",
+    "Lotus",
+    "Ritual",
+    "Grunt",
+    "Elf",
+    "Mage",
+    "Knight",
+    "ピカチュウ",
+    "Ach! Hans",
+    '"Quoted"',
+    "Æther",
+    "Jötun",
+    "Séance",
+    "Wurm",
+    "Golem",
+]
+LISTINGS_PER_FILE = 2_000_000
+
+
+def _rand(index: pl.Expr, salt: int, modulo: int) -> pl.Expr:
+    """A deterministic pseudo-random integer in [0, modulo) for each row."""
+    return ((index + salt * 1_000_003).hash(seed=salt) % modulo).cast(pl.Int64)
+
+
+def catalog_size(listings: int) -> tuple[int, int, int]:
+    """(categories, groups, products) for a listing count: the full catalog from 10M on."""
+    products = max(500, min(500_000, listings // 20))
+    return max(3, min(80, products // 2_000)), max(10, products // 16), products
+
+
+def store_sizes(stores: int, listings: int) -> pl.DataFrame:
+    """Heavily skewed: rank r gets a share ~ 1/(r+3)^1.15, capped at 200k, the rest spread."""
+    rank = pl.int_range(stores, eager=True)
+    weight = 1.0 / (rank + 3).cast(pl.Float64).pow(1.15)
+    size = (weight / weight.sum() * listings).floor().cast(pl.Int64).clip(1, 200_000)
+    short = listings - int(size.sum())
+    extra = pl.Series([short // stores] * stores) + (rank < short % stores).cast(pl.Int64)
+    size = size + extra.clip(lower_bound=0)
+    return pl.DataFrame({"rank": rank, "size": size}).with_columns(
+        storeKey=pl.format("store-{}", pl.col("rank").cast(pl.String).str.pad_start(5, "0"))
+    )
+
+
+def generate(output: Path, stores: int, listings: int, seed: int = 1) -> dict[str, int]:
+    n_categories, n_groups, n_products = catalog_size(listings)
+    catalog, store_dir = output / "catalog", output / "stores"
+    catalog.mkdir(parents=True, exist_ok=True)
+    (store_dir / "listings").mkdir(parents=True, exist_ok=True)
+    i = pl.int_range(pl.len(), dtype=pl.Int64)
+
+    categories = pl.select(
+        categoryId=pl.int_range(1, n_categories + 1, dtype=pl.Int64)
+    ).with_columns(
+        name=pl.format("Game {}", pl.col("categoryId")),
+        displayName=pl.format("Trading Card Game {}", pl.col("categoryId")),
+        modifiedOn=pl.lit("2025-06-12T19:08:33.837"),
+        popularity=pl.col("categoryId") * 10,
+    )
+    categories.write_csv(catalog / "categories.csv")
+
+    groups = pl.select(groupId=pl.int_range(1, n_groups + 1, dtype=pl.Int64)).with_columns(
+        categoryId=1 + _rand(pl.col("groupId"), seed + 1, n_categories),
+        name=pl.format("Set {}", pl.col("groupId")),
+        abbreviation=pl.format("S{}", pl.col("groupId")),
+    )
+    groups.write_csv(catalog / "groups.csv")
+
+    words = pl.Series(WORDS)
+    products = (
+        pl.select(productId=pl.int_range(1, n_products + 1, dtype=pl.Int64))
+        .with_columns(groupId=1 + _rand(pl.col("productId"), seed + 2, n_groups))
+        .join(
+            groups.select("groupId", "categoryId"), on="groupId", how="left", maintain_order="left"
+        )
+        .with_columns(
+            name=pl.format(
+                "{} {} #{}",
+                pl.lit(words).gather(_rand(pl.col("productId"), seed + 3, len(WORDS))),
+                pl.lit(words).gather(_rand(pl.col("productId"), seed + 4, len(WORDS))),
+                pl.col("productId"),
+            ),
+            rarity=pl.lit(pl.Series(RARITIES)).gather(
+                _rand(pl.col("productId"), seed + 5, len(RARITIES))
+            ),
+            number=pl.when(_rand(pl.col("productId"), seed + 6, 10) == 0)
+            .then(None)
+            .otherwise(pl.col("productId").mod(400).cast(pl.String).str.pad_start(3, "0")),
+        )
+    )
+    products.write_csv(catalog / "products.csv")
+
+    # SKUs: every product has conditions x (1-3 languages) x (1-2 printings).
+    skus = (
+        products.select(
+            "productId",
+            languages=1 + _rand(pl.col("productId"), seed + 7, 3),
+            printings=1 + _rand(pl.col("productId"), seed + 8, 2),
+        )
+        .with_columns(combo=pl.int_ranges(0, 5 * pl.col("languages") * pl.col("printings")))
+        .explode("combo")
+        .select(
+            skuId=1 + i,
+            productId="productId",
+            conditionId=1 + pl.col("combo") % 5,
+            languageId=1 + (pl.col("combo") // 5) % pl.col("languages") * 6 % 12,
+            printingId=1 + (pl.col("combo") // (5 * pl.col("languages"))) * 2,
+        )
+    )
+    skus.write_parquet(catalog / "skus.parquet")
+    n_skus = skus.height
+    pl.DataFrame(
+        CONDITIONS, schema=["conditionId", "name", "abbreviation"], orient="row"
+    ).write_csv(catalog / "conditions.csv")
+    pl.DataFrame(LANGUAGES, schema=["languageId", "name", "abbr"], orient="row").write_ndjson(
+        catalog / "languages.ndjson"
+    )
+    pl.DataFrame(PRINTINGS, schema=["printingId", "name", "foil"], orient="row").write_csv(
+        catalog / "printings.csv"
+    )
+
+    sizes = store_sizes(stores, listings)
+    sizes.select("storeKey", name=pl.format("Store number {}", pl.col("rank"))).write_csv(
+        store_dir / "stores.csv"
+    )
+    sizes.filter(pl.col("rank") % 11 == 3).select(
+        "storeKey",
+        channelId=pl.lit(0),
+        categoryId=1 + _rand(pl.col("rank"), seed + 9, n_categories),
+    ).write_csv(store_dir / "excluded_categories.csv")
+
+    # Listings: each store takes distinct SKUs, offset + k * stride (mod the SKU count).
+    stride = next(p for p in (1_000_003, 999_983, 7_919, 101, 1) if n_skus % p != 0)
+    rows = (
+        sizes.with_columns(
+            k=pl.int_ranges(0, pl.col("size")), start=_rand(pl.col("rank"), seed + 10, n_skus)
+        )
+        .explode("k")
+        .with_columns(n=i)
+        .select(
+            "storeKey",
+            channelId=pl.when((pl.col("rank") % 7 == 0) & (pl.col("k") % 5 == 4))
+            .then(1)
+            .otherwise(0),
+            skuId=1 + (pl.col("start") + pl.col("k") * stride) % n_skus,
+            price=(
+                (
+                    _rand(pl.col("n"), seed + 11, 100) ** 3 // 400
+                    + _rand(pl.col("n"), seed + 12, 4) * 25
+                    + 10
+                ).cast(pl.Decimal(12, 2))
+                / 100
+            ).cast(pl.Decimal(12, 2)),
+            quantity=_rand(pl.col("n"), seed + 13, 9).cast(pl.Int32),
+            isFeatured=pl.when(_rand(pl.col("n"), seed + 14, 3) == 0)
+            .then(None)
+            .otherwise(_rand(pl.col("n"), seed + 15, 2) == 1),
+            isCustom=pl.lit(False),
+            storePriceCustomId=pl.lit(None, pl.Int64),
+            title=pl.lit(None, pl.String),
+            n="n",
+        )
+    )
+    custom = rows.filter(pl.col("n") % 100 == 7).with_columns(
+        isCustom=pl.lit(True),
+        storePriceCustomId=10_000_000 + pl.col("n"),
+        title=pl.format("Graded copy {}", pl.col("n")),
+        quantity=pl.lit(1, pl.Int32),
+    )
+    everything = pl.concat([rows, custom]).drop("n")
+    total = everything.height
+    for part, start in enumerate(range(0, total, LISTINGS_PER_FILE)):
+        everything.slice(start, LISTINGS_PER_FILE).write_parquet(
+            store_dir / "listings" / f"part-{part:03d}.parquet", compression="zstd"
+        )
+    return {
+        "categories": n_categories,
+        "groups": n_groups,
+        "products": n_products,
+        "skus": n_skus,
+        "stores": stores,
+        "listings": total,
+    }

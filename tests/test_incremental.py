@@ -1,0 +1,64 @@
+"""A nightly rebuild writes only the files whose bytes changed, and says which."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import orjson
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipeline import api
+from pipeline.build import build
+from pipeline.settings import load_settings
+from tests.conftest import write_inputs
+
+
+def _listings(price_s2: str, with_s3: bool) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = [
+        {"storeKey": "s1", "skuId": 1000, "price": "1.00", "quantity": 1},
+        {"storeKey": "s1", "skuId": 1010, "price": "2.00", "quantity": 1},
+        {"storeKey": "s2", "skuId": 1000, "price": price_s2, "quantity": 1},
+    ]
+    if with_s3:
+        rows.append({"storeKey": "s3", "skuId": 1010, "price": "9.00", "quantity": 1})
+    return rows
+
+
+def test_unchanged_pages_are_linked_and_changes_are_listed(tmp_path: Path) -> None:
+    output = tmp_path / "out"
+    build(load_settings(None, input=write_inputs(tmp_path / "a", listings=_listings("5.00", True)), output=output))
+    first = (output / "current").resolve()
+    build(load_settings(None, input=write_inputs(tmp_path / "b", listings=_listings("6.00", False)), output=output))
+    second = (output / "current").resolve()
+    assert first != second
+    changes = orjson.loads((output / "changes.json").read_bytes())
+    s2 = "v1.39.0/stores/s2/inventory/products/"
+    assert changes["changed"] == [f"{s2}categoryId=1.json", f"{s2}groupId=10.json", f"{s2}index.json"]
+    assert changes["removed"] == [
+        f"v1.39.0/stores/s3/inventory/products/{name}.json" for name in ("categoryId=1", "groupId=10", "index")
+    ]
+    unchanged = "v1.39.0/stores/s1/inventory/products/index.json"
+    assert os.stat(first / "site" / unchanged).st_ino == os.stat(second / "site" / unchanged).st_ino
+    changed = f"{s2}index.json"
+    assert os.stat(first / "site" / changed).st_ino != os.stat(second / "site" / changed).st_ino
+    report = orjson.loads((output / "build_report.json").read_bytes())
+    assert report["site"]["files_unchanged"] == report["site"]["files"] - 3
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    channel=st.integers(0, 3),
+    category=st.none() | st.integers(0, 10**6),
+    group=st.none() | st.integers(0, 10**12),
+    limit=st.integers(1, 100),
+    offsets=st.lists(st.integers(0, 10**6), max_size=5),
+)
+def test_page_paths_equal_the_canonical_path(
+    channel: int, category: int | None, group: int | None, limit: int, offsets: list[int]
+) -> None:
+    params = api.InventoryParams(channelId=channel, categoryId=category, groupId=group, limit=limit)
+    expected = [api.inventory_page_path("Key", api.InventoryParams(
+        channelId=channel, categoryId=category, groupId=group, limit=limit, offset=o)) for o in offsets]
+    assert api.page_paths("Key", params, offsets) == expected
