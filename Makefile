@@ -9,7 +9,7 @@ INPUT ?= data
 OUTPUT ?= data/out
 CONFIG ?=
 
-.PHONY: help setup system-deps build test golden lint clean
+.PHONY: help setup system-deps build test bench golden lint clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -33,6 +33,9 @@ build: setup ## Build INPUT (default: the shipped sample in data/) into OUTPUT (
 
 test: lint system-deps ## Lint, then run the test suite
 	$(BIN)/pytest -q
+
+bench: setup ## Benchmark: SCALE=quick (1M listings, default), full (10M) or tiny
+	$(BIN)/python -m pipeline.bench --scale $(or $(SCALE),quick)
 
 golden: setup ## Regenerate the golden pages in tests/golden/ from the shipped sample
 	$(BIN)/python -m tests.golden

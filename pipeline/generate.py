@@ -4,7 +4,7 @@ Built with polars expressions only (hash-based pseudo-randomness, no Python loop
 10 million listings take well under a minute. Shape, at full scale: about 500k products over
 80 categories and 30k groups; SKUs per product as real games have them (conditions x languages
 x printings); store sizes heavily skewed (a few stores with 100k-200k listings, most with
-hundreds); 1% custom listings; a second channel on every seventh store; nulls where the
+hundreds, a rank-size power law); 1% custom listings; a second channel on every seventh store; nulls where the
 contract allows them. The catalog scales down with the number of listings.
 """
 
@@ -83,15 +83,21 @@ def catalog_size(listings: int) -> tuple[int, int, int]:
     return max(3, min(80, products // 2_000)), max(10, products // 16), products
 
 
-def store_sizes(stores: int, listings: int) -> pl.DataFrame:
-    """Heavily skewed: rank r gets a share ~ 1/(r+3)^1.15, capped at 200k, the rest spread."""
+def store_sizes(stores: int, listings: int, cap: int = 200_000) -> pl.DataFrame:
+    """Heavily skewed: rank r gets a share ~ 1/(r+20)^1.6, no store above `cap` (what a capped
+    store would have had goes to the others in proportion), summing exactly to `listings`."""
     rank = pl.int_range(stores, eager=True)
-    weight = 1.0 / (rank + 3).cast(pl.Float64).pow(1.15)
-    size = (weight / weight.sum() * listings).floor().cast(pl.Int64).clip(1, 200_000)
-    short = listings - int(size.sum())
-    extra = pl.Series([short // stores] * stores) + (rank < short % stores).cast(pl.Int64)
-    size = size + extra.clip(lower_bound=0)
-    return pl.DataFrame({"rank": rank, "size": size}).with_columns(
+    weight = (1.0 / (rank + 20).cast(pl.Float64).pow(1.6)).to_list()
+    size = [w / sum(weight) * listings for w in weight]
+    for _ in range(20):  # water-filling: cap, then spread the excess over the uncapped stores
+        excess = sum(max(0.0, x - cap) for x in size)
+        free = sum(x for x in size if x < cap)
+        if excess < 1 or free == 0:
+            break
+        size = [min(x, cap) if x >= cap else x * (1 + excess / free) for x in size]
+    whole = [max(1, int(x)) for x in size]
+    whole[next(i for i, x in enumerate(whole) if x < cap)] += listings - sum(whole)
+    return pl.DataFrame({"rank": rank, "size": pl.Series(whole, dtype=pl.Int64)}).with_columns(
         storeKey=pl.format("store-{}", pl.col("rank").cast(pl.String).str.pad_start(5, "0"))
     )
 

@@ -1,0 +1,186 @@
+"""`make bench`: the build against the floors of this machine, on generated input.
+
+    python -m pipeline.bench --scale quick   # 1M listings / 200 stores
+    python -m pipeline.bench --scale full    # 10M listings / 2,000 stores
+    python -m pipeline.bench --scale tiny    # 20k listings / 20 stores (what the tests run)
+
+In one run, on the same generated input: (1) the scan floor, DuckDB reading the listings and
+computing per store x channel x product count and min price with no output; (2) the write
+floor, the same number of files with the same sizes written from ready buffers; (3) the full
+build, in a subprocess (wall time, peak RSS); (4) a rebuild after 5% of the stores changed.
+Prints the figures and ratios and writes them to <dir>/<scale>/results.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import orjson
+import polars as pl
+
+from pipeline.generate import generate
+
+SCALES = {"tiny": (20, 20_000), "quick": (200, 1_000_000), "full": (2_000, 10_000_000)}
+SETTLE_SECONDS = 5.0  # file creation right after mass deletion is slow on this disk
+
+
+def _peak_rss_children_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+def scan_floor(input_dir: Path) -> float:
+    """DuckDB: listings joined to SKUs, count and min per store x channel x product, no output."""
+    con = duckdb.connect(config={"threads": 2, "memory_limit": "4GB"})
+    started = time.perf_counter()
+    con.execute(
+        """
+        SELECT count(*), sum(n), sum(low) FROM (
+            SELECT l.storeKey, l.channelId, s.productId, count(*) AS n, min(l.price) AS low
+            FROM read_parquet($listings) AS l JOIN read_parquet($skus) AS s USING (skuId)
+            WHERE l.quantity > 0
+            GROUP BY ALL)
+        """,
+        {
+            "listings": str(input_dir / "stores" / "listings" / "*.parquet"),
+            "skus": str(input_dir / "catalog" / "skus.parquet"),
+        },
+    ).fetchall()
+    seconds = time.perf_counter() - started
+    con.close()
+    return seconds
+
+
+def write_floor(manifest: Path, target: Path) -> float:
+    """Write files of the manifest's sizes, in its folders, from ready-made buffers."""
+    entries = orjson.loads(manifest.read_bytes())["files"]
+    buffers: dict[int, bytes] = {}
+    started = time.perf_counter()
+    made: set[Path] = set()
+    for entry in entries:
+        path = target / entry["path"]
+        if path.parent not in made:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made.add(path.parent)
+        size = entry["bytes"]
+        body = buffers.get(size) or buffers.setdefault(size, b"x" * size)
+        with open(path, "wb") as fh:
+            fh.write(body)
+    return time.perf_counter() - started
+
+
+def run_build(input_dir: Path, output: Path) -> tuple[float, float, dict[str, Any]]:
+    """(seconds, peak RSS MB, build report) of `pipeline build` in a subprocess."""
+    before = _peak_rss_children_mb()
+    started = time.perf_counter()
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pipeline",
+            "build",
+            "--input",
+            str(input_dir),
+            "--output",
+            str(output),
+        ],
+        check=True,
+    )
+    seconds = time.perf_counter() - started
+    peak = max(_peak_rss_children_mb(), before)
+    return seconds, peak, json.loads((output / "build_report.json").read_text())
+
+
+def change_stores(input_dir: Path, changed_dir: Path, share: float) -> int:
+    """A copy of the input (hard links) where `share` of the stores changed every price."""
+    if changed_dir.exists():
+        shutil.rmtree(changed_dir)
+    shutil.copytree(input_dir, changed_dir, copy_function=os.link)
+    stores = pl.read_csv(input_dir / "stores" / "stores.csv")["storeKey"].to_list()
+    picked = set(stores[:: max(1, round(1 / share))])
+    for part in sorted((changed_dir / "stores" / "listings").glob("*.parquet")):
+        frame = pl.read_parquet(part)
+        bumped = frame.with_columns(
+            price=pl.when(pl.col("storeKey").is_in(list(picked)))
+            .then(pl.col("price") + pl.lit(1).cast(pl.Decimal(12, 2)))
+            .otherwise(pl.col("price"))
+        )
+        part.unlink()  # a new file, not a write through the hard link
+        bumped.write_parquet(part, compression="zstd")
+    return len(picked)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--scale", choices=sorted(SCALES), default="quick")
+    parser.add_argument("--dir", type=Path, default=Path(".bench"), help="work directory")
+    parser.add_argument(
+        "--settle", type=float, default=SETTLE_SECONDS, help="seconds to wait after deleting files"
+    )
+    args = parser.parse_args(argv)
+    stores, listings = SCALES[args.scale]
+    base = args.dir / args.scale
+    input_dir, output = base / "input", base / "out"
+    if not (input_dir / "stores" / "stores.csv").is_file():
+        generate(input_dir, stores, listings, seed=1)
+    for stale in (output, base / "floor-files"):
+        if stale.exists():
+            shutil.rmtree(stale)
+            time.sleep(args.settle)
+
+    build_s, peak_mb, report = run_build(input_dir, output)
+    site = report["site"]
+    time.sleep(args.settle)
+    write_s = write_floor(output / "manifest.json", base / "floor-files")
+    shutil.rmtree(base / "floor-files")
+    scan_s = scan_floor(input_dir)
+    changed = change_stores(input_dir, base / "input-changed", 0.05)
+    time.sleep(args.settle)
+    rebuild_s, rebuild_peak_mb, rebuild = run_build(base / "input-changed", output)
+    changes = orjson.loads((output / "changes.json").read_bytes())
+
+    accepted = report["tables"]["listings"]["accepted"]
+    results = {
+        "scale": args.scale,
+        "stores": stores,
+        "listings": accepted,
+        "build_seconds": round(build_s, 2),
+        "peak_rss_mb": round(peak_mb),
+        "stages_seconds": report["stages_seconds"],
+        "listings_per_second": round(accepted / build_s),
+        "pages": site["pages"],
+        "pages_per_second": round(site["pages"] / build_s),
+        "files": site["files"],
+        "bytes_written": site["bytes"],
+        "scan_floor_seconds": round(scan_s, 2),
+        "write_floor_seconds": round(write_s, 2),
+        "ratio_to_floors": round(build_s / (scan_s + write_s), 2),
+        "rebuild_changed_stores": changed,
+        "rebuild_seconds": round(rebuild_s, 2),
+        "rebuild_ratio": round(rebuild_s / build_s, 2),
+        "rebuild_files_written": len(changes["changed"]),
+        "rebuild_files_removed": len(changes["removed"]),
+        "rebuild_files_linked": rebuild["site"]["files_unchanged"],
+        "rebuild_peak_rss_mb": round(rebuild_peak_mb),
+        "cores": os.cpu_count(),
+    }
+    (base / "results.json").write_text(json.dumps(results, indent=2))
+    width = max(map(len, results))
+    for key, value in results.items():
+        print(f"{key:<{width}}  {value}")
+    return results
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,31 @@
+"""The benchmark runs end to end at a tiny scale (its figures are for `make bench`, not tests)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline import bench
+from pipeline.generate import generate, store_sizes
+
+
+def test_the_benchmark_runs_and_reports_every_figure(tmp_path: Path) -> None:
+    results = bench.main(["--scale", "tiny", "--dir", str(tmp_path), "--settle", "0"])
+    for key in ("build_seconds", "peak_rss_mb", "listings_per_second", "pages_per_second",
+                "bytes_written", "scan_floor_seconds", "write_floor_seconds", "ratio_to_floors",
+                "rebuild_seconds", "rebuild_ratio"):
+        assert results[key] > 0, key
+    assert results["listings"] == 20_200  # 20k generic listings and 1% custom ones, none rejected
+    assert 0 < results["rebuild_files_written"] < results["files"] / 4
+    assert results["rebuild_files_linked"] + results["rebuild_files_written"] == results["files"]
+    assert (tmp_path / "tiny" / "results.json").is_file()
+
+
+def test_generate_is_deterministic_and_skewed(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert generate(a, 30, 5_000, seed=3) == generate(b, 30, 5_000, seed=3)
+    for file in sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file()):
+        assert (a / file).read_bytes() == (b / file).read_bytes(), file
+    sizes = store_sizes(2_000, 10_000_000)["size"]
+    assert sizes.sum() == 10_000_000
+    assert 100_000 <= sizes.max() <= 200_000
+    assert sizes.median() < 2_000
