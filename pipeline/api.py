@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote, unquote, unquote_plus
 
@@ -199,12 +199,18 @@ def _canonical_value(value: object) -> str:
     return str(value).lower() if isinstance(value, str) else str(value)
 
 
-def canonical_query(params: InventoryParams) -> str:
-    pairs = [
-        f"{name}={quote(_canonical_value(value), safe='')}"
-        for name, value in asdict(params).items()
-        if value != getattr(DEFAULTS, name)
-    ]
+_CANONICAL_ORDER = tuple((f.name, f.default) for f in fields(InventoryParams))
+
+
+def canonical_query(params: InventoryParams, *, paging: bool = True) -> str:
+    """The canonical query string (without offset and limit when not `paging`)."""
+    pairs = []
+    for name, default in _CANONICAL_ORDER:
+        if not paging and name in ("offset", "limit"):
+            continue
+        value = getattr(params, name)
+        if value != default:
+            pairs.append(f"{name}={quote(_canonical_value(value), safe='')}")
     return "&".join(pairs)
 
 
@@ -215,18 +221,16 @@ def inventory_page_path(store_key: str, params: InventoryParams) -> PurePosixPat
     )
 
 
-def page_paths(
-    store_key: str, params: InventoryParams, offsets: Iterable[int]
-) -> list[PurePosixPath]:
-    """`inventory_page_path` for many offsets of one request at once: offset and limit come
-    last in the canonical order, so only the tail of the name changes."""
-    base = canonical_query(replace(params, offset=0, limit=DEFAULTS.limit))
+def page_paths(store_key: str, params: InventoryParams, offsets: Iterable[int]) -> list[str]:
+    """`inventory_page_path` as text, for many offsets of one request at once: offset and
+    limit come last in the canonical order, so only the tail of the name changes."""
+    base = canonical_query(params, paging=False)
     limit = "" if params.limit == DEFAULTS.limit else f"limit={params.limit}"
-    folder = PurePosixPath(VERSION, "stores", store_key.lower(), "inventory", "products")
+    folder = f"{VERSION}/stores/{store_key.lower()}/inventory/products/"
     paths = []
     for offset in offsets:
         tail = "&".join(p for p in (base, f"offset={offset}" if offset else "", limit) if p)
-        paths.append(folder / f"{tail or 'index'}.json")
+        paths.append(f"{folder}{tail or 'index'}.json")
     return paths
 
 

@@ -31,7 +31,7 @@ import polars as pl
 from pipeline.generate import generate
 
 SCALES = {"tiny": (20, 20_000), "quick": (200, 1_000_000), "full": (2_000, 10_000_000)}
-SETTLE_SECONDS = 5.0  # file creation right after mass deletion is slow on this disk
+SETTLE_SECONDS = 30.0  # file creation right after mass deletion is slow on this disk
 
 
 def _peak_rss_children_mb() -> float:

@@ -38,19 +38,20 @@ class SiteWriter:
     previous_files: dict[str, str] = field(default_factory=dict)  # path -> sha256
     files: dict[str, tuple[str, int]] = field(default_factory=dict)  # path -> (sha256, bytes)
     linked: int = 0
-    _dirs: set[Path] = field(default_factory=set)
+    _dirs: set[str] = field(default_factory=set)
 
-    def write(self, path: PurePosixPath, body: bytes) -> None:
-        target = self.root / path
-        if target.parent not in self._dirs:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            self._dirs.add(target.parent)
-        name = path.as_posix()
+    def write(self, path: PurePosixPath | str, body: bytes) -> None:
+        name = str(path)  # relative, "/"-separated
+        target = f"{self.root}/{name}"
+        folder = target.rpartition("/")[0]
+        if folder not in self._dirs:
+            os.makedirs(folder, exist_ok=True)
+            self._dirs.add(folder)
         digest = hashlib.sha256(body).hexdigest()
         self.files[name] = (digest, len(body))
         if self.previous is not None and self.previous_files.get(name) == digest:
             try:  # the same bytes as last night: a hard link, no bytes written
-                os.link(self.previous / name, target)
+                os.link(f"{self.previous}/{name}", target)
                 self.linked += 1
                 return
             except OSError:
@@ -128,10 +129,10 @@ def _pages(
     return len(offsets)
 
 
-def _filtered(base: InventoryParams, variant: str, value: int) -> InventoryParams:
+def _filtered(channel: int, variant: str, value: int) -> InventoryParams:
     if variant == "categoryId":
-        return replace(base, categoryId=value)
-    return replace(base, groupId=value)
+        return InventoryParams(channelId=channel, categoryId=value)
+    return InventoryParams(channelId=channel, groupId=value)
 
 
 def write_inventory_pages(
@@ -149,7 +150,7 @@ def write_inventory_pages(
             by_value: dict[int, list[bytes]] = {}
             for value, text in zip(values, products.json, strict=True):
                 by_value.setdefault(value, []).append(text)
-            subsets += [(_filtered(base, variant, v), texts) for v, texts in by_value.items()]
+            subsets += [(_filtered(channel, variant, v), texts) for v, texts in by_value.items()]
         for limit in settings.limits:
             for params, texts in subsets:
                 counts["pages"] += _pages(writer, store_key, params, texts, limit)

@@ -3,9 +3,9 @@
 Built with polars expressions only (hash-based pseudo-randomness, no Python loops per row), so
 10 million listings take well under a minute. Shape, at full scale: about 500k products over
 80 categories and 30k groups; SKUs per product as real games have them (conditions x languages
-x printings); store sizes heavily skewed (a few stores with 100k-200k listings, most with
-hundreds, a rank-size power law); 1% custom listings; a second channel on every seventh store; nulls where the
-contract allows them. The catalog scales down with the number of listings.
+x printings); store sizes heavily skewed by a rank-size power law (a few stores with 100k-200k
+listings, most with hundreds); 1% custom listings; a second channel on every seventh store;
+nulls where the contract allows them. The catalog scales down with the number of listings.
 """
 
 from __future__ import annotations

@@ -10,9 +10,18 @@ from pipeline.generate import generate, store_sizes
 
 def test_the_benchmark_runs_and_reports_every_figure(tmp_path: Path) -> None:
     results = bench.main(["--scale", "tiny", "--dir", str(tmp_path), "--settle", "0"])
-    for key in ("build_seconds", "peak_rss_mb", "listings_per_second", "pages_per_second",
-                "bytes_written", "scan_floor_seconds", "write_floor_seconds", "ratio_to_floors",
-                "rebuild_seconds", "rebuild_ratio"):
+    for key in (
+        "build_seconds",
+        "peak_rss_mb",
+        "listings_per_second",
+        "pages_per_second",
+        "bytes_written",
+        "scan_floor_seconds",
+        "write_floor_seconds",
+        "ratio_to_floors",
+        "rebuild_seconds",
+        "rebuild_ratio",
+    ):
         assert results[key] > 0, key
     assert results["listings"] == 20_200  # 20k generic listings and 1% custom ones, none rejected
     assert 0 < results["rebuild_files_written"] < results["files"] / 4

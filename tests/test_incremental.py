@@ -28,16 +28,33 @@ def _listings(price_s2: str, with_s3: bool) -> list[dict[str, object]]:
 
 def test_unchanged_pages_are_linked_and_changes_are_listed(tmp_path: Path) -> None:
     output = tmp_path / "out"
-    build(load_settings(None, input=write_inputs(tmp_path / "a", listings=_listings("5.00", True)), output=output))
+    build(
+        load_settings(
+            None,
+            input=write_inputs(tmp_path / "a", listings=_listings("5.00", True)),
+            output=output,
+        )
+    )
     first = (output / "current").resolve()
-    build(load_settings(None, input=write_inputs(tmp_path / "b", listings=_listings("6.00", False)), output=output))
+    build(
+        load_settings(
+            None,
+            input=write_inputs(tmp_path / "b", listings=_listings("6.00", False)),
+            output=output,
+        )
+    )
     second = (output / "current").resolve()
     assert first != second
     changes = orjson.loads((output / "changes.json").read_bytes())
     s2 = "v1.39.0/stores/s2/inventory/products/"
-    assert changes["changed"] == [f"{s2}categoryId=1.json", f"{s2}groupId=10.json", f"{s2}index.json"]
+    assert changes["changed"] == [
+        f"{s2}categoryId=1.json",
+        f"{s2}groupId=10.json",
+        f"{s2}index.json",
+    ]
     assert changes["removed"] == [
-        f"v1.39.0/stores/s3/inventory/products/{name}.json" for name in ("categoryId=1", "groupId=10", "index")
+        f"v1.39.0/stores/s3/inventory/products/{name}.json"
+        for name in ("categoryId=1", "groupId=10", "index")
     ]
     unchanged = "v1.39.0/stores/s1/inventory/products/index.json"
     assert os.stat(first / "site" / unchanged).st_ino == os.stat(second / "site" / unchanged).st_ino
@@ -59,6 +76,13 @@ def test_page_paths_equal_the_canonical_path(
     channel: int, category: int | None, group: int | None, limit: int, offsets: list[int]
 ) -> None:
     params = api.InventoryParams(channelId=channel, categoryId=category, groupId=group, limit=limit)
-    expected = [api.inventory_page_path("Key", api.InventoryParams(
-        channelId=channel, categoryId=category, groupId=group, limit=limit, offset=o)) for o in offsets]
-    assert api.page_paths("Key", params, offsets) == expected
+    expected = [
+        api.inventory_page_path(
+            "Key",
+            api.InventoryParams(
+                channelId=channel, categoryId=category, groupId=group, limit=limit, offset=o
+            ),
+        )
+        for o in offsets
+    ]
+    assert api.page_paths("Key", params, offsets) == [str(p) for p in expected]
