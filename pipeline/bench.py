@@ -78,7 +78,7 @@ def write_floor(manifest: Path, target: Path) -> float:
     return time.perf_counter() - started
 
 
-def run_build(input_dir: Path, output: Path) -> tuple[float, float, dict[str, Any]]:
+def run_build(input_dir: Path, output: Path, *extra: str) -> tuple[float, float, dict[str, Any]]:
     """(seconds, peak RSS MB, build report) of `pipeline build` in a subprocess."""
     before = _peak_rss_children_mb()
     started = time.perf_counter()
@@ -92,6 +92,7 @@ def run_build(input_dir: Path, output: Path) -> tuple[float, float, dict[str, An
             str(input_dir),
             "--output",
             str(output),
+            *extra,
         ],
         check=True,
     )
@@ -150,6 +151,24 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     rebuild_s, rebuild_peak_mb, rebuild = run_build(base / "input-changed", output)
     changes = orjson.loads((output / "changes.json").read_bytes())
 
+    # Two shards, each a build of its own, and their merge: the same release as unsharded.
+    shard_seconds = []
+    for index in range(2):
+        shard_out = base / f"shard{index}"
+        if shard_out.exists():
+            shutil.rmtree(shard_out)
+        shard_seconds.append(
+            run_build(base / "input-changed", shard_out, "--shard", f"{index}/2")[0]
+        )
+    merged = base / "merged"
+    if merged.exists():
+        shutil.rmtree(merged)
+    started = time.perf_counter()
+    command = [sys.executable, "-m", "pipeline", "merge", "--output", str(merged)]
+    subprocess.run([*command, str(base / "shard0"), str(base / "shard1")], check=True)
+    merge_s = time.perf_counter() - started
+    identical = (merged / "manifest.json").read_bytes() == (output / "manifest.json").read_bytes()
+
     accepted = report["tables"]["listings"]["accepted"]
     results = {
         "scale": args.scale,
@@ -173,6 +192,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "rebuild_files_removed": len(changes["removed"]),
         "rebuild_files_linked": rebuild["site"]["files_unchanged"],
         "rebuild_peak_rss_mb": round(rebuild_peak_mb),
+        "shard_build_seconds": [round(s, 2) for s in shard_seconds],
+        "merge_seconds": round(merge_s, 2),
+        "merged_equals_unsharded": identical,
         "cores": os.cpu_count(),
     }
     (base / "results.json").write_text(json.dumps(results, indent=2))

@@ -197,7 +197,9 @@ def _build(settings: Settings) -> BuildResult:
         with _timed(stages, "export"):
             current = output / "current"
             previous = current.resolve() if current.is_symlink() and current.exists() else None
-            writer, counts = export.write_site(con, release / "site", settings.export, previous)
+            writer, counts = export.write_site(
+                con, release / "site", settings.export, previous, settings.shard_pair
+            )
             (release / "manifest.json").write_bytes(writer.manifest())
             (release / "changes.json").write_bytes(
                 orjson.dumps(writer.changes(), option=orjson.OPT_INDENT_2)
@@ -221,3 +223,58 @@ def _build(settings: Settings) -> BuildResult:
         _publish(output, work_db, release, settings.releases_kept)
     shutil.rmtree(work, ignore_errors=True)
     return BuildResult(build_id, release, summary, stages)
+
+
+def merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
+    """One release from the outputs of `pipeline build --shard I/N` for every I: the union of
+    their sites (hard links, no bytes copied), identical to the build without shards."""
+    with _exclusive(settings.output):
+        return _merge(shard_outputs, settings)
+
+
+def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
+    output = settings.output
+    build_id = new_build_id()
+    work, release = output / ".work" / build_id, output / "releases" / build_id
+    work.mkdir(parents=True)
+    started = time.perf_counter()
+    current = output / "current"
+    previous = current.resolve() if current.is_symlink() and current.exists() else None
+    known = export.load_manifest(previous)
+    writer = export.SiteWriter(release / "site", None, known)
+    reports = []
+    for shard_output in shard_outputs:
+        shard_release = (shard_output / "current").resolve()
+        if not (shard_release / PUBLISHED).exists():
+            raise BuildError(f"{shard_output}: no published shard build")
+        for entry in orjson.loads((shard_release / "manifest.json").read_bytes())["files"]:
+            if entry["path"] in writer.files:
+                raise BuildError(f"{shard_output}: {entry['path']} is in two shards")
+            writer.adopt(shard_release / "site", entry["path"], entry["sha256"], entry["bytes"])
+        reports.append(orjson.loads((shard_release / "build_report.json").read_bytes()))
+    (release / "manifest.json").write_bytes(writer.manifest())
+    (release / "changes.json").write_bytes(
+        orjson.dumps(writer.changes(), option=orjson.OPT_INDENT_2)
+    )
+    (release / "nginx.conf").write_text(
+        nginx.render((output / "site").absolute(), settings.nginx_listen, settings.nginx_upstream),
+        encoding="utf-8",
+    )
+    # Every shard built the whole warehouse from the same input: the first one's serves.
+    first = (shard_outputs[0] / "current").resolve() / WAREHOUSE
+    try:
+        os.link(first, work / WAREHOUSE)
+    except OSError:
+        shutil.copyfile(first, work / WAREHOUSE)
+    summary = dict(reports[0])
+    summary["build_id"] = build_id
+    summary["merged_from"] = [r["build_id"] for r in reports]
+    summary["site"] = {
+        key: sum(r["site"].get(key, 0) for r in reports) for key in reports[0]["site"]
+    }
+    summary["site"].update(files=len(writer.files), bytes=writer.total_bytes)
+    summary["stages_seconds"] = {"merge": round(time.perf_counter() - started, 3)}
+    report.write(release, summary)
+    _publish(output, work / WAREHOUSE, release, settings.releases_kept)
+    shutil.rmtree(work, ignore_errors=True)
+    return BuildResult(build_id, release, summary, summary["stages_seconds"])

@@ -26,18 +26,24 @@ def main() -> None:
 @click.option("--input", "input_dir", type=click.Path(path_type=Path), help="Input directory.")
 @click.option("--output", "output_dir", type=click.Path(path_type=Path), help="Output directory.")
 @click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="TOML settings.")
+@click.option("--shard", help="I/N: export only the stores of shard I of N.")
 @click.option("--debug", is_flag=True, help="Show the traceback of a failure.")
 def build_command(
-    input_dir: Path | None, output_dir: Path | None, config: Path | None, debug: bool
+    input_dir: Path | None,
+    output_dir: Path | None,
+    config: Path | None,
+    shard: str | None,
+    debug: bool,
 ) -> None:
     """Build the warehouse and the site from INPUT into OUTPUT, then publish them atomically."""
     try:
-        settings = load_settings(config, input=input_dir, output=output_dir)
+        settings = load_settings(config, input=input_dir, output=output_dir, shard=shard)
+        settings.shard_pair  # noqa: B018 - validates I < N
         result = build(settings)
-    except (BuildError, FileNotFoundError) as exc:
+    except (BuildError, FileNotFoundError, ValueError) as exc:
         if debug:
             traceback.print_exc()
-        click.echo(f"build failed: {exc}", err=True)
+        click.echo(f"build failed: {str(exc).splitlines()[0]}", err=True)
         sys.exit(1)
     except Exception as exc:  # a crash: exit 2, one line unless --debug
         if debug:
@@ -120,3 +126,26 @@ def generate_command(output_dir: Path, stores: int, listings: int, seed: int) ->
 
     counts = generate(output_dir, stores, listings, seed)
     click.echo(", ".join(f"{v:,} {k}" for k, v in counts.items()) + f" -> {output_dir}")
+
+
+@main.command("merge")
+@click.option(
+    "--output",
+    "output_dir",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Output directory of the merged release.",
+)
+@click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="TOML settings.")
+@click.argument("shards", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
+def merge_command(output_dir: Path, config: Path | None, shards: tuple[Path, ...]) -> None:
+    """Publish one release from the outputs of `pipeline build --shard I/N` (every I)."""
+    from pipeline.build import merge
+
+    try:
+        result = merge(list(shards), load_settings(config, output=output_dir))
+    except BuildError as exc:
+        click.echo(f"merge failed: {exc}", err=True)
+        sys.exit(1)
+    site = result.report["site"]
+    click.echo(f"published merged build {result.build_id}: {site['files']} files -> {output_dir}")

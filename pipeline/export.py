@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
@@ -58,6 +60,19 @@ class SiteWriter:
                 pass  # the old file is gone or on another file system: write it
         with open(target, "wb") as fh:
             fh.write(body)
+
+    def adopt(self, site: Path, name: str, digest: str, size: int) -> None:
+        """Take a finished file of another site (a shard's) into this one, without its bytes."""
+        target = f"{self.root}/{name}"
+        folder = target.rpartition("/")[0]
+        if folder not in self._dirs:
+            os.makedirs(folder, exist_ok=True)
+            self._dirs.add(folder)
+        try:
+            os.link(f"{site}/{name}", target)
+        except OSError:  # another file system
+            shutil.copyfile(f"{site}/{name}", target)
+        self.files[name] = (digest, size)
 
     def changes(self) -> dict[str, list[str]]:
         """What a sync to a static host must upload and delete, against the previous release."""
@@ -135,12 +150,25 @@ def _filtered(channel: int, variant: str, value: int) -> InventoryParams:
     return InventoryParams(channelId=channel, groupId=value)
 
 
+Shard = tuple[int, int]  # (index, count): this build exports the stores of shard index
+
+
+def shard_of(store_key: str, count: int) -> int:
+    """The shard of a store: stable across runs, machines and Python versions."""
+    return zlib.crc32(store_key.encode()) % count
+
+
 def write_inventory_pages(
-    con: duckdb.DuckDBPyConnection, writer: SiteWriter, settings: ExportSettings
+    con: duckdb.DuckDBPyConnection,
+    writer: SiteWriter,
+    settings: ExportSettings,
+    shard: Shard | None = None,
 ) -> dict[str, int]:
-    """Every materialised inventory page; returns counts for the build report."""
+    """Every materialised inventory page (of one shard's stores); counts for the report."""
     counts = {"store_channels": 0, "pages": 0, "products": 0}
     for (store_key, channel), products in _store_channel_rows(con):
+        if shard is not None and shard_of(store_key, shard[1]) != shard[0]:
+            continue
         counts["store_channels"] += 1
         counts["products"] += len(products.json)
         base = InventoryParams(channelId=channel)
@@ -198,14 +226,18 @@ def write_site(
     site_dir: Path,
     settings: ExportSettings,
     previous_release: Path | None = None,
+    shard: Shard | None = None,
 ) -> tuple[SiteWriter, dict[str, int]]:
-    """Write the site; files whose bytes equal the previous release's are hard-linked to it."""
+    """Write the site; files whose bytes equal the previous release's are hard-linked to it.
+    A shard writes its stores' pages; shard 0 also writes the pages common to all stores."""
     previous = load_manifest(previous_release)
     previous_site = previous_release / "site" if previous_release and previous else None
     writer = SiteWriter(site_dir, previous_site, previous)
-    counts = write_inventory_pages(con, writer, settings)
-    counts["category_pages"] = write_category_pages(con, writer, settings)
-    write_help(writer)
+    counts = write_inventory_pages(con, writer, settings, shard)
+    counts["category_pages"] = 0
+    if shard is None or shard[0] == 0:
+        counts["category_pages"] = write_category_pages(con, writer, settings)
+        write_help(writer)
     counts["files"] = len(writer.files)
     counts["files_unchanged"] = writer.linked
     counts["bytes"] = writer.total_bytes

@@ -56,11 +56,25 @@ class Settings(BaseSettings):
     duckdb_memory_limit: str = Field(default="4GB", description="DuckDB memory_limit")
     duckdb_threads: int = Field(default=2, ge=1, description="DuckDB threads")
     releases_kept: int = Field(default=3, ge=1, description="Published site releases kept")
+    shard: str | None = Field(
+        default=None,
+        pattern=r"^[0-9]+/[1-9][0-9]*$",
+        description="I/N: export only the stores of shard I of N (see `pipeline merge`)",
+    )
     nginx_listen: str = Field(default="127.0.0.1:8080", description="nginx.conf: listen address")
     nginx_upstream: str = Field(
         default="127.0.0.1:8000",
         description="nginx.conf: address of `pipeline serve`, for requests not materialised",
     )
+
+    @property
+    def shard_pair(self) -> tuple[int, int] | None:
+        if self.shard is None:
+            return None
+        index, count = (int(x) for x in self.shard.split("/"))
+        if index >= count:
+            raise ValueError(f"shard {self.shard}: the index must be below the count")
+        return index, count
 
     @classmethod
     def settings_customise_sources(

@@ -86,3 +86,36 @@ def test_page_paths_equal_the_canonical_path(
         for o in offsets
     ]
     assert api.page_paths("Key", params, offsets) == [str(p) for p in expected]
+
+
+def test_shards_merge_into_the_unsharded_release(sample_build: Path, tmp_path: Path) -> None:
+    from pipeline.build import merge
+    from tests.conftest import SAMPLE
+
+    shards = []
+    for index in range(3):
+        shard = tmp_path / f"shard{index}"
+        build(load_settings(None, input=SAMPLE, output=shard, shard=f"{index}/3"))
+        shards.append(shard)
+    sizes = [len(orjson.loads((s / "manifest.json").read_bytes())["files"]) for s in shards]
+    assert all(sizes) and sum(sizes) == len(orjson.loads((sample_build / "manifest.json").read_bytes())["files"])
+    merged = tmp_path / "merged"
+    merge(shards, load_settings(None, output=merged))
+    assert (merged / "manifest.json").read_bytes() == (sample_build / "manifest.json").read_bytes()
+    for entry in orjson.loads((merged / "manifest.json").read_bytes())["files"]:
+        path = entry["path"]
+        assert (merged / "site" / path).read_bytes() == (sample_build / "site" / path).read_bytes()
+
+
+def test_a_shard_given_twice_is_refused(tmp_path: Path) -> None:
+    import pytest
+
+    from pipeline.build import BuildError, merge
+    from tests.conftest import SAMPLE
+
+    shard = tmp_path / "shard"
+    build(load_settings(None, input=SAMPLE, output=shard, shard="1/2"))
+    with pytest.raises(BuildError, match="is in two shards"):
+        merge([shard, shard], load_settings(None, output=tmp_path / "merged"))
+    with pytest.raises(ValueError, match="index must be below the count"):
+        _ = load_settings(None, shard="2/2").shard_pair
