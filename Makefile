@@ -41,7 +41,7 @@ golden: setup ## Regenerate the golden pages in tests/golden/ from the shipped s
 	$(BIN)/python -m tests.golden
 
 lint: setup ## ruff and mypy, strict
-	$(BIN)/ruff check pipeline tests
+	$(BIN)/ruff check pipeline tests data/make_sample.py
 	$(BIN)/ruff format --check pipeline tests
 	$(BIN)/mypy
 

@@ -20,6 +20,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.generate import LANGUAGES  # the marketplace's language vocabulary
+
 HERE = Path(__file__).resolve().parent
 RNG = random.Random(20261121)
 
@@ -60,20 +62,6 @@ CONDITIONS = [
 ]
 MISSING_CONDITION = 7  # used by SKUs, deliberately absent from conditions.csv ("deprecated")
 
-LANGUAGES = [
-    (1, "English", "EN"),
-    (2, "Chinese (S)", "CS"),
-    (3, "Chinese (T)", "CT"),
-    (4, "French", "FR"),
-    (5, "German", "DE"),
-    (6, "Italian", "IT"),
-    (7, "Japanese", "JP"),
-    (8, "Korean", "KO"),
-    (9, "Portuguese", "PT"),
-    (10, "Russian", "RU"),
-    (11, "Spanish", "ES"),
-    (12, "Phyrexian", None),
-]
 
 PRINTINGS = [
     (1, "Normal", False),
@@ -374,14 +362,14 @@ def build_listings(
                         "storeKey": key,
                         "channelId": channel,
                         "skuId": sku[0],
-                        "price": price,  # same price as the generic listing: a tie on price and skuId
+                        "price": price,  # as the generic listing: a tie on price and skuId
                         "quantity": RNG.randint(1, 2),
                         "isFeatured": RNG.choice([True, None]),
                         "isCustom": True,
                         "storePriceCustomId": custom_id,
                         "title": RNG.choice(
                             [
-                                f"Signed by the artist – {custom_id}",
+                                f"Signed by the artist – {custom_id}",  # noqa: RUF001 - a real en dash
                                 'Graded PSA 9 "Mint"',
                                 "Misprint / off-center",
                                 None,

@@ -16,6 +16,15 @@ from pipeline import api, db
 from pipeline.build import WAREHOUSE, BuildError, build
 from pipeline.settings import load_settings
 
+published_output = click.option(
+    "--output",
+    "output_dir",
+    type=click.Path(path_type=Path),
+    default=Path("data/out"),
+    show_default=True,
+    help="Output directory of a build.",
+)
+
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def main() -> None:
@@ -60,14 +69,7 @@ def build_command(
 
 
 @main.command("query")
-@click.option(
-    "--output",
-    "output_dir",
-    type=click.Path(path_type=Path),
-    default=Path("data/out"),
-    show_default=True,
-    help="Output directory of a build.",
-)
+@published_output
 @click.argument("target")
 def query_command(output_dir: Path, target: str) -> None:
     """Print the API's answer to TARGET ('/v1.39.0/...?...') from the published warehouse.
@@ -86,14 +88,7 @@ def query_command(output_dir: Path, target: str) -> None:
 
 
 @main.command("serve")
-@click.option(
-    "--output",
-    "output_dir",
-    type=click.Path(path_type=Path),
-    default=Path("data/out"),
-    show_default=True,
-    help="Output directory of a build.",
-)
+@published_output
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
 @click.option("--threads", default=8, show_default=True, type=int)
