@@ -307,6 +307,109 @@ def build_catalog() -> tuple[list[list[object]], list[list[object]], list[list[o
     return groups, products, skus
 
 
+# Products that arrive as a catalog API page dump (DESIGN §2), in the Pokémon set "Base Set".
+API_PRODUCTS = [
+    (300001, "Lugia VSTAR", "139/195", "Ultra Rare"),
+    (300002, "Charizard", "4/102", "Holo Rare"),
+    (300003, "Blastoise", "2/102", "Holo Rare"),
+    (300004, "Energy Removal", "92/102", "Common"),
+    (300005, "Base Set Booster Pack", None, None),
+]
+
+
+def build_api_dump(groups: list[list[object]]) -> tuple[dict[str, object], list[list[object]]]:
+    """A products page as the catalog API returns it, and SKUs for its products."""
+    group_id = next(g[0] for g in groups if g[2] == "Base Set")
+    results = []
+    skus: list[list[object]] = []
+    for product_id, name, number, rarity in API_PRODUCTS:
+        extended = (
+            [{"name": "Number", "displayName": "Card Number", "value": number}] if number else []
+        )
+        if rarity:
+            extended.append({"name": "Rarity", "displayName": "Rarity", "value": rarity})
+        extended.append({"name": "CardText", "displayName": "Card Text", "value": "<p>…</p>"})
+        results.append(
+            {
+                "productId": product_id,
+                "name": name,
+                "cleanName": name,
+                "imageUrl": f"https://tcgplayer-cdn.tcgplayer.com/product/{product_id}_200w.jpg",
+                "categoryId": 3,
+                "groupId": group_id,
+                "url": f"https://www.tcgplayer.com/product/{product_id}",
+                "modifiedOn": "2025-12-04T15:00:29.8",
+                "imageCount": 1,
+                "presaleInfo": {"isPresale": False, "releasedOn": None, "note": None},
+                "extendedData": extended,
+            }
+        )
+        for condition_id in (1, 2, 3):
+            skus.append(
+                [7_000_000 + product_id * 10 + condition_id, product_id, condition_id, 1, 1]
+            )
+    envelope = {"totalItems": len(results), "success": True, "errors": [], "results": results}
+    return envelope, skus
+
+
+SELLER_PORTAL_COLUMNS = [
+    "TCGplayer Id",
+    "Product Line",
+    "Set Name",
+    "Product Name",
+    "Title",
+    "Number",
+    "Rarity",
+    "Condition",
+    "TCG Market Price",
+    "TCG Direct Low",
+    "TCG Low Price With Shipping",
+    "TCG Low Price",
+    "Total Quantity",
+    "Add to Quantity",
+    "TCG Marketplace Price",
+    "Photo URL",
+    "My Store Reserve Quantity",
+    "My Store Price",
+]
+
+
+def write_seller_portal(
+    path: Path, skus: list[list[object]], products: dict[object, list[object]]
+) -> None:
+    """An 18-column Seller Portal export: zero-quantity placeholders, "My Store" reserves."""
+    condition = {c[0]: c[1] for c in CONDITIONS}
+    rows = []
+    for sku in RNG.sample(skus[:-1], 60):
+        product = products[sku[1]]
+        price = price_for(product[4])
+        total = RNG.choice([0, 0, 1, 2, 4])  # 0: a placeholder row, not a listing
+        reserve = RNG.choice([0, 0, 1])
+        rows.append(
+            [
+                sku[0],
+                "Pokemon" if product[1] == 3 else "Magic",
+                "",
+                product[3],
+                "",
+                product[5] or "",
+                product[4] or "",
+                condition.get(sku[2], ""),
+                f"{price:.2f}",
+                "",
+                "",
+                f"{price:.2f}",
+                total,
+                0,
+                f"{price:.2f}",
+                "",
+                reserve,
+                f"{price + 1:.2f}" if reserve else "",
+            ]
+        )
+    write_csv(path, SELLER_PORTAL_COLUMNS, rows)
+
+
 def price_for(rarity: str | None) -> Decimal:
     base = {
         "Mythic": 18,
@@ -403,6 +506,12 @@ def build_listings(
 
 def main() -> None:
     groups, products, skus = build_catalog()
+    api_page, api_skus = build_api_dump(groups)
+    skus[-1:-1] = api_skus  # the SKU with the unknown condition stays last
+    (HERE / "catalog/products").mkdir(exist_ok=True)
+    (HERE / "catalog/products/tcgplayer-api-page-1.json").write_text(
+        json.dumps(api_page, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
+    )
     write_csv(
         HERE / "catalog/categories.csv",
         [
@@ -485,7 +594,21 @@ def main() -> None:
         ["storeKey", "channelId", "categoryId"],
         [["3d05ef67", 0, 2], ["3d05ef67", 1, 3], ["a1b2c3d4", "", 62], ["KardKastle", 1, 1]],
     )
-    listings = build_listings(products, skus)
+    api_products = [
+        [
+            p["productId"],
+            3,
+            p["groupId"],
+            p["name"],
+            next((e["value"] for e in p["extendedData"] if e["name"] == "Rarity"), None),
+            next((e["value"] for e in p["extendedData"] if e["name"] == "Number"), None),
+        ]
+        for p in api_page["results"]  # type: ignore[union-attr]
+    ]
+    listings = build_listings(products + api_products, skus)
+    write_seller_portal(
+        HERE / "stores/listings/card-cellar.csv", skus, {p[0]: p for p in products + api_products}
+    )
     columns = [
         "storeKey",
         "channelId",

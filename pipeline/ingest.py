@@ -22,13 +22,14 @@ import duckdb
 import orjson
 import polars as pl
 
+from pipeline import adapters
 from pipeline.contract import TABLES, Kind, Table
 from pipeline.db import comment_table, quote
 
 SOURCE_FILE = "_source_file"
 SOURCE_ROW = "_source_row"
 PARSE_ERROR = "_parse_error"
-EXTENSIONS = (".csv", ".parquet", ".ndjson", ".jsonl")
+EXTENSIONS = (".csv", ".parquet", ".ndjson", ".jsonl", ".json")  # .json: catalog API dumps
 MAX_FIELD = 1 << 20  # characters; a longer CSV field makes its record a reject
 
 
@@ -188,10 +189,21 @@ def _read_parquet(con: duckdb.DuckDBPyConnection, path: Path) -> pl.DataFrame:
         raise InputError(f"{path}: cannot read Parquet: {str(exc).splitlines()[0]}") from exc
 
 
-def read_file(con: duckdb.DuckDBPyConnection, path: Path, table: Table) -> pl.DataFrame:
-    """A file's rows as text columns plus `_source_row`."""
-    if path.suffix == ".csv":
-        return _read_csv(path)
+def read_file(
+    con: duckdb.DuckDBPyConnection, path: Path, table: Table, source: str
+) -> pl.DataFrame:
+    """A file's rows as text columns plus `_source_row` (and `_source_file` when a converted
+    format splits one file into several sources)."""
+    try:
+        if path.suffix == ".json":
+            return adapters.read_api_dump(path, table.name)
+        if path.suffix == ".csv":
+            frame = _read_csv(path)
+            if table.name == "listings" and adapters.is_seller_portal(frame.columns):
+                return adapters.from_seller_portal(frame, path.stem, source)
+            return frame
+    except adapters.AdapterError as exc:
+        raise InputError(f"{path}: {exc}") from exc
     if path.suffix == ".parquet":
         return _read_parquet(con, path)
     lists = frozenset(c.name for c in table.columns if c.kind is Kind.TEXT_LIST)
@@ -210,11 +222,11 @@ def _conform(df: pl.DataFrame, table: Table, source: str) -> pl.DataFrame:
     extras = [
         pl.col(c).cast(pl.String)
         for c in df.columns
-        if c not in table.column_names and c not in (SOURCE_ROW, PARSE_ERROR)
+        if c not in table.column_names and c not in (SOURCE_FILE, SOURCE_ROW, PARSE_ERROR)
     ]
     error = pl.col(PARSE_ERROR) if PARSE_ERROR in df.columns else pl.lit(None, pl.String)
     return df.select(
-        pl.lit(source).alias(SOURCE_FILE),
+        (pl.col(SOURCE_FILE) if SOURCE_FILE in df.columns else pl.lit(source)).alias(SOURCE_FILE),
         pl.col(SOURCE_ROW).cast(pl.Int64),
         error.alias(PARSE_ERROR),
         *declared,
@@ -232,8 +244,8 @@ def ingest_table(con: duckdb.DuckDBPyConnection, input_dir: Path, table: Table) 
     frames = []
     for path in files:
         source = path.relative_to(input_dir).as_posix()
-        frame = read_file(con, path, table)
-        if path.suffix in (".ndjson", ".jsonl") and frame.height == 0:
+        frame = read_file(con, path, table, source)
+        if path.suffix in (".ndjson", ".jsonl", ".json") and frame.height == 0:
             continue  # no records, so no columns to check
         frames.append(_conform(frame, table, source))
     if frames:

@@ -192,9 +192,33 @@ def _read_rows(folder: Path, name: str) -> list[dict[str, Any]]:
     for file in files:
         if file.suffix == ".csv":
             with file.open(encoding="utf-8", newline="") as fh:
-                out += [
+                records = [
                     {k: (v if v != "" else None) for k, v in r.items()} for r in csv.DictReader(fh)
                 ]
+            if records and "TCGplayer Id" in records[0]:  # a Seller Portal export of store <stem>
+                for r in records:
+                    for channel, qty, price in (
+                        (0, "Total Quantity", "TCG Marketplace Price"),
+                        (1, "My Store Reserve Quantity", "My Store Price"),
+                    ):
+                        if r.get(qty) not in (None, "0"):
+                            out.append(
+                                {
+                                    "storeKey": file.stem,
+                                    "channelId": channel,
+                                    "skuId": r["TCGplayer Id"],
+                                    "price": r[price],
+                                    "quantity": r[qty],
+                                }
+                            )
+            else:
+                out += records
+        elif file.suffix == ".json":  # a catalog API page
+            for item in json.loads(file.read_text(encoding="utf-8"))["results"]:
+                extended = {e["name"]: e["value"] for e in item.get("extendedData", [])}
+                out.append(
+                    {**item, "rarity": extended.get("Rarity"), "number": extended.get("Number")}
+                )
         elif file.suffix in (".ndjson", ".jsonl"):
             out += [
                 json.loads(line)

@@ -123,7 +123,7 @@ def test_default_pages_list_exactly_the_products_of_the_definition(sample_build:
                 offset += 10
             assert listed == json.loads(reference.dumps(expected)), (store, channel)
             stores_with_pages += bool(listed)
-    assert stores_with_pages == 8  # 6 stores on channel 0, 2 of them also on channel 1
+    assert stores_with_pages == 10  # 7 stores on channel 0, 3 of them also on channel 1
 
 
 def test_live_answers_equal_the_published_pages(sample_build: Path) -> None:

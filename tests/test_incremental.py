@@ -98,7 +98,9 @@ def test_shards_merge_into_the_unsharded_release(sample_build: Path, tmp_path: P
         build(load_settings(None, input=SAMPLE, output=shard, shard=f"{index}/3"))
         shards.append(shard)
     sizes = [len(orjson.loads((s / "manifest.json").read_bytes())["files"]) for s in shards]
-    assert all(sizes) and sum(sizes) == len(orjson.loads((sample_build / "manifest.json").read_bytes())["files"])
+    assert all(sizes) and sum(sizes) == len(
+        orjson.loads((sample_build / "manifest.json").read_bytes())["files"]
+    )
     merged = tmp_path / "merged"
     merge(shards, load_settings(None, output=merged))
     assert (merged / "manifest.json").read_bytes() == (sample_build / "manifest.json").read_bytes()

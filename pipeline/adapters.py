@@ -1,0 +1,108 @@
+"""Real-world export formats, converted at ingest into the contract's tables (DESIGN §2).
+
+- TCGplayer Seller Portal inventory exports: one CSV per store, `stores/listings/{storeKey}.csv`,
+  recognised by its `TCGplayer Id` column. `TCGplayer Id` is the skuId, `Total Quantity` and
+  `TCG Marketplace Price` the channel-0 listing; in the 18-column "My Store" variant,
+  `My Store Reserve Quantity` and `My Store Price` are a channel-1 listing. A row with quantity
+  0 is a placeholder, not a listing. The header, not the column positions, is the contract.
+  Channel-1 listings are reported under the source `<file>#My Store`, so each converted
+  listing has a (source file, row) of its own.
+- TCGplayer catalog API page dumps (`catalog/{categories,groups,products}[/...].json`): a JSON
+  envelope `{"success": .., "errors": .., "results": [..]}` as public daily catalog mirrors
+  publish it; a product's `extendedData` carries `Rarity` and `Number`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import polars as pl
+
+SELLER_PORTAL_KEY = "TCGplayer Id"
+SELLER_PORTAL_REQUIRED = (SELLER_PORTAL_KEY, "Total Quantity", "TCG Marketplace Price")
+MY_STORE = ("My Store Reserve Quantity", "My Store Price")
+MY_STORE_SOURCE = "#My Store"
+
+
+class AdapterError(Exception):
+    """A file in a real-world format that cannot be converted (names what is wrong)."""
+
+
+def is_seller_portal(columns: list[str]) -> bool:
+    return SELLER_PORTAL_KEY in columns
+
+
+def from_seller_portal(frame: pl.DataFrame, store_key: str, source: str) -> pl.DataFrame:
+    """Listings rows (text, `_source_file` and `_source_row`) from a Seller Portal export."""
+    missing = [c for c in SELLER_PORTAL_REQUIRED if c not in frame.columns]
+    if missing:
+        raise AdapterError(f"missing Seller Portal column {', '.join(missing)}")
+
+    def channel(channel_id: str, quantity: str, price: str, file: str) -> pl.DataFrame:
+        listed = frame.filter(
+            pl.col(quantity).is_null()
+            | (pl.col(quantity).str.strip_chars().str.to_integer(strict=False) != 0)
+        )
+        return listed.select(
+            pl.lit(file).alias("_source_file"),
+            pl.col("_source_row").cast(pl.Int64),
+            pl.lit(store_key).alias("storeKey"),
+            pl.lit(channel_id).alias("channelId"),
+            pl.col(SELLER_PORTAL_KEY).alias("skuId"),
+            pl.col(price).str.strip_chars().str.strip_prefix("$").alias("price"),
+            pl.col(quantity).alias("quantity"),
+        )
+
+    parts = [channel("0", "Total Quantity", "TCG Marketplace Price", source)]
+    if all(c in frame.columns for c in MY_STORE):
+        parts.append(channel("1", *MY_STORE, source + MY_STORE_SOURCE))
+    return pl.concat(parts)
+
+
+def _extended(product: dict[str, Any], name: str) -> str | None:
+    for item in product.get("extendedData") or []:
+        if isinstance(item, dict) and item.get("name") == name:
+            value = item.get("value")
+            return None if value is None else str(value)
+    return None
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value if isinstance(value, str) else orjson.dumps(value).decode()
+
+
+def read_api_dump(path: Path, table: str) -> pl.DataFrame:
+    """Rows (text, `_source_row` = position in `results`) of one catalog API page dump."""
+    try:
+        envelope = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise AdapterError(f"not a catalog API page: {exc}") from exc
+    if not isinstance(envelope, dict) or not isinstance(envelope.get("results"), list):
+        raise AdapterError('not a catalog API page (no "results" list)')
+    if envelope.get("success") is False:
+        raise AdapterError(f"the page reports failure: {envelope.get('errors')}")
+    rows: list[dict[str, str | int | None]] = []
+    for index, item in enumerate(envelope["results"], start=1):
+        row: dict[str, str | int | None] = {"_source_row": index}
+        if not isinstance(item, dict):
+            row["_parse_error"] = "not a JSON object"
+        elif table == "products":
+            row.update(
+                {k: _text(item.get(k)) for k in ("productId", "categoryId", "groupId", "name")}
+            )
+            row["rarity"] = _extended(item, "Rarity")
+            row["number"] = _extended(item, "Number")
+        else:
+            row.update({k: _text(v) for k, v in item.items() if not isinstance(v, dict | list)})
+        rows.append(row)
+    columns = list(dict.fromkeys(["_source_row", *(k for r in rows for k in r)]))
+    return pl.DataFrame(
+        {c: [r.get(c) for r in rows] for c in columns},
+        schema={c: (pl.Int64 if c == "_source_row" else pl.String) for c in columns},
+    )

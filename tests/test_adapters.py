@@ -1,0 +1,233 @@
+"""Real-world export formats at ingest: the Seller Portal CSV and catalog API page dumps."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from pipeline import ingest
+from pipeline.adapters import SELLER_PORTAL_REQUIRED
+from tests.conftest import BASE_TABLES, rows, run_pipeline, write_inputs
+
+HEADER_16 = [
+    "TCGplayer Id",
+    "Product Line",
+    "Set Name",
+    "Product Name",
+    "Title",
+    "Number",
+    "Rarity",
+    "Condition",
+    "TCG Market Price",
+    "TCG Direct Low",
+    "TCG Low Price With Shipping",
+    "TCG Low Price",
+    "Total Quantity",
+    "Add to Quantity",
+    "TCG Marketplace Price",
+    "Photo URL",
+]
+HEADER_18 = [*HEADER_16, "My Store Reserve Quantity", "My Store Price"]
+
+
+def seller_portal(path: Path, header: list[str], rows_: list[dict[str, str]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, header, restval="")
+        writer.writeheader()
+        writer.writerows(rows_)
+
+
+def test_seller_portal_exports_become_listings(tmp_path: Path) -> None:
+    input_dir = write_inputs(tmp_path / "in")
+    (input_dir / "stores" / "listings.csv").unlink()
+    folder = input_dir / "stores" / "listings"
+    # 16 columns, in another order than the export's: the header is the contract.
+    seller_portal(
+        folder / "Shop-A.csv",
+        list(reversed(HEADER_16)),
+        [
+            {"TCGplayer Id": "1000", "Total Quantity": "2", "TCG Marketplace Price": "1.50"},
+            {
+                "TCGplayer Id": "1001",
+                "Total Quantity": "0",
+                "TCG Marketplace Price": "9.99",
+            },  # placeholder
+            {"TCGplayer Id": "1010", "Total Quantity": "1", "TCG Marketplace Price": "$3.00"},
+            {
+                "TCGplayer Id": "1010",
+                "Total Quantity": "5",
+                "TCG Marketplace Price": "2.00",
+            },  # duplicate id
+        ],
+    )
+    seller_portal(
+        folder / "shop-b.csv",
+        HEADER_18,
+        [
+            {
+                "TCGplayer Id": "1000",
+                "Total Quantity": "1",
+                "TCG Marketplace Price": "4.00",
+                "My Store Reserve Quantity": "2",
+                "My Store Price": "3.50",
+            },
+            {
+                "TCGplayer Id": "1001",
+                "Total Quantity": "0",
+                "TCG Marketplace Price": "4.00",
+                "My Store Reserve Quantity": "0",
+                "My Store Price": "",
+            },
+            {
+                "TCGplayer Id": "1010",
+                "Total Quantity": "0",
+                "TCG Marketplace Price": "4.00",
+                "My Store Reserve Quantity": "1",
+                "My Store Price": "7.25",
+            },
+        ],
+    )
+    con = run_pipeline(input_dir)
+    assert rows(
+        con,
+        "SELECT source_file, source_row, store_key, channel_id, sku_id, price::VARCHAR, quantity "
+        "FROM staging.listings ORDER BY ALL",
+    ) == [
+        ("stores/listings/Shop-A.csv", 1, "shop-a", 0, 1000, "1.50", 2),
+        ("stores/listings/shop-b.csv", 1, "shop-b", 0, 1000, "4.00", 1),
+        ("stores/listings/shop-b.csv#My Store", 1, "shop-b", 1, 1000, "3.50", 2),
+        ("stores/listings/shop-b.csv#My Store", 3, "shop-b", 1, 1010, "7.25", 1),
+    ]
+    assert rows(con, "SELECT source_file, source_row, reason FROM meta.rejects ORDER BY ALL") == [
+        ("stores/listings/Shop-A.csv", 3, "duplicate listing key"),
+        ("stores/listings/Shop-A.csv", 4, "duplicate listing key"),
+    ]
+    con.close()
+
+
+def test_a_seller_portal_export_without_its_columns_is_named(tmp_path: Path) -> None:
+    input_dir = write_inputs(tmp_path / "in")
+    (input_dir / "stores" / "listings.csv").unlink()
+    seller_portal(
+        input_dir / "stores" / "listings" / "s.csv",
+        ["TCGplayer Id", "Total Quantity"],
+        [{"TCGplayer Id": "1", "Total Quantity": "1"}],
+    )
+    with pytest.raises(
+        ingest.InputError, match=r"s.csv: missing Seller Portal column TCG Marketplace Price"
+    ):
+        run_pipeline(input_dir)
+    assert "TCG Marketplace Price" in SELLER_PORTAL_REQUIRED
+
+
+def _page(results: list[dict[str, object]], success: bool = True) -> str:
+    return json.dumps(
+        {"totalItems": len(results), "success": success, "errors": [], "results": results}
+    )
+
+
+def test_catalog_api_page_dumps_become_catalog_rows(tmp_path: Path) -> None:
+    input_dir = write_inputs(tmp_path / "in")
+    catalog = input_dir / "catalog"
+    for name in ("categories", "groups", "products"):
+        (catalog / f"{name}.csv").unlink()
+        (catalog / name).mkdir()
+    (catalog / "categories" / "page-1.json").write_text(
+        _page(
+            [
+                {
+                    "categoryId": 1,
+                    "name": "Magic",
+                    "modifiedOn": "2025-11-19T15:58:35.27",
+                    "displayName": "Magic: TG",
+                    "isScannable": True,
+                    "popularity": 576635,
+                    "isDirect": True,
+                },
+            ]
+        )
+    )
+    (catalog / "groups" / "page-1.json").write_text(
+        _page(
+            [
+                {
+                    "groupId": 10,
+                    "name": "Alpha",
+                    "abbreviation": "LEA",
+                    "isSupplemental": False,
+                    "categoryId": 1,
+                },
+            ]
+        )
+    )
+    products = [
+        {
+            "productId": 100,
+            "name": "Sol Ring",
+            "categoryId": 1,
+            "groupId": 10,
+            "presaleInfo": {"isPresale": False},
+            "extendedData": [
+                {"name": "Number", "displayName": "Card Number", "value": "270"},
+                {"name": "Rarity", "displayName": "Rarity", "value": "Uncommon"},
+            ],
+        },
+        {
+            "productId": 101,
+            "name": "Alpha Booster Box",
+            "categoryId": 1,
+            "groupId": 10,
+            "extendedData": [],
+        },
+    ]
+    (catalog / "products" / "page-1.json").write_text(_page(products[:1]))
+    (catalog / "products" / "page-2.json").write_text(_page(products[1:]))
+    con = run_pipeline(input_dir)
+    assert rows(
+        con, "SELECT * EXCLUDE (source_file, source_row) FROM staging.products ORDER BY 1"
+    ) == [
+        (100, 1, 10, "Sol Ring", "Uncommon", "270"),
+        (101, 1, 10, "Alpha Booster Box", None, None),
+    ]
+    assert rows(
+        con,
+        "SELECT category_id, name, display_name, is_scannable, popularity FROM staging.categories",
+    ) == [
+        (1, "Magic", "Magic: TG", True, 576635),
+    ]
+    assert rows(con, "SELECT source_file, source_row FROM staging.products ORDER BY 1") == [
+        ("catalog/products/page-1.json", 1),
+        ("catalog/products/page-2.json", 1),
+    ]
+    assert "isDirect" in [
+        r[0]
+        for r in rows(
+            con,
+            "SELECT column_name FROM duckdb_columns() WHERE table_name = 'categories' AND schema_name = 'raw'",
+        )
+    ]
+    con.close()
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            '{"success": false, "errors": ["No products were found."], "results": []}',
+            "the page reports failure",
+        ),
+        ('[{"productId": 1}]', 'not a catalog API page \\(no "results" list\\)'),
+        ("{not json", "not a catalog API page"),
+    ],
+)
+def test_a_broken_api_page_is_named(tmp_path: Path, body: str, message: str) -> None:
+    input_dir = write_inputs(tmp_path / "in")
+    (input_dir / "catalog" / "products").mkdir()
+    (input_dir / "catalog" / "products" / "bad.json").write_text(body)
+    with pytest.raises(ingest.InputError, match=rf"products/bad.json: {message}"):
+        run_pipeline(input_dir)
+    assert BASE_TABLES["products"]
