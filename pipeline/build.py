@@ -278,3 +278,41 @@ def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
     _publish(output, work / WAREHOUSE, release, settings.releases_kept)
     shutil.rmtree(work, ignore_errors=True)
     return BuildResult(build_id, release, summary, summary["stages_seconds"])
+
+
+def dry_run(settings: Settings) -> dict[str, Any]:
+    """Validate the input as a build would (ingest, checks, audit) in memory, and count what a
+    build would publish, writing nothing."""
+    con = db.connect(memory_limit=settings.duckdb_memory_limit, threads=settings.duckdb_threads)
+    try:
+        db.create_schemas(con)
+        try:
+            ingested = ingest.ingest_all(con, settings.input)
+        except ingest.InputError as exc:
+            raise BuildError(str(exc)) from exc
+        transform.run_steps(con)
+        audit(con, settings)
+        rejected = dict(
+            con.execute(
+                "SELECT table_name, count(DISTINCT (source_file, source_row)) "
+                "FROM meta.rejects GROUP BY 1"
+            ).fetchall()
+        )
+        pages = export.count_pages(con, settings.export, settings.shard_pair)
+        return {
+            "input": str(settings.input),
+            "tables": {
+                i.table.name: {
+                    "files": len(i.files),
+                    "rows": i.rows,
+                    "rejected": rejected.get(i.table.name, 0),
+                }
+                for i in ingested
+            },
+            "warnings": db.count_rows(con, "meta.warnings"),
+            "stores": db.count_rows(con, "marts.store"),
+            "inventory_pages": pages,
+            "output": str(settings.output),
+        }
+    finally:
+        con.close()

@@ -11,6 +11,7 @@ import traceback
 from pathlib import Path
 
 import click
+import orjson
 
 from pipeline import api, db
 from pipeline.build import WAREHOUSE, BuildError, build
@@ -36,18 +37,26 @@ def main() -> None:
 @click.option("--output", "output_dir", type=click.Path(path_type=Path), help="Output directory.")
 @click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="TOML settings.")
 @click.option("--shard", help="I/N: export only the stores of shard I of N.")
+@click.option("--dry-run", is_flag=True, help="Validate the input and say what would be built.")
 @click.option("--debug", is_flag=True, help="Show the traceback of a failure.")
 def build_command(
     input_dir: Path | None,
     output_dir: Path | None,
     config: Path | None,
     shard: str | None,
+    dry_run: bool,
     debug: bool,
 ) -> None:
     """Build the warehouse and the site from INPUT into OUTPUT, then publish them atomically."""
     try:
         settings = load_settings(config, input=input_dir, output=output_dir, shard=shard)
         settings.shard_pair  # noqa: B018 - validates I < N
+        if dry_run:
+            from pipeline.build import dry_run as validate
+
+            summary = validate(settings)
+            click.echo(orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode())
+            return
         result = build(settings)
     except (BuildError, FileNotFoundError, ValueError) as exc:
         if debug:

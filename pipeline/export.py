@@ -242,3 +242,22 @@ def write_site(
     counts["files_unchanged"] = writer.linked
     counts["bytes"] = writer.total_bytes
     return writer, counts
+
+
+def count_pages(
+    con: duckdb.DuckDBPyConnection, settings: ExportSettings, shard: Shard | None = None
+) -> int:
+    """How many inventory pages `write_inventory_pages` would write, from the same rows."""
+    pages = 0
+    for (store_key, _), products in _store_channel_rows(con):
+        if shard is not None and shard_of(store_key, shard[1]) != shard[0]:
+            continue
+        sizes = [len(products.json)]
+        for variant in settings.variants:
+            values = products.category if variant == "categoryId" else products.group
+            counts: dict[int, int] = {}
+            for value in values:
+                counts[value] = counts.get(value, 0) + 1
+            sizes += counts.values()
+        pages += sum(-(-n // limit) for limit in settings.limits for n in sizes)
+    return pages

@@ -148,3 +148,19 @@ def test_live_answers_equal_the_published_pages(sample_build: Path) -> None:
 @pytest.mark.parametrize("page", FULL_PAGES)
 def test_golden_pages_exist(page: str) -> None:
     assert (GOLDEN / "site" / page).is_file(), "run `make golden`"
+
+
+def test_dry_run_validates_and_counts_without_writing(sample_build: Path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    output = tmp_path / "never"
+    result = subprocess.run(
+        [sys.executable, "-m", "pipeline", "build", "--dry-run", "--input", str(SAMPLE), "--output", str(output)],
+        capture_output=True, text=True, check=True,
+    )
+    summary = json.loads(result.stdout)
+    report = orjson.loads((sample_build / "build_report.json").read_bytes())
+    assert summary["inventory_pages"] == report["site"]["pages"]
+    assert summary["stores"] == report["stores"]
+    assert not output.exists()

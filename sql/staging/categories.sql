@@ -11,9 +11,9 @@
 -- @column popularity: Popularity value
 -- @column source_file: Input file of the row, relative to the input directory
 -- @column source_row: Data record number in that file, from 1
+with
 -- Casts are try_cast: the row checks have already rejected every value that does not
 -- parse, and DuckDB may evaluate a cast before the anti-join has removed those rows.
-with
 -- valid_categories: the rows of raw.categories without a row-level reject (made by the runner)
 valid as (select * from valid_categories),
 final as (

@@ -5,9 +5,9 @@
 -- @column abbreviation: Set code
 -- @column source_file: Input file of the row, relative to the input directory
 -- @column source_row: Data record number in that file, from 1
+with
 -- Casts are try_cast: the row checks have already rejected every value that does not
 -- parse, and DuckDB may evaluate a cast before the anti-join has removed those rows.
-with
 -- valid_groups: the rows of raw.groups without a row-level reject (made by the runner)
 valid as (select * from valid_groups),
 final as (

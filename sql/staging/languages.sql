@@ -4,9 +4,9 @@
 -- @column abbr: Abbreviation (may be null)
 -- @column source_file: Input file of the row, relative to the input directory
 -- @column source_row: Data record number in that file, from 1
+with
 -- Casts are try_cast: the row checks have already rejected every value that does not
 -- parse, and DuckDB may evaluate a cast before the anti-join has removed those rows.
-with
 -- valid_languages: the rows of raw.languages without a row-level reject (made by the runner)
 valid as (select * from valid_languages),
 final as (

@@ -14,9 +14,9 @@
 -- @column additional_image_urls: Custom listing further image URLs
 -- @column source_file: Input file of the row, relative to the input directory
 -- @column source_row: Data record number in that file, from 1
+with
 -- Casts are try_cast: the row checks have already rejected every value that does not
 -- parse, and DuckDB may evaluate a cast before the anti-join has removed those rows.
-with
 -- valid_listings: the rows of raw.listings without a row-level reject (made by the runner)
 valid as (select * from valid_listings),
 final as (

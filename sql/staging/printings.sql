@@ -4,9 +4,9 @@
 -- @column foil: Whether the printing is foil (a null in the input is false)
 -- @column source_file: Input file of the row, relative to the input directory
 -- @column source_row: Data record number in that file, from 1
+with
 -- Casts are try_cast: the row checks have already rejected every value that does not
 -- parse, and DuckDB may evaluate a cast before the anti-join has removed those rows.
-with
 -- valid_printings: the rows of raw.printings without a row-level reject (made by the runner)
 valid as (select * from valid_printings),
 final as (

@@ -6,9 +6,9 @@
 -- @column printing_id: Printing (may have no row in staging.printings)
 -- @column source_file: Input file of the row, relative to the input directory
 -- @column source_row: Data record number in that file, from 1
+with
 -- Casts are try_cast: the row checks have already rejected every value that does not
 -- parse, and DuckDB may evaluate a cast before the anti-join has removed those rows.
-with
 -- valid_skus: the rows of raw.skus without a row-level reject (made by the runner)
 valid as (select * from valid_skus),
 final as (
