@@ -34,7 +34,9 @@ import orjson
 
 from pipeline import db, export, ingest, nginx, report, transform
 from pipeline.contract import TABLES
+from pipeline.progress import SILENT, Reporter
 from pipeline.settings import Settings
+from pipeline.steps import STEPS
 
 WAREHOUSE = "warehouse.duckdb"
 LINKS = (
@@ -161,12 +163,12 @@ def _exclusive(output: Path) -> Iterator[None]:
         yield
 
 
-def build(settings: Settings) -> BuildResult:
+def build(settings: Settings, reporter: Reporter = SILENT) -> BuildResult:
     with _exclusive(settings.output):
-        return _build(settings)
+        return _build(settings, reporter)
 
 
-def _build(settings: Settings) -> BuildResult:
+def _build(settings: Settings, reporter: Reporter) -> BuildResult:
     output = settings.output
     build_id = new_build_id()
     work = output / ".work" / build_id
@@ -183,22 +185,32 @@ def _build(settings: Settings) -> BuildResult:
     )
     try:
         db.create_schemas(con)
-        with _timed(stages, "ingest"):
+        with (
+            _timed(stages, "ingest"),
+            reporter.stage("ingest", len(TABLES), "tables") as advance,
+        ):
             try:
-                ingested = ingest.ingest_all(con, settings.input)
+                ingested = ingest.ingest_all(con, settings.input, advance)
             except ingest.InputError as exc:
                 raise BuildError(str(exc)) from exc
-        with _timed(stages, "transform"):
-            steps = transform.run_steps(con)
+        with (
+            _timed(stages, "transform"),
+            reporter.stage("transform", len(STEPS), "steps") as advance,
+        ):
+            steps = transform.run_steps(con, advance)
         try:
             audit(con, settings)
         except BuildError as exc:
             raise BuildError(f"{exc} (kept for a look: {work_db})") from exc
-        with _timed(stages, "export"):
+        total = export.count_store_channels(con)
+        with (
+            _timed(stages, "export"),
+            reporter.stage("export", total, "store x channel answers") as advance,
+        ):
             current = output / "current"
             previous = current.resolve() if current.is_symlink() and current.exists() else None
             writer, counts = export.write_site(
-                con, release / "site", settings.export, previous, settings.shard_pair
+                con, release / "site", settings.export, previous, settings.shard_pair, advance
             )
             (release / "manifest.json").write_bytes(writer.manifest())
             (release / "changes.json").write_bytes(
@@ -219,7 +231,7 @@ def _build(settings: Settings) -> BuildResult:
         con.execute("CHECKPOINT")
     finally:
         con.close()
-    with _timed(stages, "publish"):
+    with _timed(stages, "publish"), reporter.stage("publish"):
         _publish(output, work_db, release, settings.releases_kept)
     shutil.rmtree(work, ignore_errors=True)
     return BuildResult(build_id, release, summary, stages)

@@ -15,6 +15,7 @@ import orjson
 
 from pipeline import api, db
 from pipeline.build import WAREHOUSE, BuildError, build
+from pipeline.progress import Reporter
 from pipeline.settings import load_settings
 
 published_output = click.option(
@@ -57,7 +58,11 @@ def build_command(
             summary = validate(settings)
             click.echo(orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode())
             return
-        result = build(settings)
+        reporter = Reporter()
+        try:
+            result = build(settings, reporter)
+        finally:
+            reporter.close()
     except (BuildError, FileNotFoundError, ValueError) as exc:
         if debug:
             traceback.print_exc()

@@ -14,7 +14,7 @@ import hashlib
 import os
 import shutil
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
@@ -163,10 +163,13 @@ def write_inventory_pages(
     writer: SiteWriter,
     settings: ExportSettings,
     shard: Shard | None = None,
+    advance: Callable[[int], None] | None = None,
 ) -> dict[str, int]:
     """Every materialised inventory page (of one shard's stores); counts for the report."""
     counts = {"store_channels": 0, "pages": 0, "products": 0}
     for (store_key, channel), products in _store_channel_rows(con):
+        if advance:
+            advance(1)
         if shard is not None and shard_of(store_key, shard[1]) != shard[0]:
             continue
         counts["store_channels"] += 1
@@ -227,13 +230,14 @@ def write_site(
     settings: ExportSettings,
     previous_release: Path | None = None,
     shard: Shard | None = None,
+    advance: Callable[[int], None] | None = None,
 ) -> tuple[SiteWriter, dict[str, int]]:
     """Write the site; files whose bytes equal the previous release's are hard-linked to it.
     A shard writes its stores' pages; shard 0 also writes the pages common to all stores."""
     previous = load_manifest(previous_release)
     previous_site = previous_release / "site" if previous_release and previous else None
     writer = SiteWriter(site_dir, previous_site, previous)
-    counts = write_inventory_pages(con, writer, settings, shard)
+    counts = write_inventory_pages(con, writer, settings, shard, advance)
     counts["category_pages"] = 0
     if shard is None or shard[0] == 0:
         counts["category_pages"] = write_category_pages(con, writer, settings)
@@ -242,6 +246,15 @@ def write_site(
     counts["files_unchanged"] = writer.linked
     counts["bytes"] = writer.total_bytes
     return writer, counts
+
+
+def count_store_channels(con: duckdb.DuckDBPyConnection) -> int:
+    """Store x channel answers of the default parameters: the unit of the export's progress."""
+    sql = (
+        "SELECT count(*) FROM (SELECT DISTINCT store_key, channel_id FROM marts.listing "
+        "WHERE quantity > 0 AND NOT is_excluded_category)"
+    )
+    return int(con.execute(sql).fetchall()[0][0])
 
 
 def count_pages(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import csv
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -278,8 +278,15 @@ def ingest_table(con: duckdb.DuckDBPyConnection, input_dir: Path, table: Table) 
     )
 
 
-def ingest_all(con: duckdb.DuckDBPyConnection, input_dir: Path) -> list[IngestedTable]:
+def ingest_all(
+    con: duckdb.DuckDBPyConnection, input_dir: Path, advance: Callable[[int], None] | None = None
+) -> list[IngestedTable]:
     if not input_dir.is_dir():
         raise InputError(f"{input_dir}: input directory does not exist")
     con.execute("CREATE SCHEMA IF NOT EXISTS raw")
-    return [ingest_table(con, input_dir, table) for table in TABLES]
+    tables = []
+    for table in TABLES:
+        tables.append(ingest_table(con, input_dir, table))
+        if advance:
+            advance(1)
+    return tables

@@ -7,6 +7,7 @@ file, row, column, value, reason and the check that found it.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import duckdb
@@ -89,7 +90,9 @@ def _run_staging(con: duckdb.DuckDBPyConnection, step: Staging) -> int:
     return count_rows(con, f"staging.{name}")
 
 
-def run_steps(con: duckdb.DuckDBPyConnection) -> list[StepResult]:
+def run_steps(
+    con: duckdb.DuckDBPyConnection, advance: Callable[[int], None] | None = None
+) -> list[StepResult]:
     _create_finding_tables(con)
     results = []
     for step in STEPS:
@@ -97,6 +100,8 @@ def run_steps(con: duckdb.DuckDBPyConnection) -> list[StepResult]:
         rows = _run_staging(con, step) if isinstance(step, Staging) else build_table(con, step.file)
         name = f"{step.file.schema}.{step.file.name}"
         results.append(StepResult(name, rows, time.perf_counter() - started))
+        if advance:
+            advance(1)
     return results
 
 

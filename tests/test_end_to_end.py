@@ -156,8 +156,20 @@ def test_dry_run_validates_and_counts_without_writing(sample_build: Path, tmp_pa
 
     output = tmp_path / "never"
     result = subprocess.run(
-        [sys.executable, "-m", "pipeline", "build", "--dry-run", "--input", str(SAMPLE), "--output", str(output)],
-        capture_output=True, text=True, check=True,
+        [
+            sys.executable,
+            "-m",
+            "pipeline",
+            "build",
+            "--dry-run",
+            "--input",
+            str(SAMPLE),
+            "--output",
+            str(output),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     summary = json.loads(result.stdout)
     report = orjson.loads((sample_build / "build_report.json").read_bytes())

@@ -111,9 +111,10 @@ def test_a_failed_build_says_why_in_one_line_and_publishes_nothing(
     breaks(bad)
     result = run_cli("build", "--input", str(bad), "--output", str(good_output))
     assert result.returncode == 1
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
-    assert __import__("re").search(message, lines[0]), lines[0]
+    *logs, last = result.stderr.strip().splitlines()
+    assert "Traceback" not in result.stderr, result.stderr
+    assert all(orjson.loads(line)["event"] for line in logs)  # structured log lines, then
+    assert __import__("re").search(message, last), last  # one line that says what is wrong
     assert published_state(good_output) == before
     debug = run_cli("build", "--input", str(bad), "--output", str(good_output), "--debug")
     assert debug.returncode == 1 and "Traceback" in debug.stderr
