@@ -14,11 +14,15 @@ CONFIG ?=
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
-system-deps: ## Debian packages the tests need (nginx), installed when missing
-	@command -v nginx >/dev/null || PATH="$$PATH:/usr/sbin" command -v nginx >/dev/null || { \
+system-deps: ## Debian packages the tests need (nginx, chromium), installed when missing
+	@missing=""; \
+	PATH="$$PATH:/usr/sbin" command -v nginx >/dev/null || missing="$$missing nginx"; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	if [ -n "$$missing" ]; then \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends nginx; }
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)

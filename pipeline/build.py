@@ -213,8 +213,10 @@ def _build(settings: Settings, reporter: Reporter) -> BuildResult:
                 con, release / "site", settings.export, previous, settings.shard_pair, advance
             )
             (release / "manifest.json").write_bytes(writer.manifest())
+            changes = writer.changes()
+            counts["files_removed"] = len(changes["removed"])
             (release / "changes.json").write_bytes(
-                orjson.dumps(writer.changes(), option=orjson.OPT_INDENT_2)
+                orjson.dumps(changes, option=orjson.OPT_INDENT_2)
             )
             (release / "nginx.conf").write_text(
                 nginx.render(

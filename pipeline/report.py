@@ -87,6 +87,31 @@ def collect(
         "site": site,
         "stages_seconds": stages,
         "steps": [{"name": s.name, "rows": s.rows, "seconds": round(s.seconds, 3)} for s in steps],
+        "store_sizes": [
+            {"store": k, "listings": n}
+            for k, n in con.execute(
+                "SELECT store_key, listing_count FROM marts.store "
+                "ORDER BY listing_count DESC, store_key LIMIT 40"
+            ).fetchall()
+        ],
+        "price_by_category": [
+            {
+                "category": c,
+                "listings": n,
+                "p10": float(p10),
+                "median": float(p50),
+                "p90": float(p90),
+                "max": float(top),
+            }
+            for c, n, p10, p50, p90, top in con.execute(
+                """
+                SELECT s.category_name, count(*), quantile_cont(l.price, 0.1),
+                       quantile_cont(l.price, 0.5), quantile_cont(l.price, 0.9), max(l.price)
+                FROM marts.listing AS l JOIN marts.sku AS s USING (sku_id)
+                WHERE l.quantity > 0 GROUP BY 1 ORDER BY 2 DESC, 1
+                """
+            ).fetchall()
+        ],
     }
 
 
@@ -118,6 +143,57 @@ def record_run(con: duckdb.DuckDBPyConnection, summary: dict[str, Any]) -> None:
     )
 
 
+def bar_chart(title: str, items: Sequence[tuple[str, float]], unit: str = "") -> str:
+    """A horizontal bar chart as inline SVG: readable offline, no script, no network."""
+    if not items:
+        return f"<h3>{html.escape(title)}</h3><p>Nothing to show.</p>"
+    top = max(v for _, v in items) or 1.0
+    row, label_w, bar_w = 18, 220, 420
+    bars = []
+    for i, (label, value) in enumerate(items):
+        y = i * row
+        width = max(1.0, value / top * bar_w)
+        bars.append(
+            f'<text x="{label_w - 6}" y="{y + 13}" text-anchor="end">'
+            f"{html.escape(label[:34])}</text>"
+            f'<rect x="{label_w}" y="{y + 3}" width="{width:.1f}" height="{row - 6}" '
+            'fill="#4c78a8"/>'
+            f'<text x="{label_w + width + 4:.1f}" y="{y + 13}">{value:,.4g}{unit}</text>'
+        )
+    height = len(items) * row + 4
+    return (
+        f"<h3>{html.escape(title)}</h3>"
+        f'<svg role="img" aria-label="{html.escape(title)}" width="{label_w + bar_w + 120}" '
+        f'height="{height}" font-size="12" font-family="system-ui,sans-serif">{"".join(bars)}</svg>'
+    )
+
+
+def range_chart(title: str, items: Sequence[dict[str, Any]]) -> str:
+    """Per category: a bar from the 10th to the 90th percentile price, a tick at the median."""
+    if not items:
+        return f"<h3>{html.escape(title)}</h3><p>Nothing to show.</p>"
+    top = max(i["p90"] for i in items) or 1.0
+    row, label_w, bar_w = 20, 220, 420
+    parts = []
+    for n, item in enumerate(items):
+        y = n * row
+        x0, x1, xm = (label_w + item[k] / top * bar_w for k in ("p10", "p90", "median"))
+        parts.append(
+            f'<text x="{label_w - 6}" y="{y + 14}" text-anchor="end">'
+            f"{html.escape(item['category'][:34])}</text>"
+            f'<rect x="{x0:.1f}" y="{y + 5}" width="{max(x1 - x0, 1):.1f}" height="{row - 10}" '
+            f'fill="#f58518"/><rect x="{xm - 1:.1f}" y="{y + 2}" width="2" height="{row - 4}" '
+            f'fill="#000"/><text x="{x1 + 4:.1f}" y="{y + 14}">median {item["median"]:,.2f}, '
+            f"p10-p90 {item['p10']:,.2f}-{item['p90']:,.2f}</text>"
+        )
+    return (
+        f"<h3>{html.escape(title)}</h3>"
+        f'<svg role="img" aria-label="{html.escape(title)}" width="{label_w + bar_w + 260}" '
+        f'height="{len(items) * row + 4}" font-size="12" font-family="system-ui,sans-serif">'
+        f"{''.join(parts)}</svg>"
+    )
+
+
 def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
     body = "".join(
@@ -126,9 +202,33 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
+def _charts(summary: dict[str, Any]) -> str:
+    site = summary["site"]
+    stores = [(s["store"], s["listings"]) for s in summary.get("store_sizes", [])]
+    rejects = [(r["table"] + ": " + r["reason"], r["rows"]) for r in summary["rejects"]]
+    changed = site.get("files", 0) - site.get("files_unchanged", 0)
+    files = [
+        ("changed or new", changed),
+        ("unchanged (hard links)", site.get("files_unchanged", 0)),
+        ("removed", site.get("files_removed", 0)),
+    ]
+    return "\n".join(
+        [
+            bar_chart("Listings per store (largest 40)", stores),
+            range_chart(
+                "Price by category (listings for sale)", summary.get("price_by_category", [])
+            ),
+            bar_chart("Rejected rows by table and reason", rejects),
+            bar_chart("Stage timings", list(summary["stages_seconds"].items()), " s"),
+            bar_chart("Site files since the previous build", files),
+        ]
+    )
+
+
 def render_html(summary: dict[str, Any]) -> str:
     tables = summary["tables"]
     site = summary["site"]
+    charts = _charts(summary)
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Build {summary["build_id"]}</title>
 <style>body{{font-family:system-ui,sans-serif;max-width:70rem;margin:2rem auto;padding:0 1rem}}
@@ -139,6 +239,8 @@ td:nth-child(n+2){{font-variant-numeric:tabular-nums}}</style></head><body>
 <p>Input <code>{html.escape(summary["input"])}</code>, started {summary["started_at"]},
 finished {summary["finished_at"]}. {summary["stores"]} stores,
 {site["pages"]} inventory pages, {site["files"]} files, {site["bytes"]:,} bytes.</p>
+<h2>At a glance</h2>
+{charts}
 <h2>Input tables</h2>
 {
         _table(
