@@ -170,6 +170,8 @@ def write_inventory_pages(
     for (store_key, channel), products in _store_channel_rows(con):
         if advance:
             advance(1)
+        if settings.channels is not None and channel not in settings.channels:
+            continue
         if shard is not None and shard_of(store_key, shard[1]) != shard[0]:
             continue
         counts["store_channels"] += 1
@@ -262,8 +264,10 @@ def count_pages(
 ) -> int:
     """How many inventory pages `write_inventory_pages` would write, from the same rows."""
     pages = 0
-    for (store_key, _), products in _store_channel_rows(con):
+    for (store_key, channel), products in _store_channel_rows(con):
         if shard is not None and shard_of(store_key, shard[1]) != shard[0]:
+            continue
+        if settings.channels is not None and channel not in settings.channels:
             continue
         sizes = [len(products.json)]
         for variant in settings.variants:

@@ -26,6 +26,9 @@ class ExportSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    channels: list[int] | None = Field(
+        default=None, description="Channels to materialise; none: every channel with listings"
+    )
     limits: list[PageSize] = Field(
         default=[10], description="Page sizes to materialise; 10 is the API's default limit"
     )

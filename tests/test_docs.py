@@ -36,3 +36,16 @@ def test_the_readme_names_every_setting_and_command() -> None:
             assert name in readme, name
     for command in main.commands:
         assert f"pipeline {command}" in readme, command
+
+
+def test_the_example_settings_file_is_valid_and_complete(tmp_path: Path) -> None:
+    from pipeline.settings import load_settings
+
+    example = ROOT / "docs" / "pipeline.example.toml"
+    settings = load_settings(example)
+    assert settings.model_dump() == load_settings(None).model_dump()  # it states the defaults
+    text = example.read_text()
+    assert "\n[export]\n" in text
+    for name in [*Settings.model_fields, *ExportSettings.model_fields]:
+        if name != "export":
+            assert re.search(rf"^#? ?{name} = ", text, re.M), name
