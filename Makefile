@@ -30,7 +30,14 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
-setup: $(BIN)/.installed ## Create .venv and install the pinned dependencies
+# The oldest DuckDB the warehouse promises to open (storage_compatibility_version v1.2.0):
+# the tests open the built file with it.
+.venv-duckdb1/.installed:
+	$(PYTHON) -m venv .venv-duckdb1
+	.venv-duckdb1/bin/pip install --quiet duckdb==1.2.2
+	touch $@
+
+setup: $(BIN)/.installed .venv-duckdb1/.installed ## Create .venv and install the pinned dependencies
 
 build: setup ## Build INPUT (default: the shipped sample in data/) into OUTPUT (default: data/out/)
 	$(BIN)/pipeline build --input $(INPUT) --output $(OUTPUT) $(if $(CONFIG),--config $(CONFIG))
@@ -50,4 +57,4 @@ lint: setup ## ruff and mypy, strict
 	$(BIN)/mypy
 
 clean: ## Remove the environment and build outputs
-	rm -rf $(VENV) $(OUTPUT) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-duckdb1 $(OUTPUT) .pytest_cache .mypy_cache .ruff_cache

@@ -49,3 +49,45 @@ def test_the_example_settings_file_is_valid_and_complete(tmp_path: Path) -> None
     for name in [*Settings.model_fields, *ExportSettings.model_fields]:
         if name != "export":
             assert re.search(rf"^#? ?{name} = ", text, re.M), name
+
+
+def test_an_older_duckdb_opens_the_warehouse(sample_build: Path) -> None:
+    """The file is written for DuckDB 1.2 and later (storage_compatibility_version)."""
+    import subprocess
+
+    python = ROOT / ".venv-duckdb1" / "bin" / "python"
+    assert python.exists(), "run `make setup`: it installs DuckDB 1.2.2 beside the project"
+    script = (
+        "import duckdb, sys; con = duckdb.connect(sys.argv[1], read_only=True); "
+        "print(duckdb.__version__, con.execute('SELECT count(*) FROM marts.listing').fetchall()[0][0])"
+    )
+    out = subprocess.run(
+        [str(python), "-c", script, str((sample_build / "warehouse.duckdb").resolve())],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    con = duckdb.connect(str(sample_build / "warehouse.duckdb"), read_only=True)
+    expected = con.execute("SELECT count(*) FROM marts.listing").fetchall()[0][0]
+    con.close()
+    assert out == ["1.2.2", str(expected)]
+
+
+def test_build_history_is_carried_from_build_to_build(tmp_path: Path) -> None:
+    from pipeline.build import build
+    from pipeline.settings import load_settings
+    from tests.conftest import write_inputs
+
+    output = tmp_path / "out"
+    ids = [
+        build(load_settings(None, input=write_inputs(tmp_path / "in"), output=output)).build_id
+        for _ in range(3)
+    ]
+    con = duckdb.connect(str(output / "warehouse.duckdb"), read_only=True)
+    assert [
+        r[0]
+        for r in con.execute(
+            "SELECT build_id FROM meta.build_run ORDER BY started_at, build_id"
+        ).fetchall()
+    ] == sorted(ids)
+    con.close()
