@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -102,4 +102,11 @@ def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
     class _FromFile(Settings):
         toml_file: ClassVar[Path | None] = config
 
-    return _FromFile(**{k: v for k, v in overrides.items() if v is not None})
+    try:
+        return _FromFile(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as exc:
+        where = str(config) if config else "settings"
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+        )
+        raise ValueError(f"{where}: {problems}") from None

@@ -446,3 +446,20 @@ def test_a_second_build_on_the_same_output_waits_its_turn(good_output: Path) -> 
         fcntl.flock(lock, fcntl.LOCK_EX)
         with pytest.raises(BuildError, match="another build is running"):
             build(load_settings(None, input=SAMPLE, output=good_output))
+
+
+def test_exit_codes_settings_errors_and_crashes(tmp_path: Path) -> None:
+    config = tmp_path / "typo.toml"
+    config.write_text("max_rejects_share = 0.5\n")  # a typo is an error, not ignored
+    bad = run_cli(
+        "build", "--input", str(SAMPLE), "--output", str(tmp_path / "out"), "--config", str(config)
+    )
+    assert bad.returncode == 1 and "max_rejects_share" in bad.stderr + bad.stdout
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the output directory should be")
+    crash = run_cli("build", "--input", str(SAMPLE), "--output", str(blocker / "out"))
+    assert crash.returncode == 2
+    assert crash.stderr.strip().splitlines()[-1].startswith("build crashed: ")
+    assert "Traceback" not in crash.stderr
+    ok = run_cli("build", "--input", str(SAMPLE), "--output", str(tmp_path / "good"))
+    assert ok.returncode == 0
