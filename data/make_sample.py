@@ -20,6 +20,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.adapters import SELLER_PORTAL_COLUMNS
 from pipeline.generate import LANGUAGES  # the marketplace's language vocabulary
 
 HERE = Path(__file__).resolve().parent
@@ -350,28 +351,6 @@ def build_api_dump(groups: list[list[object]]) -> tuple[dict[str, object], list[
             )
     envelope = {"totalItems": len(results), "success": True, "errors": [], "results": results}
     return envelope, skus
-
-
-SELLER_PORTAL_COLUMNS = [
-    "TCGplayer Id",
-    "Product Line",
-    "Set Name",
-    "Product Name",
-    "Title",
-    "Number",
-    "Rarity",
-    "Condition",
-    "TCG Market Price",
-    "TCG Direct Low",
-    "TCG Low Price With Shipping",
-    "TCG Low Price",
-    "Total Quantity",
-    "Add to Quantity",
-    "TCG Marketplace Price",
-    "Photo URL",
-    "My Store Reserve Quantity",
-    "My Store Price",
-]
 
 
 def write_seller_portal(

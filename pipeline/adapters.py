@@ -20,6 +20,28 @@ from typing import Any
 import orjson
 import polars as pl
 
+# The 18-column "My Store" export; the 16-column one lacks the last two. Only the header is
+# the contract: the adapter reads columns by name.
+SELLER_PORTAL_COLUMNS = [
+    "TCGplayer Id",
+    "Product Line",
+    "Set Name",
+    "Product Name",
+    "Title",
+    "Number",
+    "Rarity",
+    "Condition",
+    "TCG Market Price",
+    "TCG Direct Low",
+    "TCG Low Price With Shipping",
+    "TCG Low Price",
+    "Total Quantity",
+    "Add to Quantity",
+    "TCG Marketplace Price",
+    "Photo URL",
+    "My Store Reserve Quantity",
+    "My Store Price",
+]
 SELLER_PORTAL_KEY = "TCGplayer Id"
 SELLER_PORTAL_REQUIRED = (SELLER_PORTAL_KEY, "Total Quantity", "TCG Marketplace Price")
 MY_STORE = ("My Store Reserve Quantity", "My Store Price")
