@@ -63,10 +63,8 @@ def from_seller_portal(frame: pl.DataFrame, store_key: str, source: str) -> pl.D
         raise AdapterError(f"missing Seller Portal column {', '.join(missing)}")
 
     def channel(channel_id: str, quantity: str, price: str, file: str) -> pl.DataFrame:
-        listed = frame.filter(
-            pl.col(quantity).is_null()
-            | (pl.col(quantity).str.strip_chars().str.to_integer(strict=False) != 0)
-        )
+        parsed = pl.col(quantity).str.strip_chars().str.to_integer(strict=False)
+        listed = frame.filter(parsed.is_null() | (parsed != 0))  # bad values go on, to rejects
         return listed.select(
             pl.lit(file).alias("_source_file"),
             pl.col("_source_row").cast(pl.Int64),

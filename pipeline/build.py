@@ -18,6 +18,7 @@ what the killed one left behind.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import secrets
 import shutil
@@ -156,10 +157,11 @@ def _exclusive(output: Path) -> Iterator[None]:
         if releases.is_dir():
             current = (output / "current").resolve() if (output / "current").exists() else None
             for release in releases.iterdir():
-                if not (release / PUBLISHED).exists() and release != current:
+                if not (release / PUBLISHED).exists() and release.resolve() != current:
                     shutil.rmtree(release, ignore_errors=True)  # a build killed before publishing
-        for stray in output.glob(".current-*"):
-            stray.unlink(missing_ok=True)
+        for stray in output.glob(".*-2*"):  # temporary links of a killed publish
+            if stray.is_symlink():
+                stray.unlink(missing_ok=True)
         yield
 
 
@@ -209,6 +211,7 @@ def _build(settings: Settings, reporter: Reporter) -> BuildResult:
         ):
             current = output / "current"
             previous = current.resolve() if current.is_symlink() and current.exists() else None
+            (release / "site").mkdir(parents=True)  # a shard may have no store at all
             writer, counts = export.write_site(
                 con, release / "site", settings.export, previous, settings.shard_pair, advance
             )
@@ -228,6 +231,8 @@ def _build(settings: Settings, reporter: Reporter) -> BuildResult:
         summary = report.collect(
             con, build_id, settings, ingested, steps, counts, stages, started_at
         )
+        summary["shard"] = settings.shard
+        summary["fingerprint"] = fingerprint(settings, ingested)
         report.record_run(con, summary)
         report.write(release, summary)
         con.execute("CHECKPOINT")
@@ -257,15 +262,17 @@ def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
     known = export.load_manifest(previous)
     writer = export.SiteWriter(release / "site", None, known)
     reports = []
-    for shard_output in shard_outputs:
-        shard_release = (shard_output / "current").resolve()
+    releases = [(s / "current").resolve() for s in shard_outputs]
+    for shard_output, shard_release in zip(shard_outputs, releases, strict=True):
         if not (shard_release / PUBLISHED).exists():
             raise BuildError(f"{shard_output}: no published shard build")
+        reports.append(orjson.loads((shard_release / "build_report.json").read_bytes()))
+    _check_shards(reports, shard_outputs)
+    for shard_output, shard_release in zip(shard_outputs, releases, strict=True):
         for entry in orjson.loads((shard_release / "manifest.json").read_bytes())["files"]:
             if entry["path"] in writer.files:
                 raise BuildError(f"{shard_output}: {entry['path']} is in two shards")
             writer.adopt(shard_release / "site", entry["path"], entry["sha256"], entry["bytes"])
-        reports.append(orjson.loads((shard_release / "build_report.json").read_bytes()))
     (release / "manifest.json").write_bytes(writer.manifest())
     (release / "changes.json").write_bytes(
         orjson.dumps(writer.changes(), option=orjson.OPT_INDENT_2)
@@ -292,6 +299,31 @@ def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
     _publish(output, work / WAREHOUSE, release, settings.releases_kept)
     shutil.rmtree(work, ignore_errors=True)
     return BuildResult(build_id, release, summary, summary["stages_seconds"])
+
+
+def fingerprint(settings: Settings, ingested: list[ingest.IngestedTable]) -> str:
+    """What a build's pages depend on: every input file's bytes and the export settings. Shards
+    merge only when theirs are equal."""
+    digest = hashlib.sha256(settings.export.model_dump_json().encode())
+    for table in ingested:
+        for name in table.files:
+            digest.update(name.encode())
+            with (settings.input / name).open("rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(block)
+    return digest.hexdigest()
+
+
+def _check_shards(reports: list[dict[str, Any]], outputs: list[Path]) -> None:
+    shards = [r.get("shard") for r in reports]
+    if any(s is None for s in shards):
+        raise BuildError(f"{outputs[shards.index(None)]}: not a shard build (--shard I/N)")
+    pairs = [tuple(int(x) for x in s.split("/")) for s in shards]  # type: ignore[union-attr]
+    count = pairs[0][1]
+    if sorted(pairs) != [(i, count) for i in range(count)]:
+        raise BuildError(f"shards {', '.join(shards)}: not every shard of {count} exactly once")  # type: ignore[arg-type]
+    if len({r.get("fingerprint") for r in reports}) != 1:
+        raise BuildError("the shards were built from different inputs or export settings")
 
 
 def dry_run(settings: Settings) -> dict[str, Any]:

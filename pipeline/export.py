@@ -44,6 +44,8 @@ class SiteWriter:
 
     def write(self, path: PurePosixPath | str, body: bytes) -> None:
         name = str(path)  # relative, "/"-separated
+        if name in self.files:
+            return  # the same page asked for twice (e.g. a page size listed twice): same bytes
         target = f"{self.root}/{name}"
         folder = target.rpartition("/")[0]
         if folder not in self._dirs:
@@ -58,7 +60,8 @@ class SiteWriter:
                 return
             except OSError:
                 pass  # the old file is gone or on another file system: write it
-        with open(target, "wb") as fh:
+        # "x": never open an existing file, which could be a hard link into a published release.
+        with open(target, "xb") as fh:
             fh.write(body)
 
     def adopt(self, site: Path, name: str, digest: str, size: int) -> None:

@@ -69,9 +69,13 @@ def _read_csv(path: Path) -> pl.DataFrame:
             row_index_offset=1,
             encoding="utf8",
         )
-        # A blank line reads as a row of nulls: no record (its number is used up, as below).
+        _check_names(path, [c for c in frame.columns if c != SOURCE_ROW])
+        # polars reads a blank line and a record of empty cells alike, as a row of nulls: the
+        # record reader tells them apart (a blank line is no record; `,,,` is a bad one).
         data = [c for c in frame.columns if c != SOURCE_ROW]
-        return frame.filter(~pl.all_horizontal(pl.col(data).is_null())) if data else frame
+        if data and frame.select(pl.all_horizontal(pl.col(data).is_null()).any()).item():
+            return _read_csv_by_record(path)
+        return frame
     except pl.exceptions.NoDataError:
         return pl.DataFrame({SOURCE_ROW: pl.Series([], dtype=pl.UInt32)})
     except OSError as exc:
@@ -90,6 +94,7 @@ def _read_csv_by_record(path: Path) -> pl.DataFrame:
         if header is None:
             return pl.DataFrame({SOURCE_ROW: pl.Series([], dtype=pl.Int64)})
         header = [h.removeprefix("\ufeff") for h in header]
+        _check_names(path, header)
         if _has_bad_bytes(header) or len(set(header)) != len(header):
             raise InputError(f"{path}: the header is not valid UTF-8 or repeats a column name")
         row = 0
@@ -109,6 +114,16 @@ def _read_csv_by_record(path: Path) -> pl.DataFrame:
                 record.update((h, v if v != "" else None) for h, v in cells)
             records.append(record)
     return _frame(records, header)
+
+
+RESERVED = (SOURCE_FILE, SOURCE_ROW, PARSE_ERROR)
+
+
+def _check_names(path: Path, names: Sequence[str]) -> None:
+    """Input columns may be named anything but the raw layer's own bookkeeping columns."""
+    taken = [n for n in names if n in RESERVED]
+    if taken:
+        raise InputError(f"{path}: column name {taken[0]} is reserved")
 
 
 def _has_bad_bytes(fields: list[str]) -> bool:
@@ -153,6 +168,8 @@ def _read_ndjson(path: Path, list_columns: frozenset[str]) -> pl.DataFrame:
                 else:
                     if not isinstance(obj, dict):
                         record[PARSE_ERROR] = "not a JSON object"
+                    elif any(k in RESERVED for k in obj):
+                        record[PARSE_ERROR] = "uses a reserved key (_source_file, ...)"
                     else:
                         nested = [
                             k
@@ -174,6 +191,7 @@ def _read_ndjson(path: Path, list_columns: frozenset[str]) -> pl.DataFrame:
 def _read_parquet(con: duckdb.DuckDBPyConnection, path: Path) -> pl.DataFrame:
     try:
         rel = con.read_parquet(str(path), file_row_number=True)
+        _check_names(path, [c for c in rel.columns if c != "file_row_number"])
         exprs = []
         for name, dtype in zip(rel.columns, rel.dtypes, strict=True):
             quoted = quote(name)

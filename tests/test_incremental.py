@@ -117,7 +117,12 @@ def test_a_shard_given_twice_is_refused(tmp_path: Path) -> None:
 
     shard = tmp_path / "shard"
     build(load_settings(None, input=SAMPLE, output=shard, shard="1/2"))
-    with pytest.raises(BuildError, match="is in two shards"):
+    with pytest.raises(BuildError, match="not every shard of 2 exactly once"):
         merge([shard, shard], load_settings(None, output=tmp_path / "merged"))
+    other = tmp_path / "other"
+    build(load_settings(None, input=write_inputs(tmp_path / "in"), output=other, shard="0/2"))
+    with pytest.raises(BuildError, match="different inputs or export settings"):
+        merge([other, shard], load_settings(None, output=tmp_path / "merged"))
+
     with pytest.raises(ValueError, match="index must be below the count"):
         _ = load_settings(None, shard="2/2").shard_pair

@@ -463,3 +463,75 @@ def test_exit_codes_settings_errors_and_crashes(tmp_path: Path) -> None:
     assert "Traceback" not in crash.stderr
     ok = run_cli("build", "--input", str(SAMPLE), "--output", str(tmp_path / "good"))
     assert ok.returncode == 0
+
+
+def test_a_page_size_listed_twice_never_truncates_a_published_file(tmp_path: Path) -> None:
+    config = tmp_path / "twice.toml"
+    config.write_text("[export]\nlimits = [10, 10]\nvariants = ['categoryId', 'categoryId']\n")
+    output = tmp_path / "out"
+    for _ in range(2):
+        build(load_settings(config, input=SAMPLE, output=output))
+    for entry in orjson.loads((output / "manifest.json").read_bytes())["files"]:
+        body = (output / "site" / entry["path"]).read_bytes()
+        assert hashlib.sha256(body).hexdigest() == entry["sha256"], entry["path"]
+
+
+def test_reserved_column_names_and_empty_records(tmp_path: Path) -> None:
+    input_dir = write_inputs(tmp_path / "a")
+    (input_dir / "stores" / "listings.csv").write_text(
+        "storeKey,skuId,price,quantity,_source_file\ns1,1000,1,1,x\n", encoding="utf-8"
+    )
+    with pytest.raises(ingest.InputError, match="column name _source_file is reserved"):
+        run_pipeline(input_dir)
+    (input_dir / "stores" / "listings.csv").write_text(
+        "storeKey,skuId,price,quantity\ns1,1000,1,1\n,,,\n\ns2,1000,1,1\n", encoding="utf-8"
+    )
+    con = run_pipeline(input_dir)
+    assert rows(con, "SELECT DISTINCT source_row FROM meta.rejects ORDER BY 1") == [(2,)]  # `,,,`
+    assert rows(con, "SELECT source_row FROM staging.listings ORDER BY 1") == [(1,), (4,)]
+    con.close()
+
+
+def test_an_unparseable_seller_portal_quantity_is_rejected_not_dropped(tmp_path: Path) -> None:
+    input_dir = write_inputs(tmp_path / "a")
+    (input_dir / "stores" / "listings.csv").unlink()
+    folder = input_dir / "stores" / "listings"
+    folder.mkdir()
+    (folder / "shop.csv").write_text(
+        "TCGplayer Id,Total Quantity,TCG Marketplace Price\n1000,1,1.00\n1001,1.5,2.00\n1010,0,3.00\n",
+        encoding="utf-8",
+    )
+    con = run_pipeline(input_dir)
+    assert rows(con, "SELECT source_row, column_name, value FROM meta.rejects") == [
+        (2, "quantity", "1.5")
+    ]
+    con.close()
+
+
+def test_a_shard_without_stores_and_a_relative_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    build(load_settings(None, input=SAMPLE, output=Path("out"), shard="0/50"))
+    empty = next(i for i in range(50) if i not in {0} and not _shard_has_stores(i, 50))
+    build(load_settings(None, input=SAMPLE, output=Path(f"s{empty}"), shard=f"{empty}/50"))
+    assert (tmp_path / f"s{empty}" / "manifest.json").is_file()
+    # A release from before the `.published` marker must survive the next build's clean-up.
+    (Path("out") / "current" / ".published").unlink()
+    build(load_settings(None, input=SAMPLE, output=Path("out"), shard="0/50"))
+    assert (Path("out") / "current" / "manifest.json").is_file()
+
+
+def _shard_has_stores(index: int, count: int) -> bool:
+    from pipeline.export import shard_of
+
+    keys = [
+        "3d05ef67",
+        "a1b2c3d4",
+        "kardkastle",
+        "tokyo-cards_01",
+        "mom-and-pop",
+        "tiny7",
+        "card-cellar",
+    ]
+    return any(shard_of(k, count) == index for k in keys)
