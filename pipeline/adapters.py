@@ -64,7 +64,10 @@ def from_seller_portal(frame: pl.DataFrame, store_key: str, source: str) -> pl.D
 
     def channel(channel_id: str, quantity: str, price: str, file: str) -> pl.DataFrame:
         parsed = pl.col(quantity).str.strip_chars().str.to_integer(strict=False)
-        listed = frame.filter(parsed.is_null() | (parsed != 0))  # bad values go on, to rejects
+        keep = parsed.is_null() | (parsed != 0)  # a value that does not parse goes on, to rejects
+        if channel_id != "0":  # an empty "My Store" reserve is no channel-1 listing
+            keep = keep & pl.col(quantity).is_not_null()
+        listed = frame.filter(keep)
         return listed.select(
             pl.lit(file).alias("_source_file"),
             pl.col("_source_row").cast(pl.Int64),

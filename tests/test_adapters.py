@@ -231,3 +231,22 @@ def test_a_broken_api_page_is_named(tmp_path: Path, body: str, message: str) -> 
     with pytest.raises(ingest.InputError, match=rf"products/bad.json: {message}"):
         run_pipeline(input_dir)
     assert BASE_TABLES["products"]
+
+
+def test_empty_my_store_cells_are_no_listing(tmp_path: Path) -> None:
+    input_dir = write_inputs(tmp_path / "in")
+    (input_dir / "stores" / "listings.csv").unlink()
+    seller_portal(
+        input_dir / "stores" / "listings" / "s.csv",
+        HEADER_18,
+        [
+            {"TCGplayer Id": "1000", "Total Quantity": "1", "TCG Marketplace Price": "1.00"},
+            {"TCGplayer Id": "1001", "Total Quantity": "", "TCG Marketplace Price": "1.00"},
+        ],
+    )
+    con = run_pipeline(input_dir)
+    assert rows(con, "SELECT channel_id, sku_id FROM staging.listings") == [(0, 1000)]
+    assert rows(con, "SELECT source_file, source_row, column_name, reason FROM meta.rejects") == [
+        ("stores/listings/s.csv", 2, "quantity", "missing value"),
+    ]
+    con.close()
