@@ -9,28 +9,11 @@ from pathlib import Path
 import pytest
 
 from pipeline import ingest
-from pipeline.adapters import SELLER_PORTAL_REQUIRED
+from pipeline.adapters import SELLER_PORTAL_COLUMNS, SELLER_PORTAL_REQUIRED
 from tests.conftest import BASE_TABLES, rows, run_pipeline, write_inputs
 
-HEADER_16 = [
-    "TCGplayer Id",
-    "Product Line",
-    "Set Name",
-    "Product Name",
-    "Title",
-    "Number",
-    "Rarity",
-    "Condition",
-    "TCG Market Price",
-    "TCG Direct Low",
-    "TCG Low Price With Shipping",
-    "TCG Low Price",
-    "Total Quantity",
-    "Add to Quantity",
-    "TCG Marketplace Price",
-    "Photo URL",
-]
-HEADER_18 = [*HEADER_16, "My Store Reserve Quantity", "My Store Price"]
+HEADER_18 = SELLER_PORTAL_COLUMNS  # the export's own header, 18 columns
+HEADER_16 = HEADER_18[:16]  # the export without the "My Store" columns
 
 
 def seller_portal(path: Path, header: list[str], rows_: list[dict[str, str]]) -> None:
