@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.adapters import SELLER_PORTAL_COLUMNS
+from pipeline.contract import TABLES_BY_NAME
 from pipeline.generate import LANGUAGES  # the marketplace's language vocabulary
 
 HERE = Path(__file__).resolve().parent
@@ -588,20 +589,7 @@ def main() -> None:
     write_seller_portal(
         HERE / "stores/listings/card-cellar.csv", skus, {p[0]: p for p in products + api_products}
     )
-    columns = [
-        "storeKey",
-        "channelId",
-        "skuId",
-        "price",
-        "quantity",
-        "isFeatured",
-        "isCustom",
-        "storePriceCustomId",
-        "title",
-        "description",
-        "mainImageUrl",
-        "additionalImageUrls",
-    ]
+    columns = TABLES_BY_NAME["listings"].column_names
     third = len(listings) // 3
     folder = HERE / "stores/listings"
     folder.mkdir(parents=True, exist_ok=True)

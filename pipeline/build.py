@@ -79,28 +79,30 @@ def audit(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
     """Stop the build when the input is too broken to publish."""
     if db.count_rows(con, "staging.products") == 0:
         raise BuildError("catalog/products: no usable product rows (empty catalog)")
-    shares = con.execute(
-        """
-        SELECT t.table_name, t.raw_rows, coalesce(r.rejected, 0) AS rejected
-        FROM (SELECT unnest($tables) AS table_name, unnest($rows) AS raw_rows) AS t
-        LEFT JOIN (
-            SELECT table_name, count(DISTINCT (source_file, source_row)) AS rejected
-            FROM meta.rejects GROUP BY table_name
-        ) AS r USING (table_name)
-        """,
-        {
-            "tables": [t.name for t in TABLES],
-            "rows": [db.count_rows(con, f"raw.{t.name}") for t in TABLES],
-        },
-    ).fetchall()
-    for table, raw_rows, rejected in shares:
-        if raw_rows and rejected / raw_rows > settings.max_reject_share:
-            group = next(t.group for t in TABLES if t.name == table)
+    rejected = report.rejected_rows(con)
+    for table in TABLES:
+        raw_rows, bad = db.count_rows(con, f"raw.{table.name}"), rejected.get(table.name, 0)
+        if raw_rows and bad / raw_rows > settings.max_reject_share:
             raise BuildError(
-                f"{group}/{table}: {rejected} of {raw_rows} rows rejected "
-                f"({rejected / raw_rows:.1%}, above max_reject_share "
+                f"{table.group}/{table.name}: {bad} of {raw_rows} rows rejected "
+                f"({bad / raw_rows:.1%}, above max_reject_share "
                 f"{settings.max_reject_share:.1%}); the rows are in meta.rejects"
             )
+
+
+def _write_release_files(release: Path, writer: export.SiteWriter, settings: Settings) -> int:
+    """The release's manifest, changes since the published release and nginx configuration;
+    returns how many files were removed."""
+    changes = writer.changes()
+    (release / "manifest.json").write_bytes(writer.manifest())
+    (release / "changes.json").write_bytes(orjson.dumps(changes, option=orjson.OPT_INDENT_2))
+    (release / "nginx.conf").write_text(
+        nginx.render(
+            (settings.output / "site").absolute(), settings.nginx_listen, settings.nginx_upstream
+        ),
+        encoding="utf-8",
+    )
+    return len(changes["removed"])
 
 
 def _carry_history(con: duckdb.DuckDBPyConnection, previous: Path) -> None:
@@ -215,18 +217,7 @@ def _build(settings: Settings, reporter: Reporter) -> BuildResult:
             writer, counts = export.write_site(
                 con, release / "site", settings.export, previous, settings.shard_pair, advance
             )
-            (release / "manifest.json").write_bytes(writer.manifest())
-            changes = writer.changes()
-            counts["files_removed"] = len(changes["removed"])
-            (release / "changes.json").write_bytes(
-                orjson.dumps(changes, option=orjson.OPT_INDENT_2)
-            )
-            (release / "nginx.conf").write_text(
-                nginx.render(
-                    (output / "site").absolute(), settings.nginx_listen, settings.nginx_upstream
-                ),
-                encoding="utf-8",
-            )
+            counts["files_removed"] = _write_release_files(release, writer, settings)
         _carry_history(con, output / WAREHOUSE)
         summary = report.collect(
             con, build_id, settings, ingested, steps, counts, stages, started_at
@@ -273,14 +264,7 @@ def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
             if entry["path"] in writer.files:
                 raise BuildError(f"{shard_output}: {entry['path']} is in two shards")
             writer.adopt(shard_release / "site", entry["path"], entry["sha256"], entry["bytes"])
-    (release / "manifest.json").write_bytes(writer.manifest())
-    (release / "changes.json").write_bytes(
-        orjson.dumps(writer.changes(), option=orjson.OPT_INDENT_2)
-    )
-    (release / "nginx.conf").write_text(
-        nginx.render((output / "site").absolute(), settings.nginx_listen, settings.nginx_upstream),
-        encoding="utf-8",
-    )
+    removed = _write_release_files(release, writer, settings)
     # Every shard built the whole warehouse from the same input: the first one's serves.
     first = (shard_outputs[0] / "current").resolve() / WAREHOUSE
     try:
@@ -293,7 +277,14 @@ def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
     summary["site"] = {
         key: sum(r["site"].get(key, 0) for r in reports) for key in reports[0]["site"]
     }
-    summary["site"].update(files=len(writer.files), bytes=writer.total_bytes)
+    summary["site"].update(
+        files=len(writer.files),
+        bytes=writer.total_bytes,
+        files_unchanged=sum(
+            writer.previous_files.get(p) == h for p, (h, _) in writer.files.items()
+        ),
+        files_removed=removed,
+    )
     summary["stages_seconds"] = {"merge": round(time.perf_counter() - started, 3)}
     report.write(release, summary)
     _publish(output, work / WAREHOUSE, release, settings.releases_kept)
@@ -338,12 +329,7 @@ def dry_run(settings: Settings) -> dict[str, Any]:
             raise BuildError(str(exc)) from exc
         transform.run_steps(con)
         audit(con, settings)
-        rejected = dict(
-            con.execute(
-                "SELECT table_name, count(DISTINCT (source_file, source_row)) "
-                "FROM meta.rejects GROUP BY 1"
-            ).fetchall()
-        )
+        rejected = report.rejected_rows(con)
         pages = export.count_pages(con, settings.export, settings.shard_pair)
         return {
             "input": str(settings.input),

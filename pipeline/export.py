@@ -161,6 +161,33 @@ def shard_of(store_key: str, count: int) -> int:
     return zlib.crc32(store_key.encode()) % count
 
 
+Answer = tuple[InventoryParams, list[bytes]]  # a request's parameters and its products' JSON
+
+
+def _answers(
+    con: duckdb.DuckDBPyConnection,
+    settings: ExportSettings,
+    shard: Shard | None,
+    advance: Callable[[int], None] | None = None,
+) -> Iterator[tuple[str, Products, list[Answer]]]:
+    """Per store and channel to materialise: the unfiltered answer and its filtered variants."""
+    for (store_key, channel), products in _store_channel_rows(con):
+        if advance:
+            advance(1)
+        if settings.channels is not None and channel not in settings.channels:
+            continue
+        if shard is not None and shard_of(store_key, shard[1]) != shard[0]:
+            continue
+        answers: list[Answer] = [(InventoryParams(channelId=channel), products.json)]
+        for variant in dict.fromkeys(settings.variants):
+            values = products.category if variant == "categoryId" else products.group
+            by_value: dict[int, list[bytes]] = {}
+            for value, text in zip(values, products.json, strict=True):
+                by_value.setdefault(value, []).append(text)
+            answers += [(_filtered(channel, variant, v), texts) for v, texts in by_value.items()]
+        yield store_key, products, answers
+
+
 def write_inventory_pages(
     con: duckdb.DuckDBPyConnection,
     writer: SiteWriter,
@@ -170,25 +197,11 @@ def write_inventory_pages(
 ) -> dict[str, int]:
     """Every materialised inventory page (of one shard's stores); counts for the report."""
     counts = {"store_channels": 0, "pages": 0, "products": 0}
-    for (store_key, channel), products in _store_channel_rows(con):
-        if advance:
-            advance(1)
-        if settings.channels is not None and channel not in settings.channels:
-            continue
-        if shard is not None and shard_of(store_key, shard[1]) != shard[0]:
-            continue
+    for store_key, products, answers in _answers(con, settings, shard, advance):
         counts["store_channels"] += 1
         counts["products"] += len(products.json)
-        base = InventoryParams(channelId=channel)
-        subsets: list[tuple[InventoryParams, list[bytes]]] = [(base, products.json)]
-        for variant in settings.variants:
-            values = products.category if variant == "categoryId" else products.group
-            by_value: dict[int, list[bytes]] = {}
-            for value, text in zip(values, products.json, strict=True):
-                by_value.setdefault(value, []).append(text)
-            subsets += [(_filtered(channel, variant, v), texts) for v, texts in by_value.items()]
-        for limit in settings.limits:
-            for params, texts in subsets:
+        for limit in dict.fromkeys(settings.limits):
+            for params, texts in answers:
                 counts["pages"] += _pages(writer, store_key, params, texts, limit)
     return counts
 
@@ -265,19 +278,10 @@ def count_store_channels(con: duckdb.DuckDBPyConnection) -> int:
 def count_pages(
     con: duckdb.DuckDBPyConnection, settings: ExportSettings, shard: Shard | None = None
 ) -> int:
-    """How many inventory pages `write_inventory_pages` would write, from the same rows."""
-    pages = 0
-    for (store_key, channel), products in _store_channel_rows(con):
-        if shard is not None and shard_of(store_key, shard[1]) != shard[0]:
-            continue
-        if settings.channels is not None and channel not in settings.channels:
-            continue
-        sizes = [len(products.json)]
-        for variant in settings.variants:
-            values = products.category if variant == "categoryId" else products.group
-            counts: dict[int, int] = {}
-            for value in values:
-                counts[value] = counts.get(value, 0) + 1
-            sizes += counts.values()
-        pages += sum(-(-n // limit) for limit in settings.limits for n in sizes)
-    return pages
+    """How many inventory pages `write_inventory_pages` would write, from the same answers."""
+    return sum(
+        -(-len(texts) // limit)
+        for _, _, answers in _answers(con, settings, shard)
+        for limit in dict.fromkeys(settings.limits)
+        for _, texts in answers
+    )

@@ -47,6 +47,14 @@ def _grouped(con: duckdb.DuckDBPyConnection, table: str) -> list[dict[str, Any]]
     return [{"table": t, "column": c, "reason": r, "rows": n} for t, c, r, n in rows]
 
 
+def rejected_rows(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    """Rejected input rows per table (a row breaking several rules counts once)."""
+    rows = con.execute(
+        "SELECT table_name, count(DISTINCT (source_file, source_row)) FROM meta.rejects GROUP BY 1"
+    ).fetchall()
+    return {table: int(n) for table, n in rows}
+
+
 def collect(
     con: duckdb.DuckDBPyConnection,
     build_id: str,
@@ -60,12 +68,7 @@ def collect(
     staged = {
         s.name.removeprefix("staging."): s.rows for s in steps if s.name.startswith("staging.")
     }
-    rejected = dict(
-        con.execute(
-            "SELECT table_name, count(DISTINCT (source_file, source_row)) "
-            "FROM meta.rejects GROUP BY 1"
-        ).fetchall()
-    )
+    rejected = rejected_rows(con)
     tables = {
         i.table.name: {
             "files": list(i.files),

@@ -10,25 +10,12 @@ import sys
 from pathlib import Path
 
 from pipeline.progress import Reporter
-from tests.conftest import SAMPLE
+from tests.conftest import SAMPLE, run_cli
 
 
 def test_json_log_lines_when_not_in_a_terminal(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pipeline",
-            "build",
-            "--input",
-            str(SAMPLE),
-            "--output",
-            str(tmp_path / "out"),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    result = run_cli("build", "--input", str(SAMPLE), "--output", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
     events = [json.loads(line) for line in result.stderr.splitlines()]
     finished = {e["stage"]: e for e in events if e["event"] == "stage_finished"}
     assert list(finished) == ["ingest", "transform", "export", "publish"]

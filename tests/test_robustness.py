@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from pipeline import api, ingest
 from pipeline.build import BuildError, build
 from pipeline.settings import load_settings
-from tests.conftest import SAMPLE, rows, run_pipeline, write_inputs, write_table
+from tests.conftest import SAMPLE, rows, run_cli, run_pipeline, write_inputs, write_table
 
 
 def published_state(output: Path) -> dict[str, str]:
@@ -37,16 +37,6 @@ def published_state(output: Path) -> dict[str, str]:
         if path.is_file():
             state[path.relative_to(site).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
     return state
-
-
-def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pipeline", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, **(env or {})},
-    )
 
 
 @pytest.fixture
