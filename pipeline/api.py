@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields, replace
+from functools import cache
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote, unquote, unquote_plus
 
@@ -221,17 +222,36 @@ def inventory_page_path(store_key: str, params: InventoryParams) -> PurePosixPat
     )
 
 
-def page_paths(store_key: str, params: InventoryParams, offsets: Iterable[int]) -> list[str]:
-    """`inventory_page_path` as text, for many offsets of one request at once: offset and
-    limit come last in the canonical order, so only the tail of the name changes."""
-    base = canonical_query(params, paging=False)
-    limit = "" if params.limit == DEFAULTS.limit else f"limit={params.limit}"
+def page_paths(store_key: str, query: str, limit: int, pages: int) -> list[str]:
+    """`inventory_page_path` as text, for the first `pages` pages of one request whose canonical
+    query without offset and limit is `query`: offset and limit come last in the canonical
+    order, so only the tail of the name changes from page to page."""
+    if pages <= 0:
+        return []
     folder = f"{VERSION}/stores/{store_key.lower()}/inventory/products/"
-    paths = []
-    for offset in offsets:
-        tail = "&".join(p for p in (base, f"offset={offset}" if offset else "", limit) if p)
-        paths.append(f"{folder}{tail or 'index'}.json")
-    return paths
+    size = "" if limit == DEFAULTS.limit else f"limit={limit}"
+    names = [f"{folder}{'&'.join(p for p in (query, size) if p) or 'index'}.json"]
+    head = f"{folder}{query}&" if query else folder
+    tail = f"&{size}.json" if size else ".json"
+    return names + [f"{head}offset={n * limit}{tail}" for n in range(1, pages)]
+
+
+_MARK = INT64[0]  # stands for the value in a query template; -2**63 is no id a store has
+
+
+@cache
+def filtered_query(channel: int, parameter: str) -> tuple[str, str]:
+    """The canonical query (without offset and limit) of a channel's default request filtered
+    by one integer parameter (categoryId or groupId), as the text before and after the value,
+    so that the exporter names a page per group without building its parameters."""
+    params = {
+        "categoryId": InventoryParams(channelId=channel, categoryId=_MARK),
+        "groupId": InventoryParams(channelId=channel, groupId=_MARK),
+    }[parameter]
+    query = canonical_query(params, paging=False)
+    before, mark, after = query.partition(str(_MARK))
+    assert mark and str(_MARK) not in after, query
+    return before, after
 
 
 def categories_page_path(offset: int, limit: int = 10) -> PurePosixPath:
@@ -247,7 +267,7 @@ def categories_page_path(offset: int, limit: int = 10) -> PurePosixPath:
 def query_params(params: InventoryParams, *, store_key: str | None) -> dict[str, object]:
     """Bind parameters of the store inventory SQL for a request (store_key None: all stores)."""
     return {
-        "store_key": store_key,
+        "store_keys": None if store_key is None else [store_key],
         "channel_id": params.channelId,
         "include_generic": params.includeGeneric,
         "include_custom": params.includeCustom,

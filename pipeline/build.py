@@ -32,6 +32,7 @@ from typing import Any
 
 import duckdb
 import orjson
+import polars as pl
 
 from pipeline import db, export, ingest, nginx, report, transform
 from pipeline.contract import TABLES
@@ -90,19 +91,21 @@ def audit(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
             )
 
 
-def _write_release_files(release: Path, writer: export.SiteWriter, settings: Settings) -> int:
+def _write_release_files(
+    release: Path, manifest: export.Manifest, previous: export.Manifest, settings: Settings
+) -> int:
     """The release's manifest, changes since the published release and nginx configuration;
     returns how many files were removed."""
-    changes = writer.changes()
-    (release / "manifest.json").write_bytes(writer.manifest())
-    (release / "changes.json").write_bytes(orjson.dumps(changes, option=orjson.OPT_INDENT_2))
+    changed, removed = manifest.changes(previous)
+    manifest.write(release / export.MANIFEST)
+    export.write_changes(release / "changes.json", changed, removed)
     (release / "nginx.conf").write_text(
         nginx.render(
             (settings.output / "site").absolute(), settings.nginx_listen, settings.nginx_upstream
         ),
         encoding="utf-8",
     )
-    return len(changes["removed"])
+    return len(removed)
 
 
 def _carry_history(con: duckdb.DuckDBPyConnection, previous: Path) -> None:
@@ -214,10 +217,16 @@ def _build(settings: Settings, reporter: Reporter) -> BuildResult:
             current = output / "current"
             previous = current.resolve() if current.is_symlink() and current.exists() else None
             (release / "site").mkdir(parents=True)  # a shard may have no store at all
-            writer, counts = export.write_site(
-                con, release / "site", settings.export, previous, settings.shard_pair, advance
+            manifest, known, counts = export.write_site(
+                con,
+                release / "site",
+                settings.export,
+                settings.export_batch_listings,
+                previous,
+                settings.shard_pair,
+                advance,
             )
-            counts["files_removed"] = _write_release_files(release, writer, settings)
+            counts["files_removed"] = _write_release_files(release, manifest, known, settings)
         _carry_history(con, output / WAREHOUSE)
         summary = report.collect(
             con, build_id, settings, ingested, steps, counts, stages, started_at
@@ -250,8 +259,7 @@ def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
     started = time.perf_counter()
     current = output / "current"
     previous = current.resolve() if current.is_symlink() and current.exists() else None
-    known = export.load_manifest(previous)
-    writer = export.SiteWriter(release / "site", None, known)
+    known = export.Manifest.load(previous)
     reports = []
     releases = [(s / "current").resolve() for s in shard_outputs]
     for shard_output, shard_release in zip(shard_outputs, releases, strict=True):
@@ -259,12 +267,17 @@ def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
             raise BuildError(f"{shard_output}: no published shard build")
         reports.append(orjson.loads((shard_release / "build_report.json").read_bytes()))
     _check_shards(reports, shard_outputs)
-    for shard_output, shard_release in zip(shard_outputs, releases, strict=True):
-        for entry in orjson.loads((shard_release / "manifest.json").read_bytes())["files"]:
-            if entry["path"] in writer.files:
-                raise BuildError(f"{shard_output}: {entry['path']} is in two shards")
-            writer.adopt(shard_release / "site", entry["path"], entry["sha256"], entry["bytes"])
-    removed = _write_release_files(release, writer, settings)
+    parts = [export.Manifest.load(r) for r in releases]
+    try:
+        export.Manifest(pl.concat([p.frame for p in parts]))
+    except ValueError as exc:
+        raise BuildError(f"{exc}: a file in two shards") from None
+    with export.SiteWriter(release / "site") as writer:
+        for part, shard_release in zip(parts, releases, strict=True):
+            for name, digest, size in part.frame.iter_rows():
+                writer.adopt(shard_release / "site", name, digest, size)
+    manifest = writer.manifest()
+    removed = _write_release_files(release, manifest, known, settings)
     # Every shard built the whole warehouse from the same input: the first one's serves.
     first = (shard_outputs[0] / "current").resolve() / WAREHOUSE
     try:
@@ -278,11 +291,9 @@ def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
         key: sum(r["site"].get(key, 0) for r in reports) for key in reports[0]["site"]
     }
     summary["site"].update(
-        files=len(writer.files),
-        bytes=writer.total_bytes,
-        files_unchanged=sum(
-            writer.previous_files.get(p) == h for p, (h, _) in writer.files.items()
-        ),
+        files=len(manifest),
+        bytes=manifest.total_bytes,
+        files_unchanged=manifest.unchanged(known),
         files_removed=removed,
     )
     summary["stages_seconds"] = {"merge": round(time.perf_counter() - started, 3)}
@@ -330,7 +341,9 @@ def dry_run(settings: Settings) -> dict[str, Any]:
         transform.run_steps(con)
         audit(con, settings)
         rejected = report.rejected_rows(con)
-        pages = export.count_pages(con, settings.export, settings.shard_pair)
+        pages = export.count_pages(
+            con, settings.export, settings.export_batch_listings, settings.shard_pair
+        )
         return {
             "input": str(settings.input),
             "tables": {

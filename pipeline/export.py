@@ -1,99 +1,231 @@
 """Export stage: the warehouse -> the static site of one release, and its manifest.
 
-The store inventory SQL runs once, for every store and channel with the default parameters; its
-rows arrive ordered by store, channel and position and are streamed in record batches, one
-(store, channel) at a time. Each product's JSON is built once (in SQL) and shared by the
-unfiltered pages and the categoryId / groupId pages, which keep the products of one category or
-group in the same order: filtering by category or group removes whole products and changes no
-other product's entry.
+The store inventory SQL runs for batches of stores (a bounded share of the listings each, so
+memory does not grow with the input), for every channel with the default parameters; its rows
+arrive ordered by store, channel and position and are streamed in record batches, one (store,
+channel) at a time. Each product's JSON is built once (in SQL) and shared by the unfiltered
+pages and the categoryId / groupId pages, which keep the products of one category or group in
+the same order: filtering by category or group removes whole products and changes no other
+product's entry.
+
+Files are created by a child process while this one builds the next pages, so the export costs
+about the larger of the two, not their sum.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
+import io
 import zlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from types import TracebackType
 
 import duckdb
 import orjson
+import polars as pl
 
 from pipeline import api
 from pipeline.api import InventoryParams, envelope
+from pipeline.files import FileCreator
 from pipeline.models import help_page, openapi_document
 from pipeline.settings import ExportSettings
 from pipeline.steps import STORE_INVENTORY
 
-BATCH_ROWS = 50_000
+BATCH_ROWS = 50_000  # Arrow record batch of the inventory query
+MANIFEST = "manifest.json"
+
+# ---------------------------------------------------------------------------------------------
+# The manifest: every file of a release with its SHA-256 and size, sorted by path. Held in
+# columns (polars), written and read one line a file: a full-scale site has millions of files,
+# which as Python objects would cost gigabytes.
+#   {"files":[
+#   {"path":"v1.39.0/catalog/categories/index.json","sha256":"…","bytes":1234},
+#   …
+#   ]}
+# ---------------------------------------------------------------------------------------------
+
+_SCHEMA = {"path": pl.String, "sha256": pl.Binary, "bytes": pl.Int64}
+_HEAD, _TAIL = b'{"files":[\n', b"\n]}\n"
+_CHUNK = 100_000
+
+
+class Manifest:
+    """path, sha256 (32 bytes) and bytes of every file of a site, sorted by path."""
+
+    def __init__(self, frame: pl.DataFrame | None = None) -> None:
+        frame = pl.DataFrame(schema=_SCHEMA) if frame is None else frame.select(*_SCHEMA)
+        self.frame = frame.sort("path")
+        twice = self.frame.filter(pl.col("path").is_duplicated())["path"]
+        if len(twice):
+            raise ValueError(f"{twice[0]}: the same file twice in one site")
+
+    def __len__(self) -> int:
+        return self.frame.height
+
+    @property
+    def total_bytes(self) -> int:
+        return int(self.frame["bytes"].sum())
+
+    @classmethod
+    def load(cls, release: Path | None) -> Manifest:
+        """The manifest of a published release; empty when there is none."""
+        if release is None or not (release / MANIFEST).is_file():
+            return cls()
+        data = (release / MANIFEST).read_bytes()
+        schema = {"path": pl.String, "sha256": pl.String, "bytes": pl.Int64}
+        if data.startswith(_HEAD) and data.endswith(_TAIL):  # one file a line, as written
+            lines = data[len(_HEAD) : -len(_TAIL)].replace(b",\n", b"\n")
+            frame = pl.read_ndjson(io.BytesIO(lines), schema=schema) if lines else None
+        else:  # any other layout of the same JSON
+            entries = orjson.loads(data)["files"]
+            frame = pl.from_dicts(entries, schema=schema) if entries else None
+        if frame is None:
+            return cls()
+        return cls(frame.with_columns(pl.col("sha256").str.decode("hex")))
+
+    def write(self, path: Path) -> None:
+        with path.open("wb") as fh:
+            fh.write(_HEAD)
+            for n, chunk in enumerate(self.frame.iter_slices(_CHUNK)):
+                lines = chunk.select(
+                    pl.struct("path", pl.col("sha256").bin.encode("hex"), "bytes")
+                    .struct.json_encode()
+                    .alias("line")
+                )["line"]
+                fh.write(((",\n" if n else "") + ",\n".join(lines.to_list())).encode())
+            fh.write(_TAIL)
+
+    def digests(self) -> dict[str, str]:
+        """path -> hex SHA-256 (for small sites: tests, reports)."""
+        hexes = self.frame["sha256"].bin.encode("hex").to_list()
+        return dict(zip(self.frame["path"].to_list(), hexes, strict=True))
+
+    def under(self, folder: str) -> dict[str, bytes]:
+        """path -> SHA-256 of the files under `folder` ("a/b"): a slice of the sorted paths."""
+        paths = self.frame["path"]
+        # Every path under "a/b/" sorts between "a/b/" and "a/b0" ("0" follows "/").
+        lo = int(paths.search_sorted(folder + "/", "left"))
+        hi = int(paths.search_sorted(folder + "0", "left"))
+        part = self.frame.slice(lo, hi - lo)
+        return dict(zip(part["path"].to_list(), part["sha256"].to_list(), strict=True))
+
+    def unchanged(self, previous: Manifest) -> int:
+        """How many files have the same path and bytes as in `previous`."""
+        return self.frame.join(previous.frame, on=["path", "sha256"], how="semi").height
+
+    def changes(self, previous: Manifest) -> tuple[pl.Series, pl.Series]:
+        """(changed, removed) paths against `previous`: what a sync to a static host uploads
+        and deletes."""
+        changed = self.frame.join(previous.frame, on=["path", "sha256"], how="anti")["path"]
+        removed = previous.frame.join(self.frame, on="path", how="anti")["path"]
+        return changed.sort(), removed.sort()
+
+
+def write_changes(path: Path, changed: pl.Series, removed: pl.Series) -> None:
+    """`{"changed":[…],"removed":[…]}`, one path a line."""
+    with path.open("wb") as fh:
+        fh.write(b'{"changed":[')
+        _write_lines(fh, changed)
+        fh.write(b'],\n"removed":[')
+        _write_lines(fh, removed)
+        fh.write(b"]}\n")
+
+
+def _write_lines(fh: io.BufferedWriter, paths: pl.Series) -> None:
+    for start in range(0, len(paths), _CHUNK):
+        chunk = paths.slice(start, _CHUNK).to_list()
+        fh.write((b",\n" if start else b"\n") + b",\n".join(map(orjson.dumps, chunk)))
+    if len(paths):
+        fh.write(b"\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# The writer
+# ---------------------------------------------------------------------------------------------
 
 
 @dataclass
 class SiteWriter:
-    """Writes files under a release's site directory and remembers their hashes. One thread:
-    on this kind of disk, parallel file creation measured slower (docs/benchmarks.md)."""
+    """Writes the files of one release's site and records their hashes. A file whose bytes equal
+    the previous release's is a hard link to it: no bytes written, nothing to upload.
+
+    The files are created by a child process (`pipeline.files`) on the second core while this
+    one builds the next pages. Use as a context manager, or call `close()`: it waits for the
+    last file and raises the first error."""
 
     root: Path
-    previous: Path | None = None  # the published release's site: unchanged files are linked
-    previous_files: dict[str, str] = field(default_factory=dict)  # path -> sha256
-    files: dict[str, tuple[str, int]] = field(default_factory=dict)  # path -> (sha256, bytes)
-    linked: int = 0
-    _dirs: set[str] = field(default_factory=set)
+    previous_site: Path | None = None  # the published release's site
+    previous: Manifest = field(default_factory=Manifest)
+    linked: int = field(default=0, init=False)  # files carried over as hard links
 
-    def write(self, path: PurePosixPath | str, body: bytes) -> None:
-        name = str(path)  # relative, "/"-separated
-        if name in self.files:
-            return  # the same page asked for twice (e.g. a page size listed twice): same bytes
-        target = f"{self.root}/{name}"
-        folder = target.rpartition("/")[0]
-        if folder not in self._dirs:
-            os.makedirs(folder, exist_ok=True)
-            self._dirs.add(folder)
-        digest = hashlib.sha256(body).hexdigest()
-        self.files[name] = (digest, len(body))
-        if self.previous is not None and self.previous_files.get(name) == digest:
-            try:  # the same bytes as last night: a hard link, no bytes written
-                os.link(f"{self.previous}/{name}", target)
-                self.linked += 1
-                return
-            except OSError:
-                pass  # the old file is gone or on another file system: write it
-        # "x": never open an existing file, which could be a hard link into a published release.
-        with open(target, "xb") as fh:
-            fh.write(body)
+    def __post_init__(self) -> None:
+        self._records: tuple[list[str], list[bytes], list[int]] = ([], [], [])
+        self._chunks: list[pl.DataFrame] = []
+        self._folder: str | None = None
+        self._folder_digests: dict[str, bytes] = {}
+        self._creator = FileCreator()
 
-    def adopt(self, site: Path, name: str, digest: str, size: int) -> None:
+    def __enter__(self) -> SiteWriter:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if kind is None:
+            self.close()
+        else:
+            self._creator.abort()
+
+    def write(self, name: str, body: bytes) -> None:
+        """Write `body` at `name` (relative, "/"-separated), or link it when unchanged."""
+        digest = hashlib.sha256(body).digest()
+        self._record(name, digest, len(body))
+        source = None
+        if self.previous_site is not None and self._previous_digest(name) == digest:
+            source = f"{self.previous_site}/{name}"
+        self._creator.submit((f"{self.root}/{name}", body, source))
+
+    def adopt(self, site: Path, name: str, digest: bytes, size: int) -> None:
         """Take a finished file of another site (a shard's) into this one, without its bytes."""
-        target = f"{self.root}/{name}"
-        folder = target.rpartition("/")[0]
-        if folder not in self._dirs:
-            os.makedirs(folder, exist_ok=True)
-            self._dirs.add(folder)
-        try:
-            os.link(f"{site}/{name}", target)
-        except OSError:  # another file system
-            shutil.copyfile(f"{site}/{name}", target)
-        self.files[name] = (digest, size)
+        self._record(name, digest, size)
+        self._creator.submit((f"{self.root}/{name}", None, f"{site}/{name}"))
 
-    def changes(self) -> dict[str, list[str]]:
-        """What a sync to a static host must upload and delete, against the previous release."""
-        return {
-            "changed": sorted(
-                p for p, (h, _) in self.files.items() if self.previous_files.get(p) != h
-            ),
-            "removed": sorted(set(self.previous_files) - set(self.files)),
-        }
+    def close(self) -> None:
+        self._creator.close()
+        self.linked = self._creator.linked
 
-    def manifest(self) -> bytes:
-        entries = [{"path": p, "sha256": h, "bytes": n} for p, (h, n) in sorted(self.files.items())]
-        return orjson.dumps({"files": entries}, option=orjson.OPT_INDENT_2)
+    def manifest(self) -> Manifest:
+        """Every file written so far (after `close()`: every file of the site)."""
+        self._flush_records()
+        return Manifest(pl.concat(self._chunks) if self._chunks else None)
 
-    @property
-    def total_bytes(self) -> int:
-        return sum(n for _, n in self.files.values())
+    def _record(self, name: str, digest: bytes, size: int) -> None:
+        names, digests, sizes = self._records
+        names.append(name)
+        digests.append(digest)
+        sizes.append(size)
+        if len(names) >= _CHUNK:
+            self._flush_records()
 
+    def _flush_records(self) -> None:
+        names, digests, sizes = self._records
+        if names:
+            columns = {"path": names, "sha256": digests, "bytes": sizes}
+            self._chunks.append(pl.DataFrame(columns, schema=_SCHEMA))
+            self._records = ([], [], [])
+
+    def _previous_digest(self, name: str) -> bytes | None:
+        folder = name.rpartition("/")[0]
+        if folder != self._folder:  # pages come folder by folder: one slice per store
+            self._folder, self._folder_digests = folder, self.previous.under(folder)
+        return self._folder_digests.get(name)
+
+
+# ---------------------------------------------------------------------------------------------
+# The inventory pages
+# ---------------------------------------------------------------------------------------------
 
 StoreChannel = tuple[str, int]
 
@@ -107,52 +239,6 @@ class Products:
     group: list[int] = field(default_factory=list)
 
 
-def _store_channel_rows(con: duckdb.DuckDBPyConnection) -> Iterator[tuple[StoreChannel, Products]]:
-    """(store_key, channel_id) -> its products in answer order, for the default parameters."""
-    bind = api.query_params(InventoryParams(), store_key=None)
-    bind.update(channel_id=None, first_position=None, last_position=None)
-    reader = con.sql(STORE_INVENTORY.sql, params=bind).to_arrow_reader(BATCH_ROWS)
-    key: StoreChannel | None = None
-    products = Products()
-    for batch in reader:
-        cols = batch.to_pydict()
-        for store, channel, category, group, text in zip(
-            cols["store_key"],
-            cols["channel_id"],
-            cols["category_id"],
-            cols["group_id"],
-            cols["product_json"],
-            strict=True,
-        ):
-            if (store, channel) != key:
-                if key is not None:
-                    yield key, products
-                key, products = (store, channel), Products()
-            products.json.append(text.encode())
-            products.category.append(category)
-            products.group.append(group)
-    if key is not None:
-        yield key, products
-
-
-def _pages(
-    writer: SiteWriter, store_key: str, params: InventoryParams, products: list[bytes], limit: int
-) -> int:
-    """Every page of one answer. Paths come from `api.page_paths`, one call per answer."""
-    offsets = range(0, len(products), limit)
-    paths = api.page_paths(store_key, replace(params, limit=limit), offsets)
-    total = len(products)
-    for offset, path in zip(offsets, paths, strict=True):
-        writer.write(path, envelope(total, products[offset : offset + limit]))
-    return len(offsets)
-
-
-def _filtered(channel: int, variant: str, value: int) -> InventoryParams:
-    if variant == "categoryId":
-        return InventoryParams(channelId=channel, categoryId=value)
-    return InventoryParams(channelId=channel, groupId=value)
-
-
 Shard = tuple[int, int]  # (index, count): this build exports the stores of shard index
 
 
@@ -161,30 +247,86 @@ def shard_of(store_key: str, count: int) -> int:
     return zlib.crc32(store_key.encode()) % count
 
 
-Answer = tuple[InventoryParams, list[bytes]]  # a request's parameters and its products' JSON
+def store_batches(
+    con: duckdb.DuckDBPyConnection, batch_listings: int, shard: Shard | None = None
+) -> list[list[str]]:
+    """The stores to export (of one shard), in key order, cut into batches of about
+    `batch_listings` listings: what one run of the inventory query holds in memory."""
+    rows = con.execute(
+        "SELECT store_key, listing_count FROM marts.store WHERE listing_count > 0 "
+        "ORDER BY store_key"
+    ).fetchall()
+    batches: list[list[str]] = []
+    size = batch_listings
+    for key, listings in rows:
+        if shard is not None and shard_of(key, shard[1]) != shard[0]:
+            continue
+        if size + listings > batch_listings:
+            batches.append([])
+            size = 0
+        batches[-1].append(key)
+        size += listings
+    return batches
+
+
+def _store_channel_rows(
+    con: duckdb.DuckDBPyConnection, batches: list[list[str]]
+) -> Iterator[tuple[StoreChannel, Products]]:
+    """(store_key, channel_id) -> its products in answer order, for the default parameters."""
+    bind = api.query_params(InventoryParams(), store_key=None)
+    bind.update(channel_id=None, first_position=None, last_position=None)
+    for stores in batches:
+        bind["store_keys"] = stores
+        reader = con.sql(STORE_INVENTORY.sql, params=bind).to_arrow_reader(BATCH_ROWS)
+        key: StoreChannel | None = None
+        products = Products()
+        for batch in reader:
+            cols = batch.to_pydict()
+            for store, channel, category, group, text in zip(
+                cols["store_key"],
+                cols["channel_id"],
+                cols["category_id"],
+                cols["group_id"],
+                cols["product_json"],
+                strict=True,
+            ):
+                if (store, channel) != key:
+                    if key is not None:
+                        yield key, products
+                    key, products = (store, channel), Products()
+                products.json.append(text.encode())
+                products.category.append(category)
+                products.group.append(group)
+        if key is not None:
+            yield key, products
+
+
+Answer = tuple[str, list[bytes]]  # a request's canonical query (no paging), its products' JSON
 
 
 def _answers(
     con: duckdb.DuckDBPyConnection,
     settings: ExportSettings,
+    batch_listings: int,
     shard: Shard | None,
     advance: Callable[[int], None] | None = None,
 ) -> Iterator[tuple[str, Products, list[Answer]]]:
     """Per store and channel to materialise: the unfiltered answer and its filtered variants."""
-    for (store_key, channel), products in _store_channel_rows(con):
+    batches = store_batches(con, batch_listings, shard)
+    for (store_key, channel), products in _store_channel_rows(con, batches):
         if advance:
             advance(1)
         if settings.channels is not None and channel not in settings.channels:
             continue
-        if shard is not None and shard_of(store_key, shard[1]) != shard[0]:
-            continue
-        answers: list[Answer] = [(InventoryParams(channelId=channel), products.json)]
+        query = api.canonical_query(InventoryParams(channelId=channel), paging=False)
+        answers: list[Answer] = [(query, products.json)]
         for variant in dict.fromkeys(settings.variants):
             values = products.category if variant == "categoryId" else products.group
             by_value: dict[int, list[bytes]] = {}
             for value, text in zip(values, products.json, strict=True):
                 by_value.setdefault(value, []).append(text)
-            answers += [(_filtered(channel, variant, v), texts) for v, texts in by_value.items()]
+            before, after = api.filtered_query(channel, variant)
+            answers += [(f"{before}{v}{after}", texts) for v, texts in by_value.items()]
         yield store_key, products, answers
 
 
@@ -192,17 +334,22 @@ def write_inventory_pages(
     con: duckdb.DuckDBPyConnection,
     writer: SiteWriter,
     settings: ExportSettings,
+    batch_listings: int,
     shard: Shard | None = None,
     advance: Callable[[int], None] | None = None,
 ) -> dict[str, int]:
     """Every materialised inventory page (of one shard's stores); counts for the report."""
     counts = {"store_channels": 0, "pages": 0, "products": 0}
-    for store_key, products, answers in _answers(con, settings, shard, advance):
+    for store_key, products, answers in _answers(con, settings, batch_listings, shard, advance):
         counts["store_channels"] += 1
         counts["products"] += len(products.json)
         for limit in dict.fromkeys(settings.limits):
-            for params, texts in answers:
-                counts["pages"] += _pages(writer, store_key, params, texts, limit)
+            for query, texts in answers:
+                total = len(texts)
+                paths = api.page_paths(store_key, query, limit, -(-total // limit))
+                for n, path in enumerate(paths):
+                    writer.write(path, envelope(total, texts[n * limit : (n + 1) * limit]))
+                counts["pages"] += len(paths)
     return counts
 
 
@@ -216,10 +363,10 @@ def write_category_pages(
         ).fetchall()
     ]
     pages = 0
-    for limit in settings.category_limits:
+    for limit in dict.fromkeys(settings.category_limits):
         for offset in range(0, len(rows), limit):
             writer.write(
-                api.categories_page_path(offset, limit),
+                str(api.categories_page_path(offset, limit)),
                 envelope(len(rows), rows[offset : offset + limit]),
             )
             pages += 1
@@ -227,43 +374,38 @@ def write_category_pages(
 
 
 def write_help(writer: SiteWriter) -> None:
-    writer.write(PurePosixPath(api.VERSION, "help", "index.html"), help_page().encode())
+    writer.write(str(PurePosixPath(api.VERSION, "help", "index.html")), help_page().encode())
     writer.write(
-        PurePosixPath(api.VERSION, "help", "openapi.json"),
+        str(PurePosixPath(api.VERSION, "help", "openapi.json")),
         orjson.dumps(openapi_document(), option=orjson.OPT_INDENT_2),
     )
-
-
-def load_manifest(release: Path | None) -> dict[str, str]:
-    """path -> sha256 of a published release, or {} when there is none."""
-    if release is None or not (release / "manifest.json").is_file():
-        return {}
-    entries = orjson.loads((release / "manifest.json").read_bytes())["files"]
-    return {e["path"]: e["sha256"] for e in entries}
 
 
 def write_site(
     con: duckdb.DuckDBPyConnection,
     site_dir: Path,
     settings: ExportSettings,
+    batch_listings: int,
     previous_release: Path | None = None,
     shard: Shard | None = None,
     advance: Callable[[int], None] | None = None,
-) -> tuple[SiteWriter, dict[str, int]]:
+) -> tuple[Manifest, Manifest, dict[str, int]]:
     """Write the site; files whose bytes equal the previous release's are hard-linked to it.
-    A shard writes its stores' pages; shard 0 also writes the pages common to all stores."""
-    previous = load_manifest(previous_release)
-    previous_site = previous_release / "site" if previous_release and previous else None
-    writer = SiteWriter(site_dir, previous_site, previous)
-    counts = write_inventory_pages(con, writer, settings, shard, advance)
-    counts["category_pages"] = 0
-    if shard is None or shard[0] == 0:
-        counts["category_pages"] = write_category_pages(con, writer, settings)
-        write_help(writer)
-    counts["files"] = len(writer.files)
+    A shard writes its stores' pages; shard 0 also writes the pages common to all stores.
+    Returns the site's manifest, the previous release's and the counts for the report."""
+    previous = Manifest.load(previous_release)
+    previous_site = previous_release / "site" if previous_release and len(previous) else None
+    with SiteWriter(site_dir, previous_site, previous) as writer:
+        counts = write_inventory_pages(con, writer, settings, batch_listings, shard, advance)
+        counts["category_pages"] = 0
+        if shard is None or shard[0] == 0:
+            counts["category_pages"] = write_category_pages(con, writer, settings)
+            write_help(writer)
+    manifest = writer.manifest()
+    counts["files"] = len(manifest)
     counts["files_unchanged"] = writer.linked
-    counts["bytes"] = writer.total_bytes
-    return writer, counts
+    counts["bytes"] = manifest.total_bytes
+    return manifest, previous, counts
 
 
 def count_store_channels(con: duckdb.DuckDBPyConnection) -> int:
@@ -276,12 +418,15 @@ def count_store_channels(con: duckdb.DuckDBPyConnection) -> int:
 
 
 def count_pages(
-    con: duckdb.DuckDBPyConnection, settings: ExportSettings, shard: Shard | None = None
+    con: duckdb.DuckDBPyConnection,
+    settings: ExportSettings,
+    batch_listings: int,
+    shard: Shard | None = None,
 ) -> int:
     """How many inventory pages `write_inventory_pages` would write, from the same answers."""
     return sum(
         -(-len(texts) // limit)
-        for _, _, answers in _answers(con, settings, shard)
+        for _, _, answers in _answers(con, settings, batch_listings, shard)
         for limit in dict.fromkeys(settings.limits)
         for _, texts in answers
     )

@@ -56,8 +56,15 @@ class Settings(BaseSettings):
         le=1,
         description="Share of rejected rows of any input table above which the build fails",
     )
-    duckdb_memory_limit: str = Field(default="4GB", description="DuckDB memory_limit")
+    duckdb_memory_limit: str = Field(
+        default="2GB", description="DuckDB memory_limit (the build's whole peak is about 1.5x)"
+    )
     duckdb_threads: int = Field(default=2, ge=1, description="DuckDB threads")
+    export_batch_listings: int = Field(
+        default=1_000_000,
+        ge=1,
+        description="Listings per run of the inventory query in the export (bounds its memory)",
+    )
     releases_kept: int = Field(default=3, ge=1, description="Published site releases kept")
     shard: str | None = Field(
         default=None,

@@ -1,7 +1,8 @@
 -- GET /v1.39.0/stores/{storeKey}/inventory/products (Stores_GetStoreInventory), DESIGN §3.
 -- One row per (store, channel, product) of the answer, in the requested order, with the
--- product's StoreProduct JSON. Not a table: run with bind parameters for one request, or by the
--- exporter with $store_key and $channel_id null, which means every store and every channel.
+-- product's StoreProduct JSON. Not a table: run with bind parameters for one request
+-- ($store_keys a list of one key), or by the exporter for a batch of stores ($store_keys) and
+-- $channel_id null, which means every channel. $store_keys null means every store.
 -- $sort_field is 'price' or 'name', $sort_desc a boolean; ties break on productId ascending.
 -- $first_position / $last_position (1-based, inclusive, null for no bound) cut the page.
 with
@@ -12,7 +13,7 @@ matching as (
     select listing.*
     from listing
     join product_fixed using (product_id)
-    where ($store_key is null or listing.store_key = $store_key)
+    where ($store_keys is null or list_contains($store_keys, listing.store_key))
       and ($channel_id is null or listing.channel_id = $channel_id)
       and listing.quantity > 0
       and (case when listing.is_custom then $include_custom else $include_generic end)

@@ -1,0 +1,124 @@
+"""Creating many files on a second core: a child process that takes batches of files over a
+pipe and creates them, while the exporter builds the next pages.
+
+A thread would not do: each open/write/close gives up the GIL and must win it back from the
+thread building pages, and measured slower than writing in line. The child runs this file as a
+script, so it starts in milliseconds and imports nothing but the standard library.
+
+Protocol on the child's standard input: frames of a 4-byte little-endian length and a pickled
+list of (target, body, source); a zero length ends. `source` set: hard-link target to it, or,
+when that fails and body is None, copy it. The child answers with one pickled dict on standard
+output: {"linked": files linked, "error": the first failure or None}.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pickle
+import shutil
+import struct
+import subprocess
+import sys
+from contextlib import suppress
+from typing import Any, BinaryIO
+
+_LENGTH = struct.Struct("<I")
+_PIPE_BYTES = 1 << 20
+Op = tuple[str, bytes | None, str | None]  # target, bytes, file to hard-link from
+
+
+class FileCreator:
+    """The parent's side: `submit` queues a file, `close` waits for all of them."""
+
+    def __init__(self, batch: int = 256) -> None:
+        self._batch_size = batch
+        self._batch: list[Op] = []
+        self._child = subprocess.Popen(
+            [sys.executable, "-I", __file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        assert self._child.stdin is not None and self._child.stdout is not None
+        self._stdin, self._stdout = self._child.stdin, self._child.stdout
+        with suppress(OSError):  # fewer, larger hand-overs; the default 64 KiB also works
+            fcntl.fcntl(self._stdin.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+        self.linked = 0
+
+    def submit(self, op: Op) -> None:
+        self._batch.append(op)
+        if len(self._batch) >= self._batch_size:
+            self._send()
+
+    def close(self) -> None:
+        """Wait for every file; raise the child's first error."""
+        if self._child.returncode is not None:
+            return
+        try:
+            if self._batch:
+                self._send()
+            self._stdin.write(_LENGTH.pack(0))
+            self._stdin.close()
+            result: dict[str, Any] = pickle.load(self._stdout)
+        except (BrokenPipeError, EOFError):
+            result = {"linked": 0, "error": "the file-creating process ended unexpectedly"}
+        finally:
+            self._child.wait()
+        self.linked = result["linked"]
+        if result["error"]:
+            raise OSError(result["error"])
+
+    def abort(self) -> None:
+        """Stop without waiting for the files (the build failed anyway)."""
+        if self._child.returncode is None:
+            self._child.kill()
+            self._child.wait()
+
+    def _send(self) -> None:
+        frame = pickle.dumps(self._batch, protocol=pickle.HIGHEST_PROTOCOL)
+        self._batch = []
+        try:
+            self._stdin.write(_LENGTH.pack(len(frame)))
+            self._stdin.write(frame)
+        except BrokenPipeError:
+            self._child.wait()
+            raise OSError("the file-creating process ended unexpectedly") from None
+
+
+def create(ops: list[Op], made: set[str]) -> int:
+    """Create the files of one batch; returns how many were hard links."""
+    linked = 0
+    for target, body, source in ops:
+        folder = target.rpartition("/")[0]
+        if folder not in made:
+            os.makedirs(folder, exist_ok=True)
+            made.add(folder)
+        if source is not None:
+            try:
+                os.link(source, target)
+                linked += 1
+                continue
+            except OSError:  # gone, or another file system
+                if body is None:
+                    shutil.copyfile(source, target)
+                    continue
+        # "x": never open an existing file: it could be a hard link into a published release.
+        with open(target, "xb") as fh:
+            fh.write(body or b"")
+    return linked
+
+
+def _serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
+    made: set[str] = set()
+    linked, error = 0, None
+    while (header := stdin.read(_LENGTH.size)) and (size := _LENGTH.unpack(header)[0]):
+        ops: list[Op] = pickle.loads(stdin.read(size))
+        if error is None:  # after a failure, read on so that the parent never blocks
+            try:
+                linked += create(ops, made)
+            except OSError as exc:
+                error = f"{exc.filename or ''}: {exc.strerror or exc}"
+    pickle.dump({"linked": linked, "error": error}, stdout)
+    stdout.flush()
+
+
+if __name__ == "__main__":
+    _serve(sys.stdin.buffer, sys.stdout.buffer)
