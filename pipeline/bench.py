@@ -28,10 +28,18 @@ import duckdb
 import orjson
 import polars as pl
 
+from pipeline.export import Manifest
 from pipeline.generate import generate
 
 SCALES = {"tiny": (20, 20_000), "quick": (200, 1_000_000), "full": (2_000, 10_000_000)}
-SETTLE_SECONDS = 30.0  # file creation right after mass deletion is slow on this disk
+SETTLE_SECONDS = 30.0  # let written files reach the disk before the next timing
+
+
+def settle(seconds: float) -> None:
+    """Flush written files and wait: file creation right after a mass deletion (this disk
+    discards freed blocks) or under a writeback backlog is several times slower."""
+    os.sync()
+    time.sleep(seconds)
 
 
 def _peak_rss_children_mb() -> float:
@@ -60,20 +68,21 @@ def scan_floor(input_dir: Path) -> float:
     return seconds
 
 
-def write_floor(manifest: Path, target: Path) -> float:
-    """Write files of the manifest's sizes, in its folders, from ready-made buffers."""
-    entries = orjson.loads(manifest.read_bytes())["files"]
+def write_floor(release: Path, target: Path) -> float:
+    """Write files of the release's sizes, in its folders, from ready-made buffers: one thread,
+    the same calls as the exporter's file-creating process."""
+    files = Manifest.load(release).frame.select("path", "bytes")
     buffers: dict[int, bytes] = {}
+    made: set[str] = set()
     started = time.perf_counter()
-    made: set[Path] = set()
-    for entry in entries:
-        path = target / entry["path"]
-        if path.parent not in made:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            made.add(path.parent)
-        size = entry["bytes"]
+    for name, size in files.iter_rows():
+        path = f"{target}/{name}"
+        folder = path.rpartition("/")[0]
+        if folder not in made:
+            os.makedirs(folder, exist_ok=True)
+            made.add(folder)
         body = buffers.get(size) or buffers.setdefault(size, b"x" * size)
-        with open(path, "wb") as fh:
+        with open(path, "xb") as fh:
             fh.write(body)
     return time.perf_counter() - started
 
@@ -135,37 +144,36 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     input_dir, output = base / "input", base / "out"
     if not (input_dir / "stores" / "stores.csv").is_file():
         generate(input_dir, stores, listings, seed=1)
-    for stale in (output, base / "floor-files"):
+    # Nothing is deleted before a timing: freed blocks are discarded on this disk, and writing
+    # into them afterwards is several times slower. Last run's files go to the trash (a rename)
+    # and are deleted when this run's timings are done.
+    trash = base / "trash"
+    trash.mkdir(exist_ok=True)
+    floor_files, merged = base / "floor-files", base / "merged"
+    shard_outs = [base / f"shard{index}" for index in range(2)]
+    for stale in (output, floor_files, merged, *shard_outs):
         if stale.exists():
-            shutil.rmtree(stale)
-            time.sleep(args.settle)
+            stale.rename(trash / f"{stale.name}-{time.time_ns()}")
+    settle(args.settle)
 
     build_s, peak_mb, report = run_build(input_dir, output)
     site = report["site"]
-    time.sleep(args.settle)
-    write_s = write_floor(output / "manifest.json", base / "floor-files")
-    shutil.rmtree(base / "floor-files")
+    settle(args.settle)
+    write_s = write_floor(output / "current", floor_files)
     scan_s = scan_floor(input_dir)
     changed = change_stores(input_dir, base / "input-changed", 0.05)
-    time.sleep(args.settle)
+    settle(args.settle)
     rebuild_s, rebuild_peak_mb, rebuild = run_build(base / "input-changed", output)
     changes = orjson.loads((output / "changes.json").read_bytes())
 
     # Two shards, each a build of its own, and their merge: the same release as unsharded.
-    shard_seconds = []
-    for index in range(2):
-        shard_out = base / f"shard{index}"
-        if shard_out.exists():
-            shutil.rmtree(shard_out)
-        shard_seconds.append(
-            run_build(base / "input-changed", shard_out, "--shard", f"{index}/2")[0]
-        )
-    merged = base / "merged"
-    if merged.exists():
-        shutil.rmtree(merged)
+    shard_seconds = [
+        run_build(base / "input-changed", shard_out, "--shard", f"{index}/2")[0]
+        for index, shard_out in enumerate(shard_outs)
+    ]
     started = time.perf_counter()
     command = [sys.executable, "-m", "pipeline", "merge", "--output", str(merged)]
-    subprocess.run([*command, str(base / "shard0"), str(base / "shard1")], check=True)
+    subprocess.run([*command, *map(str, shard_outs)], check=True)
     merge_s = time.perf_counter() - started
     identical = (merged / "manifest.json").read_bytes() == (output / "manifest.json").read_bytes()
 
@@ -198,6 +206,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "cores": os.cpu_count(),
     }
     (base / "results.json").write_text(json.dumps(results, indent=2))
+    shutil.rmtree(trash)
+    shutil.rmtree(floor_files)
     width = max(map(len, results))
     for key, value in results.items():
         print(f"{key:<{width}}  {value}")

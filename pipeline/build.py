@@ -217,7 +217,7 @@ def _build(settings: Settings, reporter: Reporter) -> BuildResult:
             current = output / "current"
             previous = current.resolve() if current.is_symlink() and current.exists() else None
             (release / "site").mkdir(parents=True)  # a shard may have no store at all
-            manifest, known, counts = export.write_site(
+            site = export.write_site(
                 con,
                 release / "site",
                 settings.export,
@@ -226,7 +226,11 @@ def _build(settings: Settings, reporter: Reporter) -> BuildResult:
                 settings.shard_pair,
                 advance,
             )
-            counts["files_removed"] = _write_release_files(release, manifest, known, settings)
+            counts = site.counts
+            counts["files_removed"] = _write_release_files(
+                release, site.manifest, site.previous, settings
+            )
+            export.write_store_digests(release, site.store_digests)
         _carry_history(con, output / WAREHOUSE)
         summary = report.collect(
             con, build_id, settings, ingested, steps, counts, stages, started_at
@@ -267,17 +271,20 @@ def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
             raise BuildError(f"{shard_output}: no published shard build")
         reports.append(orjson.loads((shard_release / "build_report.json").read_bytes()))
     _check_shards(reports, shard_outputs)
-    parts = [export.Manifest.load(r) for r in releases]
-    try:
-        export.Manifest(pl.concat([p.frame for p in parts]))
-    except ValueError as exc:
-        raise BuildError(f"{exc}: a file in two shards") from None
+    parts = [
+        export.Manifest.load(r).frame.with_columns(site=pl.lit(str(r / "site"))) for r in releases
+    ]
+    combined = pl.concat(parts)
+    twice = combined.filter(pl.col("path").is_duplicated())["path"]
+    if len(twice):
+        raise BuildError(f"{twice[0]} is in two shards")
     with export.SiteWriter(release / "site") as writer:
-        for part, shard_release in zip(parts, releases, strict=True):
-            for name, digest, size in part.frame.iter_rows():
-                writer.adopt(shard_release / "site", name, digest, size)
-    manifest = writer.manifest()
+        for name, site in combined.select("path", "site").iter_rows():
+            writer.adopt(site, name)
+    manifest = export.Manifest(combined)
     removed = _write_release_files(release, manifest, known, settings)
+    digests = [export.load_store_digests(r) for r in releases]
+    export.write_store_digests(release, {k: v for part in digests for k, v in part.items()})
     # Every shard built the whole warehouse from the same input: the first one's serves.
     first = (shard_outputs[0] / "current").resolve() / WAREHOUSE
     try:

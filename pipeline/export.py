@@ -19,6 +19,7 @@ import io
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 
@@ -102,13 +103,17 @@ class Manifest:
         hexes = self.frame["sha256"].bin.encode("hex").to_list()
         return dict(zip(self.frame["path"].to_list(), hexes, strict=True))
 
-    def under(self, folder: str) -> dict[str, bytes]:
-        """path -> SHA-256 of the files under `folder` ("a/b"): a slice of the sorted paths."""
+    def slice_under(self, folder: str) -> pl.DataFrame:
+        """The files under `folder` ("a/b"): a slice of the sorted paths."""
         paths = self.frame["path"]
         # Every path under "a/b/" sorts between "a/b/" and "a/b0" ("0" follows "/").
         lo = int(paths.search_sorted(folder + "/", "left"))
         hi = int(paths.search_sorted(folder + "0", "left"))
-        part = self.frame.slice(lo, hi - lo)
+        return self.frame.slice(lo, hi - lo)
+
+    def under(self, folder: str) -> dict[str, bytes]:
+        """path -> SHA-256 of the files under `folder`."""
+        part = self.slice_under(folder)
         return dict(zip(part["path"].to_list(), part["sha256"].to_list(), strict=True))
 
     def unchanged(self, previous: Manifest) -> int:
@@ -187,9 +192,19 @@ class SiteWriter:
             source = f"{self.previous_site}/{name}"
         self._creator.submit((f"{self.root}/{name}", body, source))
 
-    def adopt(self, site: Path, name: str, digest: bytes, size: int) -> None:
-        """Take a finished file of another site (a shard's) into this one, without its bytes."""
-        self._record(name, digest, size)
+    def carry(self, folder: str) -> int:
+        """Link every file under `folder` from the previous release, whose pages are known to
+        be unchanged, without building them; returns how many."""
+        part = self.previous.slice_under(folder)
+        self._flush_records()
+        self._chunks.append(part)
+        for name in part["path"].to_list():
+            self._creator.submit((f"{self.root}/{name}", None, f"{self.previous_site}/{name}"))
+        return part.height
+
+    def adopt(self, site: str, name: str) -> None:
+        """Take a finished file of another site (a shard's) into this one, without its bytes.
+        (Not recorded: the caller has its hash already.)"""
         self._creator.submit((f"{self.root}/{name}", None, f"{site}/{name}"))
 
     def close(self) -> None:
@@ -302,32 +317,66 @@ def _store_channel_rows(
 
 
 Answer = tuple[str, list[bytes]]  # a request's canonical query (no paging), its products' JSON
+StoreAnswers = list[tuple[int, Products]]  # a store's channels to materialise
 
 
-def _answers(
+def _stores(
     con: duckdb.DuckDBPyConnection,
     settings: ExportSettings,
     batch_listings: int,
     shard: Shard | None,
     advance: Callable[[int], None] | None = None,
-) -> Iterator[tuple[str, Products, list[Answer]]]:
-    """Per store and channel to materialise: the unfiltered answer and its filtered variants."""
+) -> Iterator[tuple[str, StoreAnswers]]:
+    """Per store to materialise (of one shard): its channels' products in answer order."""
+    store: str | None = None
+    channels: StoreAnswers = []
     batches = store_batches(con, batch_listings, shard)
     for (store_key, channel), products in _store_channel_rows(con, batches):
         if advance:
             advance(1)
         if settings.channels is not None and channel not in settings.channels:
             continue
-        query = api.canonical_query(InventoryParams(channelId=channel), paging=False)
-        answers: list[Answer] = [(query, products.json)]
-        for variant in dict.fromkeys(settings.variants):
-            values = products.category if variant == "categoryId" else products.group
-            by_value: dict[int, list[bytes]] = {}
-            for value, text in zip(values, products.json, strict=True):
-                by_value.setdefault(value, []).append(text)
-            before, after = api.filtered_query(channel, variant)
-            answers += [(f"{before}{v}{after}", texts) for v, texts in by_value.items()]
-        yield store_key, products, answers
+        if store_key != store:
+            if store is not None:
+                yield store, channels
+            store, channels = store_key, []
+        channels.append((channel, products))
+    if store is not None:
+        yield store, channels
+
+
+def _answers(settings: ExportSettings, channel: int, products: Products) -> list[Answer]:
+    """A store and channel's unfiltered answer and its filtered variants."""
+    query = api.canonical_query(InventoryParams(channelId=channel), paging=False)
+    answers: list[Answer] = [(query, products.json)]
+    for variant in dict.fromkeys(settings.variants):
+        values = products.category if variant == "categoryId" else products.group
+        by_value: dict[int, list[bytes]] = {}
+        for value, text in zip(values, products.json, strict=True):
+            by_value.setdefault(value, []).append(text)
+        before, after = api.filtered_query(channel, variant)
+        answers += [(f"{before}{v}{after}", texts) for v, texts in by_value.items()]
+    return answers
+
+
+@cache
+def _code_digest() -> bytes:
+    """The exporter's code and SQL: a change may rename or reshape pages."""
+    root = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for file in sorted([*root.glob("*.py"), *(root.parent / "sql").rglob("*.sql")]):
+        digest.update(file.name.encode() + b"\0" + file.read_bytes() + b"\0")
+    return digest.digest()
+
+
+def store_digest(settings: ExportSettings, channels: StoreAnswers) -> bytes:
+    """What a store's pages depend on: its answers (every product's JSON, category and group,
+    in order), the export settings and the code. Equal digests give equal pages."""
+    digest = hashlib.sha256(_code_digest() + settings.model_dump_json().encode())
+    for channel, products in channels:
+        digest.update(orjson.dumps([channel, products.category, products.group]))
+        digest.update(b"\n".join(products.json) + b"\n\n")  # compact JSON has no newline
+    return digest.digest()
 
 
 def write_inventory_pages(
@@ -337,20 +386,32 @@ def write_inventory_pages(
     batch_listings: int,
     shard: Shard | None = None,
     advance: Callable[[int], None] | None = None,
-) -> dict[str, int]:
-    """Every materialised inventory page (of one shard's stores); counts for the report."""
-    counts = {"store_channels": 0, "pages": 0, "products": 0}
-    for store_key, products, answers in _answers(con, settings, batch_listings, shard, advance):
-        counts["store_channels"] += 1
-        counts["products"] += len(products.json)
-        for limit in dict.fromkeys(settings.limits):
-            for query, texts in answers:
-                total = len(texts)
-                paths = api.page_paths(store_key, query, limit, -(-total // limit))
-                for n, path in enumerate(paths):
-                    writer.write(path, envelope(total, texts[n * limit : (n + 1) * limit]))
-                counts["pages"] += len(paths)
-    return counts
+    previous_digests: dict[str, bytes] | None = None,
+) -> tuple[dict[str, int], dict[str, bytes]]:
+    """Every materialised inventory page (of one shard's stores); counts for the report and
+    each store's digest. A store whose digest equals the previous release's is carried over:
+    its files are linked without building a page."""
+    counts = {"store_channels": 0, "pages": 0, "products": 0, "stores_unchanged": 0}
+    digests: dict[str, bytes] = {}
+    previous_digests = previous_digests or {}
+    for store_key, channels in _stores(con, settings, batch_listings, shard, advance):
+        counts["store_channels"] += len(channels)
+        counts["products"] += sum(len(products.json) for _, products in channels)
+        digests[store_key] = store_digest(settings, channels)
+        if previous_digests.get(store_key) == digests[store_key]:
+            counts["pages"] += writer.carry(f"{api.VERSION}/stores/{store_key}")
+            counts["stores_unchanged"] += 1
+            continue
+        for channel, products in channels:
+            answers = _answers(settings, channel, products)
+            for limit in dict.fromkeys(settings.limits):
+                for query, texts in answers:
+                    total = len(texts)
+                    paths = api.page_paths(store_key, query, limit, -(-total // limit))
+                    for n, path in enumerate(paths):
+                        writer.write(path, envelope(total, texts[n * limit : (n + 1) * limit]))
+                    counts["pages"] += len(paths)
+    return counts, digests
 
 
 def write_category_pages(
@@ -389,14 +450,16 @@ def write_site(
     previous_release: Path | None = None,
     shard: Shard | None = None,
     advance: Callable[[int], None] | None = None,
-) -> tuple[Manifest, Manifest, dict[str, int]]:
+) -> Site:
     """Write the site; files whose bytes equal the previous release's are hard-linked to it.
-    A shard writes its stores' pages; shard 0 also writes the pages common to all stores.
-    Returns the site's manifest, the previous release's and the counts for the report."""
+    A shard writes its stores' pages; shard 0 also writes the pages common to all stores."""
     previous = Manifest.load(previous_release)
     previous_site = previous_release / "site" if previous_release and len(previous) else None
+    known = load_store_digests(previous_release) if previous_site else {}
     with SiteWriter(site_dir, previous_site, previous) as writer:
-        counts = write_inventory_pages(con, writer, settings, batch_listings, shard, advance)
+        counts, digests = write_inventory_pages(
+            con, writer, settings, batch_listings, shard, advance, known
+        )
         counts["category_pages"] = 0
         if shard is None or shard[0] == 0:
             counts["category_pages"] = write_category_pages(con, writer, settings)
@@ -405,7 +468,37 @@ def write_site(
     counts["files"] = len(manifest)
     counts["files_unchanged"] = writer.linked
     counts["bytes"] = manifest.total_bytes
-    return manifest, previous, counts
+    return Site(manifest, previous, digests, counts)
+
+
+@dataclass
+class Site:
+    """What `write_site` wrote: the manifest, the previous release's, the stores' digests and
+    the counts for the report."""
+
+    manifest: Manifest
+    previous: Manifest
+    store_digests: dict[str, bytes]
+    counts: dict[str, int]
+
+
+STORE_DIGESTS = "store_digests.parquet"
+
+
+def write_store_digests(release: Path, digests: dict[str, bytes]) -> None:
+    frame = pl.DataFrame(
+        {"store_key": list(digests), "sha256": list(digests.values())},
+        schema={"store_key": pl.String, "sha256": pl.Binary},
+    )
+    frame.sort("store_key").write_parquet(release / STORE_DIGESTS)
+
+
+def load_store_digests(release: Path | None) -> dict[str, bytes]:
+    """store key -> digest of its pages in a published release (none: every store is built)."""
+    if release is None or not (release / STORE_DIGESTS).is_file():
+        return {}
+    frame = pl.read_parquet(release / STORE_DIGESTS)
+    return dict(zip(frame["store_key"].to_list(), frame["sha256"].to_list(), strict=True))
 
 
 def count_store_channels(con: duckdb.DuckDBPyConnection) -> int:
@@ -426,7 +519,8 @@ def count_pages(
     """How many inventory pages `write_inventory_pages` would write, from the same answers."""
     return sum(
         -(-len(texts) // limit)
-        for _, _, answers in _answers(con, settings, batch_listings, shard)
+        for _, channels in _stores(con, settings, batch_listings, shard)
+        for channel, products in channels
+        for _, texts in _answers(settings, channel, products)
         for limit in dict.fromkeys(settings.limits)
-        for _, texts in answers
     )

@@ -63,6 +63,17 @@ def test_unchanged_pages_are_linked_and_changes_are_listed(tmp_path: Path) -> No
     assert os.stat(first / "site" / changed).st_ino != os.stat(second / "site" / changed).st_ino
     report = orjson.loads((output / "build_report.json").read_bytes())
     assert report["site"]["files_unchanged"] == report["site"]["files"] - 3
+    assert report["site"]["stores_unchanged"] == 1  # s1: linked without building a page
+
+    # Other export settings: no store is carried over unbuilt, the new pages are there.
+    config = tmp_path / "limits.toml"
+    config.write_text("[export]\nlimits = [10, 1]\n")
+    build(load_settings(config, input=tmp_path / "b", output=output))
+    report = orjson.loads((output / "build_report.json").read_bytes())
+    assert report["site"]["stores_unchanged"] == 0
+    third = (output / "current").resolve()
+    assert (third / "site" / "v1.39.0/stores/s1/inventory/products/offset=1&limit=1.json").is_file()
+    assert os.stat(second / "site" / unchanged).st_ino == os.stat(third / "site" / unchanged).st_ino
 
 
 @settings(max_examples=300, deadline=None)

@@ -189,7 +189,7 @@ def test_pipeline_matches_reference_model(data: reference.Data, draw: st.DataObj
         # (1) The exported site: every page equals the reference, and no page is missing.
         # Any batching of the stores gives the same pages.
         batch_listings = draw.draw(st.integers(1, 40), label="batch_listings")
-        manifest, _, _ = export.write_site(con, work / "site", ExportSettings(), batch_listings)
+        site = export.write_site(con, work / "site", ExportSettings(), batch_listings)
         expected: dict[str, bytes] = {}
         for store in sorted(data.known_stores()):
             for channel in (0, 1):
@@ -215,7 +215,7 @@ def test_pipeline_matches_reference_model(data: reference.Data, draw: st.DataObj
                             store, api.InventoryParams(channelId=channel, offset=offset, **extra)
                         )
                         expected[path.as_posix()] = reference.answer(data, store, req)[1]
-        paths = manifest.frame["path"].to_list()
+        paths = site.manifest.frame["path"].to_list()
         exported = {p: (work / "site" / p).read_bytes() for p in paths if "/stores/" in p}
         assert sorted(exported) == sorted(expected)
         for path, body in expected.items():

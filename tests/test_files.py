@@ -1,0 +1,114 @@
+"""The site's files: created by a child process, recorded in a manifest of one line a file."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import orjson
+import polars as pl
+import pytest
+
+from pipeline.export import Manifest, SiteWriter, write_changes
+from pipeline.files import FileCreator
+
+
+def test_the_child_creates_links_and_copies_in_order(tmp_path: Path) -> None:
+    source = tmp_path / "old.json"
+    source.write_bytes(b"old")
+    creator = FileCreator(batch=3)
+    for n in range(10):
+        creator.submit((f"{tmp_path}/new/a/{n}.json", b"%d" % n, None))
+    creator.submit((f"{tmp_path}/new/linked.json", b"old", str(source)))
+    creator.submit((f"{tmp_path}/new/gone.json", b"fresh", str(tmp_path / "missing")))
+    creator.close()
+    assert [(tmp_path / f"new/a/{n}.json").read_bytes() for n in range(10)] == [
+        b"%d" % n for n in range(10)
+    ]
+    assert os.stat(source).st_ino == os.stat(tmp_path / "new/linked.json").st_ino
+    assert (tmp_path / "new/gone.json").read_bytes() == b"fresh"
+    assert creator.linked == 1
+
+
+def test_a_file_that_cannot_be_created_fails_with_its_name(tmp_path: Path) -> None:
+    (tmp_path / "taken.json").write_bytes(b"published")  # never written through
+    creator = FileCreator()
+    creator.submit((f"{tmp_path}/first.json", b"1", None))
+    creator.submit((f"{tmp_path}/taken.json", b"2", None))
+    creator.submit((f"{tmp_path}/after.json", b"3", None))
+    with pytest.raises(OSError, match=r"taken\.json: File exists"):
+        creator.close()
+    assert (tmp_path / "taken.json").read_bytes() == b"published"
+
+
+def test_a_killed_child_is_an_error_not_a_hang(tmp_path: Path) -> None:
+    creator = FileCreator(batch=1)
+    creator._child.kill()
+    creator._child.wait()
+    with pytest.raises(OSError, match="ended unexpectedly"):
+        for n in range(1000):  # a full pipe would block for ever if the death went unseen
+            creator.submit((f"{tmp_path}/{n}.json", b"x" * 4096, None))
+        creator.close()
+
+
+def test_the_manifest_round_trips_and_lists_changes(tmp_path: Path) -> None:
+    with SiteWriter(tmp_path / "one" / "site") as writer:
+        for name in ("b/2.json", "a/1.json", "b/10.json", "c/x.json"):
+            writer.write(name, name.encode())
+    first = writer.manifest()
+    first.write(tmp_path / "one" / "manifest.json")
+    entries = orjson.loads((tmp_path / "one" / "manifest.json").read_bytes())["files"]
+    assert [e["path"] for e in entries] == ["a/1.json", "b/10.json", "b/2.json", "c/x.json"]
+    assert entries[0] == {
+        "path": "a/1.json",
+        "sha256": hashlib.sha256(b"a/1.json").hexdigest(),
+        "bytes": 8,
+    }
+    loaded = Manifest.load(tmp_path / "one")
+    assert loaded.frame.equals(first.frame)
+    assert loaded.under("b") == {
+        "b/10.json": hashlib.sha256(b"b/10.json").digest(),
+        "b/2.json": hashlib.sha256(b"b/2.json").digest(),
+    }
+
+    # The next release: one file changed, one removed, one new, the rest linked.
+    with SiteWriter(tmp_path / "two" / "site", tmp_path / "one" / "site", loaded) as writer:
+        writer.write("a/1.json", b"a/1.json")
+        writer.write("b/10.json", b"changed")
+        writer.write("b/2.json", b"b/2.json")
+        writer.write("d/new.json", b"new")
+    second = writer.manifest()
+    assert writer.linked == 2
+    assert second.unchanged(loaded) == 2
+    changed, removed = second.changes(loaded)
+    write_changes(tmp_path / "changes.json", changed, removed)
+    assert orjson.loads((tmp_path / "changes.json").read_bytes()) == {
+        "changed": ["b/10.json", "d/new.json"],
+        "removed": ["c/x.json"],
+    }
+    site = tmp_path / "two" / "site"
+    assert os.stat(site / "a/1.json").st_ino == os.stat(tmp_path / "one/site/a/1.json").st_ino
+    assert (site / "b/10.json").read_bytes() == b"changed"
+
+
+def test_an_empty_site_and_a_hand_written_manifest_load(tmp_path: Path) -> None:
+    Manifest().write(tmp_path / "manifest.json")
+    assert len(Manifest.load(tmp_path)) == 0
+    write_changes(tmp_path / "changes.json", pl.Series([], dtype=pl.String), pl.Series([]))
+    assert orjson.loads((tmp_path / "changes.json").read_bytes()) == {
+        "changed": [],
+        "removed": [],
+    }
+    entry = {"path": "x.json", "sha256": "00" * 32, "bytes": 3}
+    (tmp_path / "manifest.json").write_bytes(orjson.dumps({"files": [entry]}, option=2))
+    assert Manifest.load(tmp_path).digests() == {"x.json": "00" * 32}
+
+
+def test_a_file_twice_in_one_site_is_refused() -> None:
+    frame = pl.DataFrame(
+        {"path": ["a", "a"], "sha256": [b"1", b"2"], "bytes": [1, 1]},
+        schema={"path": pl.String, "sha256": pl.Binary, "bytes": pl.Int64},
+    )
+    with pytest.raises(ValueError, match="a: the same file twice"):
+        Manifest(frame)
