@@ -241,7 +241,9 @@ td:nth-child(n+2){{font-variant-numeric:tabular-nums}}</style></head><body>
 <h1>Build {html.escape(summary["build_id"])}</h1>
 <p>Input <code>{html.escape(summary["input"])}</code>, started {summary["started_at"]},
 finished {summary["finished_at"]}. {summary["stores"]} stores,
-{site["pages"]} inventory pages, {site["files"]} files, {site["bytes"]:,} bytes.</p>
+{site["pages"]} inventory pages, {site["files"]} files, {site["bytes"]:,} bytes;
+{site.get("stores_unchanged", 0)} stores unchanged since the previous build (linked, not
+rebuilt).</p>
 <h2>At a glance</h2>
 {charts}
 <h2>Input tables</h2>
