@@ -199,6 +199,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "rebuild_files_written": len(changes["changed"]),
         "rebuild_files_removed": len(changes["removed"]),
         "rebuild_files_linked": rebuild["site"]["files_unchanged"],
+        "rebuild_stores_unchanged": rebuild["site"]["stores_unchanged"],
         "rebuild_peak_rss_mb": round(rebuild_peak_mb),
         "shard_build_seconds": [round(s, 2) for s in shard_seconds],
         "merge_seconds": round(merge_s, 2),

@@ -209,7 +209,7 @@ def _build(settings: Settings, reporter: Reporter) -> BuildResult:
             audit(con, settings)
         except BuildError as exc:
             raise BuildError(f"{exc} (kept for a look: {work_db})") from exc
-        total = export.count_store_channels(con)
+        total = export.count_store_channels(con, settings.shard_pair)
         with (
             _timed(stages, "export"),
             reporter.stage("export", total, "store x channel answers") as advance,

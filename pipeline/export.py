@@ -284,65 +284,89 @@ def store_batches(
     return batches
 
 
-def _store_channel_rows(
-    con: duckdb.DuckDBPyConnection, batches: list[list[str]]
-) -> Iterator[tuple[StoreChannel, Products]]:
-    """(store_key, channel_id) -> its products in answer order, for the default parameters."""
+ANSWER = "export_answer"  # temporary table: the answers of one batch of stores
+
+
+@dataclass(frozen=True)
+class BatchStore:
+    """A store of the batch in `ANSWER`: its channels, products and answers' fingerprint."""
+
+    channels: int
+    products: int
+    fingerprint: bytes
+
+
+def _run_batch(
+    con: duckdb.DuckDBPyConnection, stores: list[str], channels: list[int] | None
+) -> dict[str, BatchStore]:
+    """Answer the default request of every channel of these stores into `ANSWER`, and
+    fingerprint each store's answers: a 64-bit hash of every row (channel, position, category,
+    group, product JSON) folded by xor and by sum, with the row count. A changed row changes
+    the fingerprint but with odds of about 2**-64; DuckDB's hash is deterministic, and a new
+    DuckDB with another hash only makes every store look changed."""
     bind = api.query_params(InventoryParams(), store_key=None)
-    bind.update(channel_id=None, first_position=None, last_position=None)
-    for stores in batches:
-        bind["store_keys"] = stores
-        reader = con.sql(STORE_INVENTORY.sql, params=bind).to_arrow_reader(BATCH_ROWS)
-        key: StoreChannel | None = None
-        products = Products()
-        for batch in reader:
-            cols = batch.to_pydict()
-            for store, channel, category, group, text in zip(
-                cols["store_key"],
-                cols["channel_id"],
-                cols["category_id"],
-                cols["group_id"],
-                cols["product_json"],
-                strict=True,
-            ):
-                if (store, channel) != key:
-                    if key is not None:
-                        yield key, products
-                    key, products = (store, channel), Products()
-                products.json.append(text.encode())
-                products.category.append(category)
-                products.group.append(group)
-        if key is not None:
-            yield key, products
+    bind.update(store_keys=stores, channel_id=None, first_position=None, last_position=None)
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {ANSWER} AS {STORE_INVENTORY.sql}", bind)
+    rows = con.execute(
+        f"""
+        SELECT store_key, count(DISTINCT channel_id), count(*), bit_xor(h), sum(h::HUGEINT)
+        FROM (
+            SELECT store_key, channel_id,
+                   hash(channel_id, position, category_id, group_id, product_json) AS h
+            FROM {ANSWER}
+            WHERE $channels IS NULL OR list_contains($channels, channel_id))
+        GROUP BY store_key
+        """,
+        {"channels": channels},
+    ).fetchall()
+    return {
+        key: BatchStore(n_channels, n, f"{n}:{xor}:{total}".encode())
+        for key, n_channels, n, xor, total in rows
+    }
+
+
+def _store_rows(
+    con: duckdb.DuckDBPyConnection, stores: list[str], channels: list[int] | None
+) -> Iterator[tuple[str, StoreAnswers]]:
+    """These stores' answers from `ANSWER`, store by store, channel by channel, in order."""
+    reader = con.sql(
+        f"""
+        SELECT store_key, channel_id, category_id, group_id, product_json FROM {ANSWER}
+        WHERE list_contains($stores, store_key)
+          AND ($channels IS NULL OR list_contains($channels, channel_id))
+        ORDER BY store_key, channel_id, position
+        """,
+        params={"stores": stores, "channels": channels},
+    ).to_arrow_reader(BATCH_ROWS)
+    store: str | None = None
+    answers: StoreAnswers = []
+    products = Products()
+    for batch in reader:
+        cols = batch.to_pydict()
+        for key, channel, category, group, text in zip(
+            cols["store_key"],
+            cols["channel_id"],
+            cols["category_id"],
+            cols["group_id"],
+            cols["product_json"],
+            strict=True,
+        ):
+            if key != store:
+                if store is not None:
+                    yield store, answers
+                store, answers = key, []
+            if not answers or answers[-1][0] != channel:
+                products = Products()
+                answers.append((channel, products))
+            products.json.append(text.encode())
+            products.category.append(category)
+            products.group.append(group)
+    if store is not None:
+        yield store, answers
 
 
 Answer = tuple[str, list[bytes]]  # a request's canonical query (no paging), its products' JSON
-StoreAnswers = list[tuple[int, Products]]  # a store's channels to materialise
-
-
-def _stores(
-    con: duckdb.DuckDBPyConnection,
-    settings: ExportSettings,
-    batch_listings: int,
-    shard: Shard | None,
-    advance: Callable[[int], None] | None = None,
-) -> Iterator[tuple[str, StoreAnswers]]:
-    """Per store to materialise (of one shard): its channels' products in answer order."""
-    store: str | None = None
-    channels: StoreAnswers = []
-    batches = store_batches(con, batch_listings, shard)
-    for (store_key, channel), products in _store_channel_rows(con, batches):
-        if advance:
-            advance(1)
-        if settings.channels is not None and channel not in settings.channels:
-            continue
-        if store_key != store:
-            if store is not None:
-                yield store, channels
-            store, channels = store_key, []
-        channels.append((channel, products))
-    if store is not None:
-        yield store, channels
+StoreAnswers = list[tuple[int, Products]]  # a store's channels to materialise, in order
 
 
 def _answers(settings: ExportSettings, channel: int, products: Products) -> list[Answer]:
@@ -369,14 +393,11 @@ def _code_digest() -> bytes:
     return digest.digest()
 
 
-def store_digest(settings: ExportSettings, channels: StoreAnswers) -> bytes:
-    """What a store's pages depend on: its answers (every product's JSON, category and group,
-    in order), the export settings and the code. Equal digests give equal pages."""
-    digest = hashlib.sha256(_code_digest() + settings.model_dump_json().encode())
-    for channel, products in channels:
-        digest.update(orjson.dumps([channel, products.category, products.group]))
-        digest.update(b"\n".join(products.json) + b"\n\n")  # compact JSON has no newline
-    return digest.digest()
+def store_digest(settings: ExportSettings, fingerprint: bytes) -> bytes:
+    """What a store's pages depend on: its answers' fingerprint, the export settings and the
+    code. Equal digests give equal pages."""
+    settings_json = settings.model_dump_json().encode()
+    return hashlib.sha256(_code_digest() + settings_json + b"\0" + fingerprint).digest()
 
 
 def write_inventory_pages(
@@ -390,28 +411,48 @@ def write_inventory_pages(
 ) -> tuple[dict[str, int], dict[str, bytes]]:
     """Every materialised inventory page (of one shard's stores); counts for the report and
     each store's digest. A store whose digest equals the previous release's is carried over:
-    its files are linked without building a page."""
+    its files are linked, and its rows never leave DuckDB."""
     counts = {"store_channels": 0, "pages": 0, "products": 0, "stores_unchanged": 0}
     digests: dict[str, bytes] = {}
     previous_digests = previous_digests or {}
-    for store_key, channels in _stores(con, settings, batch_listings, shard, advance):
-        counts["store_channels"] += len(channels)
-        counts["products"] += sum(len(products.json) for _, products in channels)
-        digests[store_key] = store_digest(settings, channels)
-        if previous_digests.get(store_key) == digests[store_key]:
-            counts["pages"] += writer.carry(f"{api.VERSION}/stores/{store_key}")
-            counts["stores_unchanged"] += 1
-            continue
-        for channel, products in channels:
-            answers = _answers(settings, channel, products)
-            for limit in dict.fromkeys(settings.limits):
-                for query, texts in answers:
-                    total = len(texts)
-                    paths = api.page_paths(store_key, query, limit, -(-total // limit))
-                    for n, path in enumerate(paths):
-                        writer.write(path, envelope(total, texts[n * limit : (n + 1) * limit]))
-                    counts["pages"] += len(paths)
+    try:
+        for stores in store_batches(con, batch_listings, shard):
+            batch = _run_batch(con, stores, settings.channels)
+            rebuild = []
+            for key, store in batch.items():
+                digests[key] = store_digest(settings, store.fingerprint)
+                counts["store_channels"] += store.channels
+                counts["products"] += store.products
+                if previous_digests.get(key) == digests[key]:
+                    counts["pages"] += writer.carry(f"{api.VERSION}/stores/{key}")
+                    counts["stores_unchanged"] += 1
+                    if advance:
+                        advance(store.channels)
+                else:
+                    rebuild.append(key)
+            for key, channels in _store_rows(con, rebuild, settings.channels):
+                if advance:
+                    advance(len(channels))
+                counts["pages"] += _write_store(writer, settings, key, channels)
+    finally:
+        con.execute(f"DROP TABLE IF EXISTS {ANSWER}")
     return counts, digests
+
+
+def _write_store(
+    writer: SiteWriter, settings: ExportSettings, store_key: str, channels: StoreAnswers
+) -> int:
+    pages = 0
+    for channel, products in channels:
+        answers = _answers(settings, channel, products)
+        for limit in dict.fromkeys(settings.limits):
+            for query, texts in answers:
+                total = len(texts)
+                paths = api.page_paths(store_key, query, limit, -(-total // limit))
+                for n, path in enumerate(paths):
+                    writer.write(path, envelope(total, texts[n * limit : (n + 1) * limit]))
+                pages += len(paths)
+    return pages
 
 
 def write_category_pages(
@@ -501,13 +542,14 @@ def load_store_digests(release: Path | None) -> dict[str, bytes]:
     return dict(zip(frame["store_key"].to_list(), frame["sha256"].to_list(), strict=True))
 
 
-def count_store_channels(con: duckdb.DuckDBPyConnection) -> int:
-    """Store x channel answers of the default parameters: the unit of the export's progress."""
-    sql = (
-        "SELECT count(*) FROM (SELECT DISTINCT store_key, channel_id FROM marts.listing "
-        "WHERE quantity > 0 AND NOT is_excluded_category)"
-    )
-    return int(con.execute(sql).fetchall()[0][0])
+def count_store_channels(con: duckdb.DuckDBPyConnection, shard: Shard | None = None) -> int:
+    """Store x channel answers of the default parameters (of one shard): the unit of the
+    export's progress."""
+    rows = con.execute(
+        "SELECT store_key, count(DISTINCT channel_id) FROM marts.listing "
+        "WHERE quantity > 0 AND NOT is_excluded_category GROUP BY store_key"
+    ).fetchall()
+    return sum(n for key, n in rows if shard is None or shard_of(key, shard[1]) == shard[0])
 
 
 def count_pages(
@@ -517,10 +559,14 @@ def count_pages(
     shard: Shard | None = None,
 ) -> int:
     """How many inventory pages `write_inventory_pages` would write, from the same answers."""
-    return sum(
-        -(-len(texts) // limit)
-        for _, channels in _stores(con, settings, batch_listings, shard)
-        for channel, products in channels
-        for _, texts in _answers(settings, channel, products)
-        for limit in dict.fromkeys(settings.limits)
-    )
+    pages = 0
+    try:
+        for stores in store_batches(con, batch_listings, shard):
+            _run_batch(con, stores, settings.channels)
+            for _, channels in _store_rows(con, stores, settings.channels):
+                for channel, products in channels:
+                    for _, texts in _answers(settings, channel, products):
+                        pages += sum(-(-len(texts) // n) for n in dict.fromkeys(settings.limits))
+    finally:
+        con.execute(f"DROP TABLE IF EXISTS {ANSWER}")
+    return pages

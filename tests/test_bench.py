@@ -26,6 +26,8 @@ def test_the_benchmark_runs_and_reports_every_figure(tmp_path: Path) -> None:
     assert results["listings"] == 20_200  # 20k generic listings and 1% custom ones, none rejected
     assert 0 < results["rebuild_files_written"] < results["files"] / 4
     assert results["rebuild_files_linked"] + results["rebuild_files_written"] == results["files"]
+    # Only the changed store was rebuilt; the others were linked without building a page.
+    assert results["rebuild_stores_unchanged"] == 20 - results["rebuild_changed_stores"]
     assert results["merged_equals_unsharded"] is True
     assert (tmp_path / "tiny" / "results.json").is_file()
 
