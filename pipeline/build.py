@@ -230,7 +230,7 @@ def _build(settings: Settings, reporter: Reporter) -> BuildResult:
             counts["files_removed"] = _write_release_files(
                 release, site.manifest, site.previous, settings
             )
-            export.write_store_digests(release, site.store_digests)
+            export.write_store_records(release, site.stores)
         _carry_history(con, output / WAREHOUSE)
         summary = report.collect(
             con, build_id, settings, ingested, steps, counts, stages, started_at
@@ -283,8 +283,8 @@ def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
             writer.adopt(site, name)
     manifest = export.Manifest(combined)
     removed = _write_release_files(release, manifest, known, settings)
-    digests = [export.load_store_digests(r) for r in releases]
-    export.write_store_digests(release, {k: v for part in digests for k, v in part.items()})
+    records = [export.load_store_records(r) for r in releases]
+    export.write_store_records(release, {k: v for part in records for k, v in part.items()})
     # Every shard built the whole warehouse from the same input: the first one's serves.
     first = (shard_outputs[0] / "current").resolve() / WAREHOUSE
     try:

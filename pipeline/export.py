@@ -287,42 +287,33 @@ def store_batches(
 ANSWER = "export_answer"  # temporary table: the answers of one batch of stores
 
 
-@dataclass(frozen=True)
-class BatchStore:
-    """A store of the batch in `ANSWER`: its channels, products and answers' fingerprint."""
-
-    channels: int
-    products: int
-    fingerprint: bytes
-
-
-def _run_batch(
-    con: duckdb.DuckDBPyConnection, stores: list[str], channels: list[int] | None
-) -> dict[str, BatchStore]:
-    """Answer the default request of every channel of these stores into `ANSWER`, and
-    fingerprint each store's answers: a 64-bit hash of every row (channel, position, category,
-    group, product JSON) folded by xor and by sum, with the row count. A changed row changes
-    the fingerprint but with odds of about 2**-64; DuckDB's hash is deterministic, and a new
-    DuckDB with another hash only makes every store look changed."""
+def _answer_batch(con: duckdb.DuckDBPyConnection, stores: list[str]) -> None:
+    """Answer the default request of every channel of these stores into `ANSWER`."""
     bind = api.query_params(InventoryParams(), store_key=None)
     bind.update(store_keys=stores, channel_id=None, first_position=None, last_position=None)
     con.execute(f"CREATE OR REPLACE TEMP TABLE {ANSWER} AS {STORE_INVENTORY.sql}", bind)
+
+
+def _input_fingerprints(con: duckdb.DuckDBPyConnection, stores: list[str]) -> dict[str, bytes]:
+    """Each store's inputs to its answers, fingerprinted without answering: every row of its
+    listings joined with its product's and SKU's fixed fragments (what the inventory SQL reads),
+    hashed whole, so a column added later is covered, and folded by xor and by sum, with the
+    row count. A change escapes the fingerprint with odds of about 2**-64. DuckDB's hash is
+    deterministic; a DuckDB with another hash only makes every store look changed."""
     rows = con.execute(
-        f"""
-        SELECT store_key, count(DISTINCT channel_id), count(*), bit_xor(h), sum(h::HUGEINT)
+        """
+        SELECT store_key, count(*), bit_xor(h), sum(h::HUGEINT)
         FROM (
-            SELECT store_key, channel_id,
-                   hash(channel_id, position, category_id, group_id, product_json) AS h
-            FROM {ANSWER}
-            WHERE $channels IS NULL OR list_contains($channels, channel_id))
+            SELECT listing.store_key, hash(listing, product, sku) AS h
+            FROM marts.listing AS listing
+            JOIN export.product AS product USING (product_id)
+            JOIN export.sku AS sku USING (sku_id)
+            WHERE list_contains($stores, listing.store_key))
         GROUP BY store_key
         """,
-        {"channels": channels},
+        {"stores": stores},
     ).fetchall()
-    return {
-        key: BatchStore(n_channels, n, f"{n}:{xor}:{total}".encode())
-        for key, n_channels, n, xor, total in rows
-    }
+    return {key: f"{n}:{xor}:{total}".encode() for key, n, xor, total in rows}
 
 
 def _store_rows(
@@ -394,10 +385,20 @@ def _code_digest() -> bytes:
 
 
 def store_digest(settings: ExportSettings, fingerprint: bytes) -> bytes:
-    """What a store's pages depend on: its answers' fingerprint, the export settings and the
+    """What a store's pages depend on: its inputs' fingerprint, the export settings and the
     code. Equal digests give equal pages."""
     settings_json = settings.model_dump_json().encode()
     return hashlib.sha256(_code_digest() + settings_json + b"\0" + fingerprint).digest()
+
+
+@dataclass(frozen=True)
+class StoreRecord:
+    """A store's digest and what its pages hold, kept in the release for the next build."""
+
+    sha256: bytes
+    channels: int
+    products: int
+    pages: int
 
 
 def write_inventory_pages(
@@ -407,36 +408,44 @@ def write_inventory_pages(
     batch_listings: int,
     shard: Shard | None = None,
     advance: Callable[[int], None] | None = None,
-    previous_digests: dict[str, bytes] | None = None,
-) -> tuple[dict[str, int], dict[str, bytes]]:
-    """Every materialised inventory page (of one shard's stores); counts for the report and
-    each store's digest. A store whose digest equals the previous release's is carried over:
-    its files are linked, and its rows never leave DuckDB."""
+    previous_stores: dict[str, StoreRecord] | None = None,
+) -> tuple[dict[str, int], dict[str, StoreRecord]]:
+    """Every materialised inventory page (of one shard's stores); counts for the report and a
+    record of each store. A store whose digest equals the previous release's is carried over:
+    its files are linked and it is never even answered."""
     counts = {"store_channels": 0, "pages": 0, "products": 0, "stores_unchanged": 0}
-    digests: dict[str, bytes] = {}
-    previous_digests = previous_digests or {}
+    records: dict[str, StoreRecord] = {}
+    previous_stores = previous_stores or {}
     try:
         for stores in store_batches(con, batch_listings, shard):
-            batch = _run_batch(con, stores, settings.channels)
+            fingerprints = _input_fingerprints(con, stores)
+            digests = {k: store_digest(settings, f) for k, f in fingerprints.items()}
             rebuild = []
-            for key, store in batch.items():
-                digests[key] = store_digest(settings, store.fingerprint)
-                counts["store_channels"] += store.channels
-                counts["products"] += store.products
-                if previous_digests.get(key) == digests[key]:
-                    counts["pages"] += writer.carry(f"{api.VERSION}/stores/{key}")
-                    counts["stores_unchanged"] += 1
-                    if advance:
-                        advance(store.channels)
-                else:
+            for key, digest in digests.items():
+                known = previous_stores.get(key)
+                if known is None or known.sha256 != digest:
                     rebuild.append(key)
+                    continue
+                writer.carry(f"{api.VERSION}/stores/{key}")
+                records[key] = known
+                counts["stores_unchanged"] += 1
+                if advance:
+                    advance(known.channels)
+            if rebuild:
+                _answer_batch(con, rebuild)
             for key, channels in _store_rows(con, rebuild, settings.channels):
                 if advance:
                     advance(len(channels))
-                counts["pages"] += _write_store(writer, settings, key, channels)
+                pages = _write_store(writer, settings, key, channels)
+                products = sum(len(p.json) for _, p in channels)
+                records[key] = StoreRecord(digests[key], len(channels), products, pages)
     finally:
         con.execute(f"DROP TABLE IF EXISTS {ANSWER}")
-    return counts, digests
+    for record in records.values():
+        counts["store_channels"] += record.channels
+        counts["products"] += record.products
+        counts["pages"] += record.pages
+    return counts, records
 
 
 def _write_store(
@@ -496,9 +505,9 @@ def write_site(
     A shard writes its stores' pages; shard 0 also writes the pages common to all stores."""
     previous = Manifest.load(previous_release)
     previous_site = previous_release / "site" if previous_release and len(previous) else None
-    known = load_store_digests(previous_release) if previous_site else {}
+    known = load_store_records(previous_release) if previous_site else {}
     with SiteWriter(site_dir, previous_site, previous) as writer:
-        counts, digests = write_inventory_pages(
+        counts, stores = write_inventory_pages(
             con, writer, settings, batch_listings, shard, advance, known
         )
         counts["category_pages"] = 0
@@ -509,37 +518,41 @@ def write_site(
     counts["files"] = len(manifest)
     counts["files_unchanged"] = writer.linked
     counts["bytes"] = manifest.total_bytes
-    return Site(manifest, previous, digests, counts)
+    return Site(manifest, previous, stores, counts)
 
 
 @dataclass
 class Site:
-    """What `write_site` wrote: the manifest, the previous release's, the stores' digests and
+    """What `write_site` wrote: the manifest, the previous release's, the stores' records and
     the counts for the report."""
 
     manifest: Manifest
     previous: Manifest
-    store_digests: dict[str, bytes]
+    stores: dict[str, StoreRecord]
     counts: dict[str, int]
 
 
-STORE_DIGESTS = "store_digests.parquet"
+STORES = "stores.parquet"  # beside the manifest, outside the public site
+_STORES_SCHEMA = {
+    "store_key": pl.String,
+    "sha256": pl.Binary,
+    "channels": pl.Int64,
+    "products": pl.Int64,
+    "pages": pl.Int64,
+}
 
 
-def write_store_digests(release: Path, digests: dict[str, bytes]) -> None:
-    frame = pl.DataFrame(
-        {"store_key": list(digests), "sha256": list(digests.values())},
-        schema={"store_key": pl.String, "sha256": pl.Binary},
-    )
-    frame.sort("store_key").write_parquet(release / STORE_DIGESTS)
+def write_store_records(release: Path, stores: dict[str, StoreRecord]) -> None:
+    rows = [(key, r.sha256, r.channels, r.products, r.pages) for key, r in sorted(stores.items())]
+    pl.DataFrame(rows, schema=_STORES_SCHEMA, orient="row").write_parquet(release / STORES)
 
 
-def load_store_digests(release: Path | None) -> dict[str, bytes]:
-    """store key -> digest of its pages in a published release (none: every store is built)."""
-    if release is None or not (release / STORE_DIGESTS).is_file():
+def load_store_records(release: Path | None) -> dict[str, StoreRecord]:
+    """store key -> record in a published release (none there: every store is built)."""
+    if release is None or not (release / STORES).is_file():
         return {}
-    frame = pl.read_parquet(release / STORE_DIGESTS)
-    return dict(zip(frame["store_key"].to_list(), frame["sha256"].to_list(), strict=True))
+    frame = pl.read_parquet(release / STORES)
+    return {key: StoreRecord(*rest) for key, *rest in frame.select(*_STORES_SCHEMA).iter_rows()}
 
 
 def count_store_channels(con: duckdb.DuckDBPyConnection, shard: Shard | None = None) -> int:
@@ -562,7 +575,7 @@ def count_pages(
     pages = 0
     try:
         for stores in store_batches(con, batch_listings, shard):
-            _run_batch(con, stores, settings.channels)
+            _answer_batch(con, stores)
             for _, channels in _store_rows(con, stores, settings.channels):
                 for channel, products in channels:
                     for _, texts in _answers(settings, channel, products):

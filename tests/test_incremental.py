@@ -76,6 +76,22 @@ def test_unchanged_pages_are_linked_and_changes_are_listed(tmp_path: Path) -> No
     assert os.stat(second / "site" / unchanged).st_ino == os.stat(third / "site" / unchanged).st_ino
 
 
+def test_a_catalog_change_rebuilds_the_stores_that_list_the_product(tmp_path: Path) -> None:
+    from tests.conftest import BASE_TABLES
+
+    output = tmp_path / "out"
+    listings = _listings("5.00", True)
+    build(load_settings(None, input=write_inputs(tmp_path / "a", listings=listings), output=output))
+    renamed = [dict(p) for p in BASE_TABLES["products"]]
+    renamed[0]["name"] = "Sol Ring (Renamed)"  # product 100, listed by s1 and s2 only
+    changed = write_inputs(tmp_path / "b", listings=listings, products=renamed)
+    build(load_settings(None, input=changed, output=output))
+    report = orjson.loads((output / "build_report.json").read_bytes())
+    assert report["site"]["stores_unchanged"] == 1  # s3 lists another product
+    page = output / "site" / "v1.39.0/stores/s1/inventory/products/index.json"
+    assert "Sol Ring (Renamed)" in page.read_text()
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     channel=st.integers(0, 3),
