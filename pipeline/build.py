@@ -51,6 +51,7 @@ LINKS = (
     "nginx.conf",
 )
 PUBLISHED = ".published"  # marks a release whose build completed
+POOL = "pages"  # stores' page folders, shared by the releases that link to them
 
 
 class BuildError(Exception):
@@ -146,6 +147,24 @@ def _publish(output: Path, work_db: Path, release: Path, keep: int) -> None:
     for old in published[:-keep]:
         if old != release:
             shutil.rmtree(old, ignore_errors=True)
+    _collect_pool(output)
+
+
+def _collect_pool(output: Path) -> None:
+    """Delete the pool folders that no release links to any more (a store's pages of a
+    release deleted since, or of a build that did not publish)."""
+    pool = output / POOL
+    if not pool.is_dir():
+        return
+    used: set[str] = set()
+    for release in (output / "releases").iterdir():
+        stores = release / "site" / export.STORES_DIR
+        if stores.is_dir():
+            with os.scandir(stores) as entries:
+                used.update(os.path.basename(os.readlink(e)) for e in entries if e.is_symlink())
+    for folder in pool.iterdir():
+        if folder.name not in used:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 @contextmanager
@@ -181,6 +200,7 @@ def _build(settings: Settings, reporter: Reporter) -> BuildResult:
     work = output / ".work" / build_id
     release = output / "releases" / build_id
     work.mkdir(parents=True)
+    (output / POOL).mkdir(exist_ok=True)
     stages: dict[str, float] = {}
     started_at = datetime.now(UTC)
     work_db = work / WAREHOUSE
@@ -225,6 +245,7 @@ def _build(settings: Settings, reporter: Reporter) -> BuildResult:
                 previous,
                 settings.shard_pair,
                 advance,
+                (output / POOL, work / POOL),
             )
             counts = site.counts
             counts["files_removed"] = _write_release_files(
@@ -278,7 +299,16 @@ def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
     twice = combined.filter(pl.col("path").is_duplicated())["path"]
     if len(twice):
         raise BuildError(f"{twice[0]} is in two shards")
-    with export.SiteWriter(release / "site") as writer:
+    (output / POOL).mkdir(exist_ok=True)
+    with export.SiteWriter(release / "site", pool=output / POOL, staging=work / POOL) as writer:
+        for shard_release in releases:  # each shard's store folders, under the same names
+            stores = shard_release / "site" / export.STORES_DIR
+            if not stores.is_dir():
+                continue  # a shard without a store
+            with os.scandir(stores) as entries:
+                for entry in entries:
+                    if entry.is_symlink():
+                        writer.open_store(entry.name, os.path.basename(os.readlink(entry)))
         for name, site in combined.select("path", "site").iter_rows():
             writer.adopt(site, name)
     manifest = export.Manifest(combined)

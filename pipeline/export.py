@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
+import shutil
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -151,10 +153,19 @@ def _write_lines(fh: io.BufferedWriter, paths: pl.Series) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
+STORES_DIR = f"{api.VERSION}/stores"  # a store's pages: STORES_DIR/<key>/inventory/products/
+
+
 @dataclass
 class SiteWriter:
     """Writes the files of one release's site and records their hashes. A file whose bytes equal
     the previous release's is a hard link to it: no bytes written, nothing to upload.
+
+    With a `pool` (OUTPUT/pages), each store's folder in the site is a symlink to a folder of
+    the pool named for the store and its digest, `<key>-<digest>`: a store unchanged since the
+    previous release costs one symlink, not a link per file. New pool folders are written under
+    `staging` and join the pool when the writer closes; a pool folder is never changed once
+    there. Without a pool, stores' folders are plain folders of the site.
 
     The files are created by a child process (`pipeline.files`) on the second core while this
     one builds the next pages. Use as a context manager, or call `close()`: it waits for the
@@ -163,6 +174,8 @@ class SiteWriter:
     root: Path
     previous_site: Path | None = None  # the published release's site
     previous: Manifest = field(default_factory=Manifest)
+    pool: Path | None = None
+    staging: Path | None = None
     linked: int = field(default=0, init=False)  # files carried over as hard links
 
     def __post_init__(self) -> None:
@@ -170,6 +183,8 @@ class SiteWriter:
         self._chunks: list[pl.DataFrame] = []
         self._folder: str | None = None
         self._folder_digests: dict[str, bytes] = {}
+        self._store_dirs: dict[str, str] = {}  # store key -> folder its files are written to
+        self._staged: list[str] = []  # new pool folders
         self._creator = FileCreator()
 
     def __enter__(self) -> SiteWriter:
@@ -190,26 +205,69 @@ class SiteWriter:
         source = None
         if self.previous_site is not None and self._previous_digest(name) == digest:
             source = f"{self.previous_site}/{name}"
-        self._creator.submit((f"{self.root}/{name}", body, source))
+        self._creator.submit((self._target(name), body, source))
 
-    def carry(self, folder: str) -> int:
-        """Link every file under `folder` from the previous release, whose pages are known to
-        be unchanged, without building them; returns how many."""
+    def open_store(self, key: str, folder: str) -> None:
+        """The pages of store `key` go to the pool folder `folder` (with a pool)."""
+        if self.pool is None or self.staging is None:
+            return
+        self._store_dirs[key] = f"{self.staging}/{folder}"
+        self._staged.append(folder)
+        link = self.root / STORES_DIR / key
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(os.path.relpath(self.pool / folder, link.parent))
+
+    def can_carry(self, key: str) -> bool:
+        """Whether the previous release has the folder of store `key` to carry over."""
+        return self.previous_site is not None and (self.previous_site / STORES_DIR / key).is_dir()
+
+    def carry(self, key: str) -> int:
+        """Take store `key`'s files from the previous release, whose pages are known to be
+        unchanged, without building them: its pool folder's symlink, or a link per file."""
+        folder = f"{STORES_DIR}/{key}"
         part = self.previous.slice_under(folder)
         self._flush_records()
         self._chunks.append(part)
+        assert self.previous_site is not None
+        old = self.previous_site / folder
+        if self.pool is not None and old.is_symlink():
+            link = self.root / folder
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(os.readlink(old))  # relative, and releases are siblings
+            return part.height
         for name in part["path"].to_list():
-            self._creator.submit((f"{self.root}/{name}", None, f"{self.previous_site}/{name}"))
+            self._creator.submit((self._target(name), None, f"{self.previous_site}/{name}"))
         return part.height
 
     def adopt(self, site: str, name: str) -> None:
         """Take a finished file of another site (a shard's) into this one, without its bytes.
         (Not recorded: the caller has its hash already.)"""
-        self._creator.submit((f"{self.root}/{name}", None, f"{site}/{name}"))
+        self._creator.submit((self._target(name), None, f"{site}/{name}"))
 
     def close(self) -> None:
+        """Wait for the last file; move the new pool folders into the pool."""
         self._creator.close()
         self.linked = self._creator.linked
+        for folder in self._staged:
+            assert self.pool is not None and self.staging is not None
+            staged = self.staging / folder
+            if not staged.exists():  # a store with no page at all
+                staged.mkdir(parents=True)
+            try:
+                staged.rename(self.pool / folder)
+            except OSError:  # already in the pool: the same digest, the same files
+                if not (self.pool / folder).is_dir():
+                    raise
+                shutil.rmtree(staged)
+        self._staged = []
+
+    def _target(self, name: str) -> str:
+        """Where the file of site path `name` is created."""
+        if self._store_dirs and name.startswith(STORES_DIR):
+            key, _, rest = name[len(STORES_DIR) + 1 :].partition("/")
+            if key in self._store_dirs:
+                return f"{self._store_dirs[key]}/{rest}"
+        return f"{self.root}/{name}"
 
     def manifest(self) -> Manifest:
         """Every file written so far (after `close()`: every file of the site)."""
@@ -423,19 +481,21 @@ def write_inventory_pages(
             rebuild = []
             for key, digest in digests.items():
                 known = previous_stores.get(key)
-                if known is None or known.sha256 != digest:
+                if known is None or known.sha256 != digest or not writer.can_carry(key):
                     rebuild.append(key)
                     continue
-                writer.carry(f"{api.VERSION}/stores/{key}")
+                writer.carry(key)
                 records[key] = known
                 counts["stores_unchanged"] += 1
                 if advance:
                     advance(known.channels)
-            if rebuild:
-                _answer_batch(con, rebuild)
+            if not rebuild:
+                continue
+            _answer_batch(con, rebuild)
             for key, channels in _store_rows(con, rebuild, settings.channels):
                 if advance:
                     advance(len(channels))
+                writer.open_store(key, f"{key}-{digests[key].hex()[:16]}")
                 pages = _write_store(writer, settings, key, channels)
                 products = sum(len(p.json) for _, p in channels)
                 records[key] = StoreRecord(digests[key], len(channels), products, pages)
@@ -500,13 +560,16 @@ def write_site(
     previous_release: Path | None = None,
     shard: Shard | None = None,
     advance: Callable[[int], None] | None = None,
+    pool: tuple[Path, Path] | None = None,
 ) -> Site:
     """Write the site; files whose bytes equal the previous release's are hard-linked to it.
-    A shard writes its stores' pages; shard 0 also writes the pages common to all stores."""
+    A shard writes its stores' pages; shard 0 also writes the pages common to all stores.
+    `pool`: (the pool of stores' folders, where new ones are staged), see `SiteWriter`."""
     previous = Manifest.load(previous_release)
     previous_site = previous_release / "site" if previous_release and len(previous) else None
     known = load_store_records(previous_release) if previous_site else {}
-    with SiteWriter(site_dir, previous_site, previous) as writer:
+    shared, staging = pool or (None, None)
+    with SiteWriter(site_dir, previous_site, previous, shared, staging) as writer:
         counts, stores = write_inventory_pages(
             con, writer, settings, batch_listings, shard, advance, known
         )
@@ -516,7 +579,7 @@ def write_site(
             write_help(writer)
     manifest = writer.manifest()
     counts["files"] = len(manifest)
-    counts["files_unchanged"] = writer.linked
+    counts["files_unchanged"] = manifest.unchanged(previous)
     counts["bytes"] = manifest.total_bytes
     return Site(manifest, previous, stores, counts)
 

@@ -143,3 +143,13 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
 
 def rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
     return con.execute(sql, params).fetchall()
+
+
+def site_files(site: Path) -> dict[str, Path]:
+    """Every file of a site as a static host sees it (following the stores' symlinks)."""
+    files = {}
+    for folder, _, names in os.walk(site, followlinks=True):
+        for name in names:
+            path = Path(folder, name)
+            files[path.relative_to(site).as_posix()] = path
+    return dict(sorted(files.items()))

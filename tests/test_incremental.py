@@ -76,6 +76,32 @@ def test_unchanged_pages_are_linked_and_changes_are_listed(tmp_path: Path) -> No
     assert os.stat(second / "site" / unchanged).st_ino == os.stat(third / "site" / unchanged).st_ino
 
 
+def test_the_pool_keeps_the_store_folders_that_kept_releases_link_to(tmp_path: Path) -> None:
+    output = tmp_path / "out"
+    for night in range(5):  # s2 changes every night, s1 never
+        listings = _listings(f"{5 + night}.00", True)
+        build(
+            load_settings(
+                None, input=write_inputs(tmp_path / f"in{night}", listings=listings), output=output
+            )
+        )
+    releases = sorted((output / "releases").iterdir())
+    assert len(releases) == 3  # releases_kept
+    links = [
+        {link.name: os.readlink(link) for link in (r / "site/v1.39.0/stores").iterdir()}
+        for r in releases
+    ]
+    assert all(
+        link.is_symlink() for r in releases for link in (r / "site/v1.39.0/stores").iterdir()
+    )
+    assert len({release["s1"] for release in links}) == 1  # one folder, shared
+    assert len({release["s2"] for release in links}) == 3  # one a night
+    pool = {p.name for p in (output / "pages").iterdir()}
+    assert pool == {Path(target).name for release in links for target in release.values()}
+    page = output / "site/v1.39.0/stores/s2/inventory/products/index.json"
+    assert '"lowestPrice":9.0' in page.read_text()
+
+
 def test_a_catalog_change_rebuilds_the_stores_that_list_the_product(tmp_path: Path) -> None:
     from tests.conftest import BASE_TABLES
 

@@ -25,17 +25,23 @@ from hypothesis import strategies as st
 from pipeline import api, ingest
 from pipeline.build import BuildError, build
 from pipeline.settings import load_settings
-from tests.conftest import SAMPLE, rows, run_cli, run_pipeline, write_inputs, write_table
+from tests.conftest import (
+    SAMPLE,
+    rows,
+    run_cli,
+    run_pipeline,
+    site_files,
+    write_inputs,
+    write_table,
+)
 
 
 def published_state(output: Path) -> dict[str, str]:
     """What a reader sees: the current release, the warehouse's bytes, every site file's hash."""
     state = {"current": os.readlink(output / "current")}
     state["warehouse"] = hashlib.sha256((output / "warehouse.duckdb").read_bytes()).hexdigest()
-    site = output / "site"
-    for path in sorted(site.rglob("*")):
-        if path.is_file():
-            state[path.relative_to(site).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+    for name, path in site_files(output / "site").items():
+        state[name] = hashlib.sha256(path.read_bytes()).hexdigest()
     return state
 
 
