@@ -300,8 +300,6 @@ class SiteWriter:
 # The inventory pages
 # ---------------------------------------------------------------------------------------------
 
-StoreChannel = tuple[str, int]
-
 
 @dataclass
 class Products:

@@ -16,22 +16,31 @@ from __future__ import annotations
 import fcntl
 import os
 import pickle
+import queue
 import shutil
 import struct
 import subprocess
 import sys
+import threading
 from contextlib import suppress
 from typing import Any, BinaryIO
 
 _LENGTH = struct.Struct("<I")
 _PIPE_BYTES = 1 << 20
+_QUEUED_FRAMES = 64  # of about 2 MB each
+_ENDED = "the file-creating process ended unexpectedly"
 Op = tuple[str, bytes | None, str | None]  # target, bytes, file to hard-link from
 
 
 class FileCreator:
-    """The parent's side: `submit` queues a file, `close` waits for all of them."""
+    """The parent's side: `submit` queues a file, `close` waits for all of them.
 
-    def __init__(self, batch: int = 256) -> None:
+    Frames go to the child from a feeder thread, through a queue of up to `_QUEUED_FRAMES`: the
+    exporter runs ahead while the child catches up (and the child keeps creating files while
+    DuckDB answers the exporter's next batch). The feeder makes one system call a frame of
+    `batch` files, so it rarely waits for the GIL."""
+
+    def __init__(self, batch: int = 1024) -> None:
         self._batch_size = batch
         self._batch: list[Op] = []
         self._child = subprocess.Popen(
@@ -41,6 +50,10 @@ class FileCreator:
         self._stdin, self._stdout = self._child.stdin, self._child.stdout
         with suppress(OSError):  # fewer, larger hand-overs; the default 64 KiB also works
             fcntl.fcntl(self._stdin.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+        self._frames: queue.Queue[bytes | None] = queue.Queue(maxsize=_QUEUED_FRAMES)
+        self._broken = False
+        self._feeder = threading.Thread(target=self._feed, name="file-feeder", daemon=True)
+        self._feeder.start()
         self.linked = 0
 
     def submit(self, op: Op) -> None:
@@ -55,11 +68,11 @@ class FileCreator:
         try:
             if self._batch:
                 self._send()
-            self._stdin.write(_LENGTH.pack(0))
-            self._stdin.close()
+            self._frames.put(None)
+            self._feeder.join()
             result: dict[str, Any] = pickle.load(self._stdout)
-        except (BrokenPipeError, EOFError):
-            result = {"linked": 0, "error": "the file-creating process ended unexpectedly"}
+        except (OSError, EOFError):
+            result = {"linked": 0, "error": _ENDED}
         finally:
             self._child.wait()
         self.linked = result["linked"]
@@ -71,16 +84,25 @@ class FileCreator:
         if self._child.returncode is None:
             self._child.kill()
             self._child.wait()
+            self._frames.put(None)  # the feeder drains what is left and ends
 
     def _send(self) -> None:
-        frame = pickle.dumps(self._batch, protocol=pickle.HIGHEST_PROTOCOL)
+        if self._broken:
+            raise OSError(_ENDED)
+        data = pickle.dumps(self._batch, protocol=pickle.HIGHEST_PROTOCOL)
         self._batch = []
-        try:
-            self._stdin.write(_LENGTH.pack(len(frame)))
-            self._stdin.write(frame)
-        except BrokenPipeError:
-            self._child.wait()
-            raise OSError("the file-creating process ended unexpectedly") from None
+        self._frames.put(_LENGTH.pack(len(data)) + data)
+
+    def _feed(self) -> None:
+        while (frame := self._frames.get()) is not None:
+            if not self._broken:
+                try:
+                    self._stdin.write(frame)
+                except OSError:  # the child is gone: the next submit or close says so
+                    self._broken = True
+        with suppress(OSError):
+            self._stdin.write(_LENGTH.pack(0))
+            self._stdin.close()
 
 
 def create(ops: list[Op], made: set[str]) -> int:
