@@ -1,11 +1,13 @@
 """Export stage: the warehouse -> the static site of one release, and its manifest.
 
-The store inventory SQL runs for batches of stores (a bounded share of the listings each, so
-memory does not grow with the input), for every channel with the default parameters; its rows
-arrive ordered by store, channel and position and are streamed in record batches, one (store,
-channel) at a time. Each product's JSON is built once (in SQL) and shared by the unfiltered
-pages and the categoryId / groupId pages, which keep the products of one category or group in
-the same order: filtering by category or group removes whole products and changes no other
+Stores are exported in batches of about `export_batch_listings` listings, so memory does not
+grow with the input. For each batch, DuckDB fingerprints every store's inputs; a store whose
+digest (fingerprint, export settings, code) equals the previous release's is carried over
+without being answered. The others are answered by the store inventory SQL, for every channel
+with the default parameters, into a temporary table, and read back ordered by store, channel
+and position. Each product's JSON is built once (in SQL) and shared by the unfiltered pages
+and the categoryId / groupId pages, which keep the products of one category or group in the
+same order: filtering by category or group removes whole products and changes no other
 product's entry.
 
 Files are created by a child process while this one builds the next pages, so the export costs
@@ -59,8 +61,9 @@ class Manifest:
 
     def __init__(self, frame: pl.DataFrame | None = None) -> None:
         frame = pl.DataFrame(schema=_SCHEMA) if frame is None else frame.select(*_SCHEMA)
-        self.frame = frame.sort("path")
-        twice = self.frame.filter(pl.col("path").is_duplicated())["path"]
+        self.frame = frame.sort("path")  # the one copy: millions of rows at full scale
+        paths = self.frame["path"]
+        twice = paths.filter(paths == paths.shift(1))  # sorted: a repeat is its neighbour
         if len(twice):
             raise ValueError(f"{twice[0]}: the same file twice in one site")
 
@@ -272,7 +275,10 @@ class SiteWriter:
     def manifest(self) -> Manifest:
         """Every file written so far (after `close()`: every file of the site)."""
         self._flush_records()
-        return Manifest(pl.concat(self._chunks) if self._chunks else None)
+        chunks, self._chunks = self._chunks, []
+        manifest = Manifest(pl.concat(chunks, rechunk=False) if chunks else None)
+        self._chunks = [manifest.frame]
+        return manifest
 
     def _record(self, name: str, digest: bytes, size: int) -> None:
         names, digests, sizes = self._records

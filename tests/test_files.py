@@ -10,8 +10,11 @@ import orjson
 import polars as pl
 import pytest
 
+from pipeline import export
 from pipeline.export import Manifest, SiteWriter, write_changes
 from pipeline.files import FileCreator
+from pipeline.settings import ExportSettings
+from tests.conftest import SAMPLE, run_pipeline
 
 
 def test_the_child_creates_links_and_copies_in_order(tmp_path: Path) -> None:
@@ -112,3 +115,21 @@ def test_a_file_twice_in_one_site_is_refused() -> None:
     )
     with pytest.raises(ValueError, match="a: the same file twice"):
         Manifest(frame)
+
+
+def test_without_a_pool_unchanged_stores_are_linked_file_by_file(tmp_path: Path) -> None:
+    """A site written without the pool (plain store folders, as by older releases) is carried
+    over by a hard link per file."""
+    con = run_pipeline(SAMPLE)
+    first = tmp_path / "first"
+    site = export.write_site(con, first / "site", ExportSettings(), 1000)
+    site.manifest.write(first / export.MANIFEST)
+    export.write_store_records(first, site.stores)
+    second = export.write_site(con, tmp_path / "second" / "site", ExportSettings(), 1000, first)
+    assert second.counts["stores_unchanged"] == len(site.stores) > 0
+    assert second.counts["files_unchanged"] == len(site.manifest)
+    assert second.manifest.frame.equals(site.manifest.frame)
+    for name in site.manifest.frame["path"].to_list()[::50]:
+        assert (
+            os.stat(first / "site" / name).st_ino == os.stat(tmp_path / "second/site" / name).st_ino
+        )
