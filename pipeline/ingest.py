@@ -259,22 +259,18 @@ def ingest_table(con: duckdb.DuckDBPyConnection, input_dir: Path, table: Table) 
             f"{input_dir / table.group / table.name}: missing required input "
             f"(expected {table.name}.csv|.parquet|.ndjson or a folder of such files)"
         )
-    frames = []
+    columns: list[str] = []  # of raw.<table> so far: files are loaded one at a time
+    rows = 0
     for path in files:
         source = path.relative_to(input_dir).as_posix()
         frame = read_file(con, path, table, source)
         if path.suffix in (".ndjson", ".jsonl", ".json") and frame.height == 0:
             continue  # no records, so no columns to check
-        frames.append(_conform(frame, table, source))
-    if frames:
-        data = pl.concat(frames, how="diagonal")
-    else:
+        rows += _append(con, table, _conform(frame, table, source), columns)
+    if not columns:
         empty = {c: pl.Series([], dtype=pl.String) for c in table.column_names}
-        data = _conform(
-            pl.DataFrame({SOURCE_ROW: pl.Series([], dtype=pl.Int64), **empty}), table, ""
-        )
-    arrow = data.to_arrow()  # noqa: F841 - read by DuckDB's replacement scan below
-    con.execute(f"CREATE OR REPLACE TABLE raw.{table.name} AS SELECT * FROM arrow")
+        frame = pl.DataFrame({SOURCE_ROW: pl.Series([], dtype=pl.Int64), **empty})
+        _append(con, table, _conform(frame, table, ""), columns)
     docs = {c.name: f"{c.doc} (as written)" for c in table.columns}
     comment_table(
         con,
@@ -286,14 +282,30 @@ def ingest_table(con: duckdb.DuckDBPyConnection, input_dir: Path, table: Table) 
             PARSE_ERROR: "Why the row could not be parsed at all (null when it could)",
             **{
                 c: docs.get(c, "Extra column, not in the contract: kept as loaded")
-                for c in data.columns
+                for c in columns
                 if c not in (SOURCE_FILE, SOURCE_ROW, PARSE_ERROR)
             },
         },
     )
-    return IngestedTable(
-        table, tuple(p.relative_to(input_dir).as_posix() for p in files), data.height
-    )
+    return IngestedTable(table, tuple(p.relative_to(input_dir).as_posix() for p in files), rows)
+
+
+def _append(
+    con: duckdb.DuckDBPyConnection, table: Table, frame: pl.DataFrame, columns: list[str]
+) -> int:
+    """Add one file's rows to raw.<table> (created by the first), by column name; a column
+    only some files have is added as it comes (null for the others). Returns the rows added.
+    One file at a time: the whole input as text would not fit in memory at scale."""
+    arrow = frame.to_arrow()  # noqa: F841 - read by DuckDB's replacement scan below
+    if not columns:
+        con.execute(f"CREATE OR REPLACE TABLE raw.{table.name} AS SELECT * FROM arrow")
+    else:
+        for column in frame.columns:
+            if column not in columns:
+                con.execute(f"ALTER TABLE raw.{table.name} ADD COLUMN {quote(column)} VARCHAR")
+        con.execute(f"INSERT INTO raw.{table.name} BY NAME SELECT * FROM arrow")
+    columns.extend(c for c in frame.columns if c not in columns)
+    return frame.height
 
 
 def ingest_all(
