@@ -296,9 +296,10 @@ def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
         export.Manifest.load(r).frame.with_columns(site=pl.lit(str(r / "site"))) for r in releases
     ]
     combined = pl.concat(parts)
-    twice = combined.filter(pl.col("path").is_duplicated())["path"]
-    if len(twice):
-        raise BuildError(f"{twice[0]} is in two shards")
+    try:
+        manifest = export.Manifest(combined)
+    except ValueError as exc:  # a file in two shards
+        raise BuildError(f"{exc} (written by two shards)") from None
     (output / POOL).mkdir(exist_ok=True)
     with export.SiteWriter(release / "site", pool=output / POOL, staging=work / POOL) as writer:
         for shard_release in releases:  # each shard's store folders, under the same names
@@ -311,7 +312,6 @@ def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
                         writer.open_store(entry.name, os.path.basename(os.readlink(entry)))
         for name, site in combined.select("path", "site").iter_rows():
             writer.adopt(site, name)
-    manifest = export.Manifest(combined)
     removed = _write_release_files(release, manifest, known, settings)
     records = [export.load_store_records(r) for r in releases]
     export.write_store_records(release, {k: v for part in records for k, v in part.items()})

@@ -27,24 +27,16 @@ def _listings(price_s2: str, with_s3: bool) -> list[dict[str, object]]:
     return rows
 
 
+def _build_night(input_dir: Path, output: Path, **tables: list[dict[str, object]]) -> Path:
+    """One nightly build of these tables (over the base catalog); returns its release."""
+    build(load_settings(None, input=write_inputs(input_dir, **tables), output=output))
+    return (output / "current").resolve()
+
+
 def test_unchanged_pages_are_linked_and_changes_are_listed(tmp_path: Path) -> None:
     output = tmp_path / "out"
-    build(
-        load_settings(
-            None,
-            input=write_inputs(tmp_path / "a", listings=_listings("5.00", True)),
-            output=output,
-        )
-    )
-    first = (output / "current").resolve()
-    build(
-        load_settings(
-            None,
-            input=write_inputs(tmp_path / "b", listings=_listings("6.00", False)),
-            output=output,
-        )
-    )
-    second = (output / "current").resolve()
+    first = _build_night(tmp_path / "a", output, listings=_listings("5.00", True))
+    second = _build_night(tmp_path / "b", output, listings=_listings("6.00", False))
     assert first != second
     changes = orjson.loads((output / "changes.json").read_bytes())
     s2 = "v1.39.0/stores/s2/inventory/products/"
@@ -79,12 +71,7 @@ def test_unchanged_pages_are_linked_and_changes_are_listed(tmp_path: Path) -> No
 def test_the_pool_keeps_the_store_folders_that_kept_releases_link_to(tmp_path: Path) -> None:
     output = tmp_path / "out"
     for night in range(5):  # s2 changes every night, s1 never
-        listings = _listings(f"{5 + night}.00", True)
-        build(
-            load_settings(
-                None, input=write_inputs(tmp_path / f"in{night}", listings=listings), output=output
-            )
-        )
+        _build_night(tmp_path / f"in{night}", output, listings=_listings(f"{5 + night}.00", True))
     releases = sorted((output / "releases").iterdir())
     assert len(releases) == 3  # releases_kept
     links = [
@@ -107,11 +94,10 @@ def test_a_catalog_change_rebuilds_the_stores_that_list_the_product(tmp_path: Pa
 
     output = tmp_path / "out"
     listings = _listings("5.00", True)
-    build(load_settings(None, input=write_inputs(tmp_path / "a", listings=listings), output=output))
+    _build_night(tmp_path / "a", output, listings=listings)
     renamed = [dict(p) for p in BASE_TABLES["products"]]
     renamed[0]["name"] = "Sol Ring (Renamed)"  # product 100, listed by s1 and s2 only
-    changed = write_inputs(tmp_path / "b", listings=listings, products=renamed)
-    build(load_settings(None, input=changed, output=output))
+    _build_night(tmp_path / "b", output, listings=listings, products=renamed)
     report = orjson.loads((output / "build_report.json").read_bytes())
     assert report["site"]["stores_unchanged"] == 1  # s3 lists another product
     page = output / "site" / "v1.39.0/stores/s1/inventory/products/index.json"
