@@ -33,15 +33,20 @@ import orjson
 import polars as pl
 
 from pipeline.export import Manifest
+from pipeline.files import FRAME_FILES, create
 from pipeline.generate import generate
 
 SCALES = {"tiny": (20, 20_000), "quick": (200, 1_000_000), "full": (2_000, 10_000_000)}
-SETTLE_SECONDS = 30.0  # let written files reach the disk before the next timing
+# Before a timing: written files reach the disk, and no inode was freed in the last minute. On
+# ext4 without a journal (this disk), a new inode skips, one by one, every inode freed in the
+# last 60 s (300 s while its inode table block is dirty: hence the sync), so creating files
+# right after deleting a million costs 100-200 us a file instead of 8 (fs/ext4/ialloc.c,
+# recently_deleted()).
+SETTLE_SECONDS = 65.0
 
 
 def settle(seconds: float) -> None:
-    """Flush written files and wait: file creation right after a mass deletion (this disk
-    discards freed blocks) or under a writeback backlog is several times slower."""
+    """Flush written files and wait (see SETTLE_SECONDS)."""
     os.sync()
     time.sleep(seconds)
 
@@ -74,20 +79,15 @@ def scan_floor(input_dir: Path) -> float:
 
 def write_floor(release: Path, target: Path) -> float:
     """Write files of the release's sizes, in its folders, from ready-made buffers: one thread,
-    the same calls as the exporter's file-creating process."""
+    with the function the exporter's file-creating process runs (`pipeline.files.create`)."""
     files = Manifest.load(release).frame.select("path", "bytes")
-    buffers: dict[int, bytes] = {}
+    buffers = {size: b"x" * size for size in files["bytes"].unique().to_list()}
     made: set[str] = set()
     started = time.perf_counter()
-    for name, size in files.iter_rows():
-        path = f"{target}/{name}"
-        folder = path.rpartition("/")[0]
-        if folder not in made:
-            os.makedirs(folder, exist_ok=True)
-            made.add(folder)
-        body = buffers.get(size) or buffers.setdefault(size, b"x" * size)
-        with open(path, "xb") as fh:
-            fh.write(body)
+    for chunk in files.iter_slices(FRAME_FILES):
+        create(
+            [(f"{target}/{name}", buffers[size], None) for name, size in chunk.iter_rows()], made
+        )
     return time.perf_counter() - started
 
 
@@ -172,6 +172,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     # The full scale's files use most of the disk's inodes twice over: the floor's go first.
     shutil.rmtree(floor_files)
+    settle(args.settle)
 
     # Two shards, each a build of its own, and their merge: the same release as unsharded.
     shard_seconds = [
