@@ -17,6 +17,7 @@ from urllib.parse import quote, unquote, unquote_plus
 
 import duckdb
 import orjson
+import polars as pl
 
 from pipeline.db import count_rows, scalar
 from pipeline.steps import STORE_INVENTORY
@@ -222,18 +223,26 @@ def inventory_page_path(store_key: str, params: InventoryParams) -> PurePosixPat
     )
 
 
-def page_paths(store_key: str, query: str, limit: int, pages: int) -> list[str]:
-    """`inventory_page_path` as text, for the first `pages` pages of one request whose canonical
-    query without offset and limit is `query`: offset and limit come last in the canonical
-    order, so only the tail of the name changes from page to page."""
-    if pages <= 0:
-        return []
-    folder = f"{VERSION}/stores/{store_key.lower()}/inventory/products/"
+def page_names(query: pl.Expr, page: pl.Expr, limit: int) -> pl.Expr:
+    """`inventory_page_path`'s file name, as a polars expression, for page `page` (0, 1, …) of
+    requests whose canonical query without offset and limit is `query`: offset and limit come
+    last in the canonical order, so the name is the query with the paging appended."""
     size = "" if limit == DEFAULTS.limit else f"limit={limit}"
-    names = [f"{folder}{'&'.join(p for p in (query, size) if p) or 'index'}.json"]
-    head = f"{folder}{query}&" if query else folder
-    tail = f"&{size}.json" if size else ".json"
-    return names + [f"{head}offset={n * limit}{tail}" for n in range(1, pages)]
+    paging = [
+        pl.lit("offset="),
+        (page * limit).cast(pl.String),
+        *([pl.lit("&" + size)] * bool(size)),
+    ]
+    first = (
+        query if not size else pl.when(query == "").then(pl.lit(size)).otherwise(query + "&" + size)
+    )
+    later = (
+        pl.when(query == "")
+        .then(pl.concat_str(paging))
+        .otherwise(pl.concat_str([query, pl.lit("&"), *paging]))
+    )
+    name = pl.when(page == 0).then(pl.when(first == "").then(pl.lit("index")).otherwise(first))
+    return name.otherwise(later) + ".json"
 
 
 _MARK = INT64[0]  # stands for the value in a query template; -2**63 is no id a store has

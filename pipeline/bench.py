@@ -85,9 +85,9 @@ def write_floor(release: Path, target: Path) -> float:
     made: set[str] = set()
     started = time.perf_counter()
     for chunk in files.iter_slices(FRAME_FILES):
-        create(
-            [(f"{target}/{name}", buffers[size], None) for name, size in chunk.iter_rows()], made
-        )
+        targets = [f"{target}/{name}" for name in chunk["path"].to_list()]
+        bodies: list[bytes | None] = [buffers[size] for size in chunk["bytes"].to_list()]
+        create((targets, bodies, [None] * len(targets)), made)
     return time.perf_counter() - started
 
 

@@ -38,7 +38,7 @@ from pipeline.models import help_page, openapi_document
 from pipeline.settings import ExportSettings
 from pipeline.steps import STORE_INVENTORY
 
-BATCH_ROWS = 50_000  # Arrow record batch of the inventory query
+CHUNK_ROWS = 50_000  # answer rows (store x channel x product) made into pages at a time
 MANIFEST = "manifest.json"
 
 # ---------------------------------------------------------------------------------------------
@@ -210,15 +210,45 @@ class SiteWriter:
             source = f"{self.previous_site}/{name}"
         self._creator.submit((self._target(name), body, source))
 
-    def open_store(self, key: str, folder: str) -> None:
-        """The pages of store `key` go to the pool folder `folder` (with a pool)."""
+    def open_store(self, key: str, folder: str) -> str:
+        """Where the files of store `key` are created: the pool folder `folder` (with a pool),
+        or the store's folder of the site."""
         if self.pool is None or self.staging is None:
-            return
+            return f"{self.root}/{STORES_DIR}/{key.lower()}"
         self._store_dirs[key] = f"{self.staging}/{folder}"
         self._staged.append(folder)
         link = self.root / STORES_DIR / key
         link.parent.mkdir(parents=True, exist_ok=True)
         link.symlink_to(os.path.relpath(self.pool / folder, link.parent))
+        return self._store_dirs[key]
+
+    def write_pages(self, pages: pl.DataFrame) -> None:
+        """Many files at once: columns `path` (in the site), `body` (binary) and `target` (where
+        the file is created). A file whose bytes equal the previous release's is linked."""
+        bodies = pages["body"].to_list()
+        digests = pl.Series([hashlib.sha256(body).digest() for body in bodies], dtype=pl.Binary)
+        frame = pl.DataFrame({"path": pages["path"], "sha256": digests})
+        frame = frame.with_columns(bytes=pages["body"].bin.size().cast(pl.Int64))
+        self._flush_records()
+        self._chunks.append(frame)
+        sources: list[str | None] = [None] * len(bodies)
+        if self.previous_site is not None and len(self.previous):
+            folders = frame["path"].str.replace(r"/[^/]*$", "").unique().to_list()
+            before = pl.concat([self.previous.slice_under(f) for f in folders]).unique("path")
+            same = frame.join(
+                before.select("path", "sha256", same=pl.lit(True)),
+                on=["path", "sha256"],
+                how="left",
+                maintain_order="left",
+            )["same"]
+            if same.any():
+                prefix = f"{self.previous_site}/"
+                sources = (
+                    pl.select(pl.when(same).then(prefix + frame["path"]).alias("source"))
+                    .to_series()
+                    .to_list()
+                )
+        self._creator.submit_many(pages["target"].to_list(), bodies, sources)
 
     def can_carry(self, key: str) -> bool:
         """Whether the previous release has the folder of store `key` to carry over."""
@@ -307,15 +337,6 @@ class SiteWriter:
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass
-class Products:
-    """One store and channel's products in answer order: their JSON, category and group."""
-
-    json: list[bytes] = field(default_factory=list)
-    category: list[int] = field(default_factory=list)
-    group: list[int] = field(default_factory=list)
-
-
 Shard = tuple[int, int]  # (index, count): this build exports the stores of shard index
 
 
@@ -378,11 +399,11 @@ def _input_fingerprints(con: duckdb.DuckDBPyConnection, stores: list[str]) -> di
     return {key: f"{n}:{xor}:{total}".encode() for key, n, xor, total in rows}
 
 
-def _store_rows(
+def _read_answers(
     con: duckdb.DuckDBPyConnection, stores: list[str], channels: list[int] | None
-) -> Iterator[tuple[str, StoreAnswers]]:
-    """These stores' answers from `ANSWER`, store by store, channel by channel, in order."""
-    reader = con.sql(
+) -> pl.DataFrame:
+    """These stores' answers from `ANSWER`, ordered by store, channel and position."""
+    answers: pl.DataFrame = con.sql(
         f"""
         SELECT store_key, channel_id, category_id, group_id, product_json FROM {ANSWER}
         WHERE list_contains($stores, store_key)
@@ -390,50 +411,73 @@ def _store_rows(
         ORDER BY store_key, channel_id, position
         """,
         params={"stores": stores, "channels": channels},
-    ).to_arrow_reader(BATCH_ROWS)
-    store: str | None = None
-    answers: StoreAnswers = []
-    products = Products()
-    for batch in reader:
-        cols = batch.to_pydict()
-        for key, channel, category, group, text in zip(
-            cols["store_key"],
-            cols["channel_id"],
-            cols["category_id"],
-            cols["group_id"],
-            cols["product_json"],
-            strict=True,
-        ):
-            if key != store:
-                if store is not None:
-                    yield store, answers
-                store, answers = key, []
-            if not answers or answers[-1][0] != channel:
-                products = Products()
-                answers.append((channel, products))
-            products.json.append(text.encode())
-            products.category.append(category)
-            products.group.append(group)
-    if store is not None:
-        yield store, answers
-
-
-Answer = tuple[str, list[bytes]]  # a request's canonical query (no paging), its products' JSON
-StoreAnswers = list[tuple[int, Products]]  # a store's channels to materialise, in order
-
-
-def _answers(settings: ExportSettings, channel: int, products: Products) -> list[Answer]:
-    """A store and channel's unfiltered answer and its filtered variants."""
-    query = api.canonical_query(InventoryParams(channelId=channel), paging=False)
-    answers: list[Answer] = [(query, products.json)]
-    for variant in dict.fromkeys(settings.variants):
-        values = products.category if variant == "categoryId" else products.group
-        by_value: dict[int, list[bytes]] = {}
-        for value, text in zip(values, products.json, strict=True):
-            by_value.setdefault(value, []).append(text)
-        before, after = api.filtered_query(channel, variant)
-        answers += [(f"{before}{v}{after}", texts) for v, texts in by_value.items()]
+    ).pl()
     return answers
+
+
+def _store_chunks(answers: pl.DataFrame, rows: int) -> Iterator[pl.DataFrame]:
+    """Slices of whole stores of about `rows` answer rows (at least one store each)."""
+    sizes = answers.group_by("store_key", maintain_order=True).len()["len"].to_list()
+    start = end = 0
+    for size in sizes:
+        end += size
+        if end - start >= rows:
+            yield answers.slice(start, end - start)
+            start = end
+    if end > start:
+        yield answers.slice(start, end - start)
+
+
+_PRODUCTS_DIR = "inventory/products"  # a store's inventory pages, under its folder
+
+
+def inventory_pages(answers: pl.DataFrame, settings: ExportSettings) -> pl.DataFrame:
+    """Every materialised page of these answers (ordered by store, channel and position):
+    columns store_key, name (the file name) and body. The unfiltered answer is cut into pages
+    of each limit; so is each categoryId / groupId variant: the products of one category or
+    group, in the same order (a filter removes whole products and changes no other entry)."""
+    channels = answers["channel_id"].unique().to_list()
+    keys = ["store_key", "channel_id", "value"]
+    parts = []
+    for variant in [None, *dict.fromkeys(settings.variants)]:
+        channel = pl.col("channel_id")
+        if variant is None:
+            value: pl.Expr = pl.lit(None, pl.Int64)
+            queries = {
+                c: api.canonical_query(InventoryParams(channelId=c), paging=False) for c in channels
+            }
+            query = channel.replace_strict(queries, return_dtype=pl.String)
+        else:
+            value = pl.col("category_id" if variant == "categoryId" else "group_id").cast(pl.Int64)
+            before, after = zip(*(api.filtered_query(c, variant) for c in channels), strict=True)
+            query = pl.concat_str(
+                channel.replace_strict(channels, before, return_dtype=pl.String),
+                pl.col("value").cast(pl.String),
+                channel.replace_strict(channels, after, return_dtype=pl.String),
+            )
+        keyed = answers.select("store_key", "channel_id", value.alias("value"), "product_json")
+        keyed = keyed.with_columns(
+            index=pl.int_range(pl.len()).over(keys), total=pl.len().over(keys)
+        )
+        for limit in dict.fromkeys(settings.limits):
+            pages = keyed.group_by(
+                *keys, (pl.col("index") // limit).alias("page"), maintain_order=True
+            ).agg(pl.col("product_json").str.join(","), pl.col("total").first())
+            body = pl.concat_str(
+                pl.lit('{"totalItems":'),
+                pl.col("total").cast(pl.String),
+                pl.lit(',"success":true,"errors":[],"results":['),
+                pl.col("product_json"),
+                pl.lit("]}"),
+            )
+            parts.append(
+                pages.select(
+                    "store_key",
+                    api.page_names(query, pl.col("page"), limit).alias("name"),
+                    body.cast(pl.Binary).alias("body"),
+                )
+            )
+    return pl.concat(parts)
 
 
 @cache
@@ -496,13 +540,29 @@ def write_inventory_pages(
             if not rebuild:
                 continue
             _answer_batch(con, rebuild)
-            for key, channels in _store_rows(con, rebuild, settings.channels):
-                if advance:
-                    advance(len(channels))
-                writer.open_store(key, f"{key}-{digests[key].hex()[:16]}")
-                pages = _write_store(writer, settings, key, channels)
-                products = sum(len(p.json) for _, p in channels)
-                records[key] = StoreRecord(digests[key], len(channels), products, pages)
+            for answers in _store_chunks(
+                _read_answers(con, rebuild, settings.channels), CHUNK_ROWS
+            ):
+                pages = inventory_pages(answers, settings)
+                stores_of = answers.group_by("store_key", maintain_order=True).agg(
+                    channels=pl.col("channel_id").n_unique(), products=pl.len()
+                )
+                written = dict(pages.group_by("store_key").len().iter_rows())
+                dirs = {}
+                for key, channels, products in stores_of.iter_rows():
+                    dirs[key] = writer.open_store(key, f"{key}-{digests[key].hex()[:16]}")
+                    records[key] = StoreRecord(digests[key], channels, products, written[key])
+                    if advance:
+                        advance(channels)
+                name = pl.lit(f"/{_PRODUCTS_DIR}/") + pl.col("name")
+                store = pl.col("store_key")
+                writer.write_pages(
+                    pages.select(
+                        path=pl.lit(f"{STORES_DIR}/") + store.str.to_lowercase() + name,
+                        body="body",
+                        target=store.replace_strict(dirs, return_dtype=pl.String) + name,
+                    )
+                )
     finally:
         con.execute(f"DROP TABLE IF EXISTS {ANSWER}")
     for record in records.values():
@@ -510,22 +570,6 @@ def write_inventory_pages(
         counts["products"] += record.products
         counts["pages"] += record.pages
     return counts, records
-
-
-def _write_store(
-    writer: SiteWriter, settings: ExportSettings, store_key: str, channels: StoreAnswers
-) -> int:
-    pages = 0
-    for channel, products in channels:
-        answers = _answers(settings, channel, products)
-        for limit in dict.fromkeys(settings.limits):
-            for query, texts in answers:
-                total = len(texts)
-                paths = api.page_paths(store_key, query, limit, -(-total // limit))
-                for n, path in enumerate(paths):
-                    writer.write(path, envelope(total, texts[n * limit : (n + 1) * limit]))
-                pages += len(paths)
-    return pages
 
 
 def write_category_pages(
@@ -643,10 +687,8 @@ def count_pages(
     try:
         for stores in store_batches(con, batch_listings, shard):
             _answer_batch(con, stores)
-            for _, channels in _store_rows(con, stores, settings.channels):
-                for channel, products in channels:
-                    for _, texts in _answers(settings, channel, products):
-                        pages += sum(-(-len(texts) // n) for n in dict.fromkeys(settings.limits))
+            for answers in _store_chunks(_read_answers(con, stores, settings.channels), CHUNK_ROWS):
+                pages += inventory_pages(answers, settings).height
     finally:
         con.execute(f"DROP TABLE IF EXISTS {ANSWER}")
     return pages

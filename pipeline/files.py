@@ -6,9 +6,10 @@ thread building pages, and measured slower than writing in line. The child runs 
 script, so it starts in milliseconds and imports nothing but the standard library.
 
 Protocol on the child's standard input: frames of a 4-byte little-endian length and a pickled
-list of (target, body, source); a zero length ends. `source` set: hard-link target to it, or,
-when that fails and body is None, copy it. The child answers with one pickled dict on standard
-output: {"linked": files linked, "error": the first failure or None}.
+tuple of three lists of the same length, (targets, bodies, sources); a zero length ends. A
+source set: hard-link the target to it, or, when that fails and the body is None, copy it. The
+child answers with one pickled dict on standard output: {"linked": files linked, "error": the
+first failure or None}.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ _QUEUED_FRAMES = 64  # of about 2 MB each
 FRAME_FILES = 1024  # files a frame
 _ENDED = "the file-creating process ended unexpectedly"
 Op = tuple[str, bytes | None, str | None]  # target, bytes, file to hard-link from
+Frame = tuple[list[str], list[bytes | None], list[str | None]]  # ops as columns
 
 
 class FileCreator:
@@ -43,7 +45,7 @@ class FileCreator:
 
     def __init__(self, batch: int = FRAME_FILES) -> None:
         self._batch_size = batch
-        self._batch: list[Op] = []
+        self._batch: Frame = ([], [], [])
         self._child = subprocess.Popen(
             [sys.executable, "-I", __file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE
         )
@@ -58,8 +60,21 @@ class FileCreator:
         self.linked = 0
 
     def submit(self, op: Op) -> None:
-        self._batch.append(op)
-        if len(self._batch) >= self._batch_size:
+        for column, value in zip(self._batch, op, strict=True):
+            column.append(value)  # type: ignore[attr-defined]
+        if len(self._batch[0]) >= self._batch_size:
+            self._send()
+
+    def submit_many(
+        self, targets: list[str], bodies: list[bytes | None], sources: list[str | None]
+    ) -> None:
+        """Many files at once: what `submit` does for each, without a tuple a file."""
+        if self._batch[0]:
+            self._send()
+        size = self._batch_size
+        for start in range(0, len(targets), size):
+            end = start + size
+            self._batch = (targets[start:end], bodies[start:end], sources[start:end])
             self._send()
 
     def close(self) -> None:
@@ -67,7 +82,7 @@ class FileCreator:
         if self._child.returncode is not None:
             return
         try:
-            if self._batch:
+            if self._batch[0]:
                 self._send()
             self._frames.put(None)
             self._feeder.join()
@@ -91,7 +106,7 @@ class FileCreator:
         if self._broken:
             raise OSError(_ENDED)
         data = pickle.dumps(self._batch, protocol=pickle.HIGHEST_PROTOCOL)
-        self._batch = []
+        self._batch = ([], [], [])
         self._frames.put(_LENGTH.pack(len(data)) + data)
 
     def _feed(self) -> None:
@@ -106,10 +121,10 @@ class FileCreator:
             self._stdin.close()
 
 
-def create(ops: list[Op], made: set[str]) -> int:
-    """Create the files of one batch; returns how many were hard links."""
+def create(frame: Frame, made: set[str]) -> int:
+    """Create the files of one frame; returns how many were hard links."""
     linked = 0
-    for target, body, source in ops:
+    for target, body, source in zip(*frame, strict=True):
         folder = target.rpartition("/")[0]
         if folder not in made:
             os.makedirs(folder, exist_ok=True)
@@ -147,10 +162,10 @@ def _serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
     made: set[str] = set()
     linked, error = 0, None
     while (header := stdin.read(_LENGTH.size)) and (size := _LENGTH.unpack(header)[0]):
-        ops: list[Op] = pickle.loads(stdin.read(size))
+        frame: Frame = pickle.loads(stdin.read(size))
         if error is None:  # after a failure, read on so that the parent never blocks
             try:
-                linked += create(ops, made)
+                linked += create(frame, made)
             except OSError as exc:
                 error = f"{exc.filename or ''}: {exc.strerror or exc}"
     pickle.dump({"linked": linked, "error": error}, stdout)
