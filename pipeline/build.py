@@ -3,8 +3,9 @@
 Everything is built beside the published outputs and published by renames, so that readers see
 the old build or the new one:
 
-    OUTPUT/releases/<build_id>/        warehouse.duckdb, site/, manifest.json,
-                                       build_report.json|.html, nginx.conf, .published
+    OUTPUT/releases/<build_id>/        warehouse.duckdb, site/, manifest.json (and .parquet),
+                                       stores.parquet, changes.json, build_report.json|.html,
+                                       nginx.conf, .published
     OUTPUT/current -> releases/<id>    swapped by one rename: the commit point
     OUTPUT/warehouse.duckdb, site, manifest.json, build_report.*, nginx.conf
                                        stable links through `current`
@@ -98,7 +99,7 @@ def _write_release_files(
     """The release's manifest, changes since the published release and nginx configuration;
     returns how many files were removed."""
     changed, removed = manifest.changes(previous)
-    manifest.write(release / export.MANIFEST)
+    manifest.write(release)
     export.write_changes(release / "changes.json", changed, removed)
     (release / "nginx.conf").write_text(
         nginx.render(
@@ -246,6 +247,7 @@ def _build(settings: Settings, reporter: Reporter) -> BuildResult:
                 settings.shard_pair,
                 advance,
                 (output / POOL, work / POOL),
+                settings.duckdb_memory_limit,
             )
             counts = site.counts
             counts["files_removed"] = _write_release_files(

@@ -159,6 +159,15 @@ def scalar(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> A
     return rows[0][0] if rows else None
 
 
+def release_memory(con: duckdb.DuckDBPyConnection, limit: str) -> None:
+    """Give the memory DuckDB keeps for its cache back to the system, before Python takes
+    memory of its own: lowering the memory limit evicts, then the limit is set back to `limit`
+    (what the connection was opened with: DuckDB shows its limit rounded, so it cannot be read
+    back exactly)."""
+    con.execute("SET memory_limit = '64MB'")
+    con.execute(f"SET memory_limit = {literal(limit)}")
+
+
 def count_rows(con: duckdb.DuckDBPyConnection, table: str) -> int:
     return int(scalar(con, f"SELECT count(*) FROM {table}") or 0)
 

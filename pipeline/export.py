@@ -8,7 +8,9 @@ with the default parameters, into a temporary table, and read back ordered by st
 and position. Each product's JSON is built once (in SQL) and shared by the unfiltered pages
 and the categoryId / groupId pages, which keep the products of one category or group in the
 same order: filtering by category or group removes whole products and changes no other
-product's entry.
+product's entry. The pages of a chunk of stores are made in polars, as columns: paging,
+envelopes and file names are expressions (`inventory_pages`), so Python's work per page is
+its SHA-256.
 
 Files are created by a child process while this one builds the next pages, so the export costs
 about the larger of the two, not their sum.
@@ -31,7 +33,7 @@ import duckdb
 import orjson
 import polars as pl
 
-from pipeline import api
+from pipeline import api, db
 from pipeline.api import InventoryParams, envelope
 from pipeline.files import FileCreator
 from pipeline.models import help_page, openapi_document
@@ -40,6 +42,7 @@ from pipeline.steps import STORE_INVENTORY
 
 CHUNK_ROWS = 50_000  # answer rows (store x channel x product) made into pages at a time
 MANIFEST = "manifest.json"
+MANIFEST_PARQUET = "manifest.parquet"  # the same rows, outside the public site: what builds read
 
 # ---------------------------------------------------------------------------------------------
 # The manifest: every file of a release with its SHA-256 and size, sorted by path. Held in
@@ -61,7 +64,9 @@ class Manifest:
 
     def __init__(self, frame: pl.DataFrame | None = None) -> None:
         frame = pl.DataFrame(schema=_SCHEMA) if frame is None else frame.select(*_SCHEMA)
-        self.frame = frame.sort("path")  # the one copy: millions of rows at full scale
+        if not frame["path"].is_sorted():
+            frame = frame.sort("path")  # the one copy: millions of rows at full scale
+        self.frame = frame
         paths = self.frame["path"]
         twice = paths.filter(paths == paths.shift(1))  # sorted: a repeat is its neighbour
         if len(twice):
@@ -76,7 +81,11 @@ class Manifest:
 
     @classmethod
     def load(cls, release: Path | None) -> Manifest:
-        """The manifest of a published release; empty when there is none."""
+        """The manifest of a published release; empty when there is none. Read from its
+        Parquet copy when there is one: the JSON of millions of files takes gigabytes to
+        parse."""
+        if release is not None and (release / MANIFEST_PARQUET).is_file():
+            return cls(pl.read_parquet(release / MANIFEST_PARQUET))
         if release is None or not (release / MANIFEST).is_file():
             return cls()
         data = (release / MANIFEST).read_bytes()
@@ -91,8 +100,10 @@ class Manifest:
             return cls()
         return cls(frame.with_columns(pl.col("sha256").str.decode("hex")))
 
-    def write(self, path: Path) -> None:
-        with path.open("wb") as fh:
+    def write(self, release: Path) -> None:
+        """`manifest.json` in the release, and its Parquet copy for the next build."""
+        self.frame.write_parquet(release / MANIFEST_PARQUET, statistics=False)
+        with (release / MANIFEST).open("wb") as fh:
             fh.write(_HEAD)
             for n, chunk in enumerate(self.frame.iter_slices(_CHUNK)):
                 lines = chunk.select(
@@ -399,10 +410,12 @@ def _input_fingerprints(con: duckdb.DuckDBPyConnection, stores: list[str]) -> di
     return {key: f"{n}:{xor}:{total}".encode() for key, n, xor, total in rows}
 
 
-def _read_answers(
+def _answer_chunks(
     con: duckdb.DuckDBPyConnection, stores: list[str], channels: list[int] | None
-) -> pl.DataFrame:
-    """These stores' answers from `ANSWER`, ordered by store, channel and position."""
+) -> Iterator[pl.DataFrame]:
+    """These stores' answers, ordered by store, channel and position, in slices of whole stores
+    of about `CHUNK_ROWS` rows."""
+    _answer_batch(con, stores)
     answers: pl.DataFrame = con.sql(
         f"""
         SELECT store_key, channel_id, category_id, group_id, product_json FROM {ANSWER}
@@ -412,16 +425,11 @@ def _read_answers(
         """,
         params={"stores": stores, "channels": channels},
     ).pl()
-    return answers
-
-
-def _store_chunks(answers: pl.DataFrame, rows: int) -> Iterator[pl.DataFrame]:
-    """Slices of whole stores of about `rows` answer rows (at least one store each)."""
     sizes = answers.group_by("store_key", maintain_order=True).len()["len"].to_list()
     start = end = 0
     for size in sizes:
         end += size
-        if end - start >= rows:
+        if end - start >= CHUNK_ROWS:
             yield answers.slice(start, end - start)
             start = end
     if end > start:
@@ -539,30 +547,11 @@ def write_inventory_pages(
                     advance(known.channels)
             if not rebuild:
                 continue
-            _answer_batch(con, rebuild)
-            for answers in _store_chunks(
-                _read_answers(con, rebuild, settings.channels), CHUNK_ROWS
-            ):
-                pages = inventory_pages(answers, settings)
-                stores_of = answers.group_by("store_key", maintain_order=True).agg(
-                    channels=pl.col("channel_id").n_unique(), products=pl.len()
-                )
-                written = dict(pages.group_by("store_key").len().iter_rows())
-                dirs = {}
-                for key, channels, products in stores_of.iter_rows():
-                    dirs[key] = writer.open_store(key, f"{key}-{digests[key].hex()[:16]}")
-                    records[key] = StoreRecord(digests[key], channels, products, written[key])
+            for answers in _answer_chunks(con, rebuild, settings.channels):
+                for key, record in _write_chunk(writer, settings, answers, digests):
+                    records[key] = record
                     if advance:
-                        advance(channels)
-                name = pl.lit(f"/{_PRODUCTS_DIR}/") + pl.col("name")
-                store = pl.col("store_key")
-                writer.write_pages(
-                    pages.select(
-                        path=pl.lit(f"{STORES_DIR}/") + store.str.to_lowercase() + name,
-                        body="body",
-                        target=store.replace_strict(dirs, return_dtype=pl.String) + name,
-                    )
-                )
+                        advance(record.channels)
     finally:
         con.execute(f"DROP TABLE IF EXISTS {ANSWER}")
     for record in records.values():
@@ -570,6 +559,31 @@ def write_inventory_pages(
         counts["products"] += record.products
         counts["pages"] += record.pages
     return counts, records
+
+
+def _write_chunk(
+    writer: SiteWriter, settings: ExportSettings, answers: pl.DataFrame, digests: dict[str, bytes]
+) -> Iterator[tuple[str, StoreRecord]]:
+    """Write the pages of a chunk of answers, each store into a folder of its own; yields a
+    record of each store."""
+    pages = inventory_pages(answers, settings)
+    stores = answers.group_by("store_key", maintain_order=True).agg(
+        channels=pl.col("channel_id").n_unique(), products=pl.len()
+    )
+    written = dict(pages.group_by("store_key").len().iter_rows())
+    dirs = {}
+    for key, channels, products in stores.iter_rows():
+        dirs[key] = writer.open_store(key, f"{key}-{digests[key].hex()[:16]}")
+        yield key, StoreRecord(digests[key], channels, products, written[key])
+    name = pl.lit(f"/{_PRODUCTS_DIR}/") + pl.col("name")
+    store = pl.col("store_key")
+    writer.write_pages(
+        pages.select(
+            path=pl.lit(f"{STORES_DIR}/") + store.str.to_lowercase() + name,
+            body="body",
+            target=store.replace_strict(dirs, return_dtype=pl.String) + name,
+        )
+    )
 
 
 def write_category_pages(
@@ -609,10 +623,15 @@ def write_site(
     shard: Shard | None = None,
     advance: Callable[[int], None] | None = None,
     pool: tuple[Path, Path] | None = None,
+    memory_limit: str | None = None,
 ) -> Site:
     """Write the site; files whose bytes equal the previous release's are hard-linked to it.
     A shard writes its stores' pages; shard 0 also writes the pages common to all stores.
-    `pool`: (the pool of stores' folders, where new ones are staged), see `SiteWriter`."""
+    `pool`: (the pool of stores' folders, where new ones are staged), see `SiteWriter`.
+    `memory_limit`: DuckDB's, when its cache is to be given back before the manifests are
+    handled."""
+    if memory_limit:  # the transform's cache, before the previous manifest is read
+        db.release_memory(con, memory_limit)
     previous = Manifest.load(previous_release)
     previous_site = previous_release / "site" if previous_release and len(previous) else None
     known = load_store_records(previous_release) if previous_site else {}
@@ -625,6 +644,8 @@ def write_site(
         if shard is None or shard[0] == 0:
             counts["category_pages"] = write_category_pages(con, writer, settings)
             write_help(writer)
+    if memory_limit:  # the export's cache, before the manifest is sorted and compared
+        db.release_memory(con, memory_limit)
     manifest = writer.manifest()
     counts["files"] = len(manifest)
     counts["files_unchanged"] = manifest.unchanged(previous)
@@ -686,8 +707,7 @@ def count_pages(
     pages = 0
     try:
         for stores in store_batches(con, batch_listings, shard):
-            _answer_batch(con, stores)
-            for answers in _store_chunks(_read_answers(con, stores, settings.channels), CHUNK_ROWS):
+            for answers in _answer_chunks(con, stores, settings.channels):
                 pages += inventory_pages(answers, settings).height
     finally:
         con.execute(f"DROP TABLE IF EXISTS {ANSWER}")

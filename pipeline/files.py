@@ -1,8 +1,9 @@
-"""Creating many files on a second core: a child process that takes batches of files over a
-pipe and creates them, while the exporter builds the next pages.
+"""Creating many files beside the exporter: child processes that take batches of files over a
+pipe and create them, while the exporter builds the next pages. Creating a small file is about
+8 µs of CPU in the kernel on this kind of machine, so one child a core.
 
 A thread would not do: each open/write/close gives up the GIL and must win it back from the
-thread building pages, and measured slower than writing in line. The child runs this file as a
+thread building pages, and measured slower than writing in line. A child runs this file as a
 script, so it starts in milliseconds and imports nothing but the standard library.
 
 Protocol on the child's standard input: frames of a 4-byte little-endian length and a pickled
@@ -24,12 +25,15 @@ import subprocess
 import sys
 import threading
 from contextlib import suppress
-from typing import Any, BinaryIO
+from typing import IO, Any, BinaryIO
 
 _LENGTH = struct.Struct("<I")
 _PIPE_BYTES = 1 << 20
 _QUEUED_FRAMES = 64  # of about 2 MB each
 FRAME_FILES = 1024  # files a frame
+PROCESSES = min(
+    os.cpu_count() or 1, 4
+)  # file-creating children: file creation is CPU in the kernel
 _ENDED = "the file-creating process ended unexpectedly"
 Op = tuple[str, bytes | None, str | None]  # target, bytes, file to hard-link from
 Frame = tuple[list[str], list[bytes | None], list[str | None]]  # ops as columns
@@ -38,25 +42,35 @@ Frame = tuple[list[str], list[bytes | None], list[str | None]]  # ops as columns
 class FileCreator:
     """The parent's side: `submit` queues a file, `close` waits for all of them.
 
-    Frames go to the child from a feeder thread, through a queue of up to `_QUEUED_FRAMES`: the
-    exporter runs ahead while the child catches up (and the child keeps creating files while
-    DuckDB answers the exporter's next batch). The feeder makes one system call a frame of
-    `batch` files, so it rarely waits for the GIL."""
+    Frames go through a queue of up to `_QUEUED_FRAMES` to `processes` children, each fed by a
+    thread of its own: the exporter runs ahead while the children catch up (and they keep
+    creating files while DuckDB answers the exporter's next batch). Whichever child is free
+    takes the next frame; frames never depend on each other (a link's source is a finished
+    file of another release). A feeder makes one system call a frame of `batch` files, so it
+    rarely waits for the GIL."""
 
-    def __init__(self, batch: int = FRAME_FILES) -> None:
+    def __init__(self, batch: int = FRAME_FILES, processes: int = PROCESSES) -> None:
         self._batch_size = batch
         self._batch: Frame = ([], [], [])
-        self._child = subprocess.Popen(
-            [sys.executable, "-I", __file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE
-        )
-        assert self._child.stdin is not None and self._child.stdout is not None
-        self._stdin, self._stdout = self._child.stdin, self._child.stdout
-        with suppress(OSError):  # fewer, larger hand-overs; the default 64 KiB also works
-            fcntl.fcntl(self._stdin.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
         self._frames: queue.Queue[bytes | None] = queue.Queue(maxsize=_QUEUED_FRAMES)
         self._broken = False
-        self._feeder = threading.Thread(target=self._feed, name="file-feeder", daemon=True)
-        self._feeder.start()
+        self._children = [
+            subprocess.Popen(
+                [sys.executable, "-I", __file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            )
+            for _ in range(processes)
+        ]
+        self._feeders = []
+        for child in self._children:
+            assert child.stdin is not None
+            with suppress(OSError):  # fewer, larger hand-overs; the default 64 KiB also works
+                fcntl.fcntl(child.stdin.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+            feeder = threading.Thread(
+                target=self._feed, args=(child.stdin,), name="file-feeder", daemon=True
+            )
+            feeder.start()
+            self._feeders.append(feeder)
+        self._closed = False
         self.linked = 0
 
     def submit(self, op: Op) -> None:
@@ -78,29 +92,42 @@ class FileCreator:
             self._send()
 
     def close(self) -> None:
-        """Wait for every file; raise the child's first error."""
-        if self._child.returncode is not None:
+        """Wait for every file; raise the first error of a child."""
+        if self._closed:
             return
+        self._closed = True
+        results: list[dict[str, Any]] = []
         try:
             if self._batch[0]:
                 self._send()
-            self._frames.put(None)
-            self._feeder.join()
-            result: dict[str, Any] = pickle.load(self._stdout)
-        except (OSError, EOFError):
-            result = {"linked": 0, "error": _ENDED}
         finally:
-            self._child.wait()
-        self.linked = result["linked"]
-        if result["error"]:
-            raise OSError(result["error"])
+            for _ in self._feeders:
+                self._frames.put(None)
+            for feeder in self._feeders:
+                feeder.join()
+            for child in self._children:
+                try:
+                    assert child.stdout is not None
+                    results.append(pickle.load(child.stdout))
+                except (OSError, EOFError):
+                    results.append({"linked": 0, "error": _ENDED})
+                finally:
+                    child.wait()
+        self.linked = sum(result["linked"] for result in results)
+        errors = [result["error"] for result in results if result["error"]]
+        if errors:
+            raise OSError(errors[0])
 
     def abort(self) -> None:
         """Stop without waiting for the files (the build failed anyway)."""
-        if self._child.returncode is None:
-            self._child.kill()
-            self._child.wait()
-            self._frames.put(None)  # the feeder drains what is left and ends
+        if self._closed:
+            return
+        self._closed = True
+        for child in self._children:
+            child.kill()
+            child.wait()
+        for _ in self._feeders:
+            self._frames.put(None)  # the feeders drain what is left and end
 
     def _send(self) -> None:
         if self._broken:
@@ -109,16 +136,16 @@ class FileCreator:
         self._batch = ([], [], [])
         self._frames.put(_LENGTH.pack(len(data)) + data)
 
-    def _feed(self) -> None:
+    def _feed(self, stdin: IO[bytes]) -> None:
         while (frame := self._frames.get()) is not None:
             if not self._broken:
                 try:
-                    self._stdin.write(frame)
-                except OSError:  # the child is gone: the next submit or close says so
+                    stdin.write(frame)
+                except OSError:  # a child is gone: the next submit or close says so
                     self._broken = True
         with suppress(OSError):
-            self._stdin.write(_LENGTH.pack(0))
-            self._stdin.close()
+            stdin.write(_LENGTH.pack(0))
+            stdin.close()
 
 
 def create(frame: Frame, made: set[str]) -> int:

@@ -46,9 +46,9 @@ def test_a_file_that_cannot_be_created_fails_with_its_name(tmp_path: Path) -> No
 
 
 def test_a_killed_child_is_an_error_not_a_hang(tmp_path: Path) -> None:
-    creator = FileCreator(batch=1)
-    creator._child.kill()
-    creator._child.wait()
+    creator = FileCreator(batch=1, processes=2)
+    creator._children[1].kill()
+    creator._children[1].wait()
     with pytest.raises(OSError, match="ended unexpectedly"):
         for n in range(1000):  # a full pipe would block for ever if the death went unseen
             creator.submit((f"{tmp_path}/{n}.json", b"x" * 4096, None))
@@ -60,7 +60,7 @@ def test_the_manifest_round_trips_and_lists_changes(tmp_path: Path) -> None:
         for name in ("b/2.json", "a/1.json", "b/10.json", "c/x.json"):
             writer.write(name, name.encode())
     first = writer.manifest()
-    first.write(tmp_path / "one" / "manifest.json")
+    first.write(tmp_path / "one")
     entries = orjson.loads((tmp_path / "one" / "manifest.json").read_bytes())["files"]
     assert [e["path"] for e in entries] == ["a/1.json", "b/10.json", "b/2.json", "c/x.json"]
     assert entries[0] == {
@@ -68,8 +68,10 @@ def test_the_manifest_round_trips_and_lists_changes(tmp_path: Path) -> None:
         "sha256": hashlib.sha256(b"a/1.json").hexdigest(),
         "bytes": 8,
     }
-    loaded = Manifest.load(tmp_path / "one")
+    loaded = Manifest.load(tmp_path / "one")  # from its Parquet copy
     assert loaded.frame.equals(first.frame)
+    (tmp_path / "one" / export.MANIFEST_PARQUET).unlink()  # a release with the JSON alone
+    assert Manifest.load(tmp_path / "one").frame.equals(first.frame)
     assert loaded.under("b") == {
         "b/10.json": hashlib.sha256(b"b/10.json").digest(),
         "b/2.json": hashlib.sha256(b"b/2.json").digest(),
@@ -96,7 +98,9 @@ def test_the_manifest_round_trips_and_lists_changes(tmp_path: Path) -> None:
 
 
 def test_an_empty_site_and_a_hand_written_manifest_load(tmp_path: Path) -> None:
-    Manifest().write(tmp_path / "manifest.json")
+    Manifest().write(tmp_path)
+    assert len(Manifest.load(tmp_path)) == 0
+    (tmp_path / export.MANIFEST_PARQUET).unlink()
     assert len(Manifest.load(tmp_path)) == 0
     write_changes(tmp_path / "changes.json", pl.Series([], dtype=pl.String), pl.Series([]))
     assert orjson.loads((tmp_path / "changes.json").read_bytes()) == {
@@ -123,7 +127,7 @@ def test_without_a_pool_unchanged_stores_are_linked_file_by_file(tmp_path: Path)
     con = run_pipeline(SAMPLE)
     first = tmp_path / "first"
     site = export.write_site(con, first / "site", ExportSettings(), 1000)
-    site.manifest.write(first / export.MANIFEST)
+    site.manifest.write(first)
     export.write_store_records(first, site.stores)
     second = export.write_site(con, tmp_path / "second" / "site", ExportSettings(), 1000, first)
     assert second.counts["stores_unchanged"] == len(site.stores) > 0

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline import api, ingest
+from pipeline import api, db, ingest
 from pipeline.build import BuildError, build
 from pipeline.settings import load_settings
 from tests.conftest import (
@@ -531,3 +531,20 @@ def _shard_has_stores(index: int, count: int) -> bool:
         "card-cellar",
     ]
     return any(shard_of(k, count) == index for k in keys)
+
+
+def _rss_mb() -> int:
+    status = Path("/proc/self/status").read_text()
+    return int(status.split("VmRSS:")[1].split()[0]) // 1024
+
+
+def test_duckdb_gives_its_memory_back_and_keeps_its_limit() -> None:
+    """Before the exporter holds manifests of millions of files, DuckDB's memory is released."""
+    con = db.connect(memory_limit="1GB", threads=2)
+    limit = db.scalar(con, "SELECT current_setting('memory_limit')")
+    con.execute("CREATE TEMP TABLE t AS SELECT repeat('x', 60) || range AS s FROM range(4000000)")
+    con.execute("DROP TABLE t")  # its memory stays with DuckDB's allocator
+    held = _rss_mb()
+    db.release_memory(con, "1GB")
+    assert _rss_mb() < held - 100
+    assert db.scalar(con, "SELECT current_setting('memory_limit')") == limit
