@@ -1,6 +1,6 @@
 """Creating many files beside the exporter: child processes that take batches of files over a
 pipe and create them, while the exporter builds the next pages. Creating a small file is about
-8 µs of CPU in the kernel on this kind of machine, so one child a core.
+8 µs of CPU in the kernel on this kind of machine: one child a core beside the exporter's.
 
 A thread would not do: each open/write/close gives up the GIL and must win it back from the
 thread building pages, and measured slower than writing in line. A child runs this file as a
