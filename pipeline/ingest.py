@@ -24,7 +24,7 @@ import polars as pl
 
 from pipeline import adapters
 from pipeline.contract import TABLES, Kind, Table
-from pipeline.db import comment_table, quote
+from pipeline.db import comment_table, literal, quote
 
 SOURCE_FILE = "_source_file"
 SOURCE_ROW = "_source_row"
@@ -120,10 +120,14 @@ RESERVED = (SOURCE_FILE, SOURCE_ROW, PARSE_ERROR)
 
 
 def _check_names(path: Path, names: Sequence[str]) -> None:
-    """Input columns may be named anything but the raw layer's own bookkeeping columns."""
+    """Input columns may be named anything but the raw layer's own bookkeeping columns, and
+    without a NUL character (which no table column can hold)."""
     taken = [n for n in names if n in RESERVED]
     if taken:
         raise InputError(f"{path}: column name {taken[0]} is reserved")
+    broken = [n for n in names if "\x00" in n]
+    if broken:
+        raise InputError(f"{path}: header: column name {broken[0]!r} holds a NUL character")
 
 
 def _has_bad_bytes(fields: list[str]) -> bool:
@@ -188,21 +192,36 @@ def _read_ndjson(path: Path, list_columns: frozenset[str]) -> pl.DataFrame:
     return _frame(records)
 
 
-def _read_parquet(con: duckdb.DuckDBPyConnection, path: Path) -> pl.DataFrame:
+def _append_parquet(
+    con: duckdb.DuckDBPyConnection, table: Table, path: Path, source: str, columns: list[str]
+) -> int:
+    """A Parquet file into raw.<table> by DuckDB alone, its columns as text (nested ones as
+    JSON) and conformed as `_conform` does: the rows never pass through Python."""
     try:
         rel = con.read_parquet(str(path), file_row_number=True)
-        _check_names(path, [c for c in rel.columns if c != "file_row_number"])
-        exprs = []
+        names = [c for c in rel.columns if c != "file_row_number"]
+        _check_names(path, names)
+        _check_required(table, names, source)
+        text = {}
         for name, dtype in zip(rel.columns, rel.dtypes, strict=True):
             quoted = quote(name)
-            if name == "file_row_number":
-                exprs.append(f"file_row_number + 1 AS {SOURCE_ROW}")
-            elif str(dtype).endswith("[]") or str(dtype).startswith(("STRUCT", "MAP")):
-                exprs.append(f"to_json({quoted})::VARCHAR AS {quoted}")
+            if str(dtype).endswith("[]") or str(dtype).startswith(("STRUCT", "MAP")):
+                text[name] = f"to_json({quoted})::VARCHAR"
             else:
-                exprs.append(f"{quoted}::VARCHAR AS {quoted}")
-        frame: pl.DataFrame = rel.select(", ".join(exprs)).pl()
-        return frame
+                text[name] = f"{quoted}::VARCHAR"
+        extras = [c for c in names if c not in table.column_names]
+        select = ", ".join(
+            [
+                f"{literal(source)} AS {SOURCE_FILE}",
+                f"file_row_number + 1 AS {SOURCE_ROW}",
+                f"NULL::VARCHAR AS {PARSE_ERROR}",
+                *(f"{text.get(c, 'NULL::VARCHAR')} AS {quote(c)}" for c in table.column_names),
+                *(f"{text[c]} AS {quote(c)}" for c in extras),
+            ]
+        )
+        output = [SOURCE_FILE, SOURCE_ROW, PARSE_ERROR, *table.column_names, *extras]
+        sql = f"SELECT {select} FROM read_parquet({literal(str(path))}, file_row_number = true)"
+        return _append(con, table, columns, output, sql)
     except duckdb.Error as exc:
         raise InputError(f"{path}: cannot read Parquet: {str(exc).splitlines()[0]}") from exc
 
@@ -222,17 +241,19 @@ def read_file(
             return frame
     except adapters.AdapterError as exc:
         raise InputError(f"{path}: {exc}") from exc
-    if path.suffix == ".parquet":
-        return _read_parquet(con, path)
     lists = frozenset(c.name for c in table.columns if c.kind is Kind.TEXT_LIST)
     return _read_ndjson(path, lists)
 
 
-def _conform(df: pl.DataFrame, table: Table, source: str) -> pl.DataFrame:
-    """Declared columns first (missing optional ones as null), then any extra columns."""
-    missing = [c for c in table.required_columns if c not in df.columns]
+def _check_required(table: Table, names: Sequence[str], source: str) -> None:
+    missing = [c for c in table.required_columns if c not in names]
     if missing:
         raise InputError(f"{source}: missing required column {', '.join(missing)}")
+
+
+def _conform(df: pl.DataFrame, table: Table, source: str) -> pl.DataFrame:
+    """Declared columns first (missing optional ones as null), then any extra columns."""
+    _check_required(table, df.columns, source)
     declared = [
         pl.col(c).cast(pl.String) if c in df.columns else pl.lit(None, pl.String).alias(c)
         for c in table.column_names
@@ -263,14 +284,17 @@ def ingest_table(con: duckdb.DuckDBPyConnection, input_dir: Path, table: Table) 
     rows = 0
     for path in files:
         source = path.relative_to(input_dir).as_posix()
+        if path.suffix == ".parquet":
+            rows += _append_parquet(con, table, path, source, columns)
+            continue
         frame = read_file(con, path, table, source)
         if path.suffix in (".ndjson", ".jsonl", ".json") and frame.height == 0:
             continue  # no records, so no columns to check
-        rows += _append(con, table, _conform(frame, table, source), columns)
+        rows += _append_frame(con, table, columns, _conform(frame, table, source))
     if not columns:
         empty = {c: pl.Series([], dtype=pl.String) for c in table.column_names}
         frame = pl.DataFrame({SOURCE_ROW: pl.Series([], dtype=pl.Int64), **empty})
-        _append(con, table, _conform(frame, table, ""), columns)
+        _append_frame(con, table, columns, _conform(frame, table, ""))
     docs = {c.name: f"{c.doc} (as written)" for c in table.columns}
     comment_table(
         con,
@@ -290,22 +314,32 @@ def ingest_table(con: duckdb.DuckDBPyConnection, input_dir: Path, table: Table) 
     return IngestedTable(table, tuple(p.relative_to(input_dir).as_posix() for p in files), rows)
 
 
-def _append(
-    con: duckdb.DuckDBPyConnection, table: Table, frame: pl.DataFrame, columns: list[str]
+def _append_frame(
+    con: duckdb.DuckDBPyConnection, table: Table, columns: list[str], frame: pl.DataFrame
 ) -> int:
-    """Add one file's rows to raw.<table> (created by the first), by column name; a column
-    only some files have is added as it comes (null for the others). Returns the rows added.
-    One file at a time: the whole input as text would not fit in memory at scale."""
-    arrow = frame.to_arrow()  # noqa: F841 - read by DuckDB's replacement scan below
+    con.register("ingest_frame", frame.to_arrow())
+    try:
+        return _append(con, table, columns, frame.columns, "SELECT * FROM ingest_frame")
+    finally:
+        con.unregister("ingest_frame")
+
+
+def _append(
+    con: duckdb.DuckDBPyConnection, table: Table, columns: list[str], names: list[str], select: str
+) -> int:
+    """Add one file's rows (`select`, of columns `names`) to raw.<table>, which the first
+    creates, by column name; a column only some files have is added as it comes (null for the
+    others). Returns the rows added. One file at a time: the whole input as text would not fit
+    in memory at scale. `columns`: raw.<table>'s so far."""
     if not columns:
-        con.execute(f"CREATE OR REPLACE TABLE raw.{table.name} AS SELECT * FROM arrow")
+        added = con.execute(f"CREATE OR REPLACE TABLE raw.{table.name} AS {select}").fetchall()
     else:
-        for column in frame.columns:
+        for column in names:
             if column not in columns:
                 con.execute(f"ALTER TABLE raw.{table.name} ADD COLUMN {quote(column)} VARCHAR")
-        con.execute(f"INSERT INTO raw.{table.name} BY NAME SELECT * FROM arrow")
-    columns.extend(c for c in frame.columns if c not in columns)
-    return frame.height
+        added = con.execute(f"INSERT INTO raw.{table.name} BY NAME {select}").fetchall()
+    columns.extend(c for c in names if c not in columns)
+    return int(added[0][0])
 
 
 def ingest_all(

@@ -165,3 +165,17 @@ def test_an_unreadable_parquet_file_names_the_file(tmp_path: Path) -> None:
     path.write_bytes(b"PAR1 this is not a parquet file")
     with pytest.raises(ingest.InputError, match=r"listings.parquet: cannot read Parquet"):
         _load(tmp_path)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_a_column_name_with_a_nul_character_names_the_file(tmp_path: Path, fmt: str) -> None:
+    path = tmp_path / "stores" / f"listings.{fmt}"
+    path.parent.mkdir(parents=True)
+    header = ["storeKey", "skuId", "price", "quantity", "no\x00te"]
+    values = ["s1", "1000", "1.00", "1", "x"]
+    if fmt == "csv":
+        path.write_bytes((",".join(header) + "\n" + ",".join(values) + "\n").encode())
+    else:
+        pq.write_table(pa.table({h: [v] for h, v in zip(header, values, strict=True)}), path)
+    with pytest.raises(ingest.InputError, match=rf"listings.{fmt}: header: .* NUL character"):
+        _load(tmp_path)
