@@ -12,7 +12,7 @@ product's entry. The pages of a chunk of stores are made in polars, as columns: 
 envelopes and file names are expressions (`inventory_pages`), so Python's work per page is
 its SHA-256.
 
-Files are created by a child process while this one builds the next pages, so the export costs
+Files are created by child processes while this one builds the next pages, so the export costs
 about the larger of the two, not their sum.
 """
 
@@ -181,8 +181,8 @@ class SiteWriter:
     `staging` and join the pool when the writer closes; a pool folder is never changed once
     there. Without a pool, stores' folders are plain folders of the site.
 
-    The files are created by a child process (`pipeline.files`) on the second core while this
-    one builds the next pages. Use as a context manager, or call `close()`: it waits for the
+    The files are created by child processes (`pipeline.files`, one a core beside this one's)
+    while this one builds the next pages. Use as a context manager, or call `close()`: it waits for the
     last file and raises the first error."""
 
     root: Path
