@@ -182,8 +182,8 @@ class SiteWriter:
     there. Without a pool, stores' folders are plain folders of the site.
 
     The files are created by child processes (`pipeline.files`, one a core beside this one's)
-    while this one builds the next pages. Use as a context manager, or call `close()`: it waits for the
-    last file and raises the first error."""
+    while this one builds the next pages. Use as a context manager, or call `close()`: it
+    waits for the last file and raises the first error."""
 
     root: Path
     previous_site: Path | None = None  # the published release's site
