@@ -3,7 +3,8 @@ the mapping from a request to a published file (DESIGN §3, spec §4.1).
 
 The store inventory summary itself is one parameterised SQL file
 (`sql/api/store_inventory_products.sql`); `store_inventory` runs it for one request, and the
-exporter runs it once for every store and channel. Both produce the page bytes with `envelope`.
+exporter runs it once for every store and channel. Both produce the page bytes with `envelope`
+(the exporter with its polars form, `envelope_expr`).
 """
 
 from __future__ import annotations
@@ -57,13 +58,22 @@ def error_body(messages: Iterable[str]) -> bytes:
     return b'{"success":false,"errors":' + orjson.dumps(list(messages)) + b',"results":[]}'
 
 
+_ENVELOPE = ('{"totalItems":', ',"success":true,"errors":[],"results":[', "]}")
+
+
 def envelope(total_items: int, results: Iterable[str | bytes]) -> bytes:
     """The paged envelope (spec 2.1) around ready-made result objects, compact, no newline."""
     items = [r.encode() if isinstance(r, str) else r for r in results]
-    return (
-        b'{"totalItems":%d,"success":true,"errors":[],"results":[' % total_items
-        + b",".join(items)
-        + b"]}"
+    head, middle, tail = (part.encode() for part in _ENVELOPE)
+    return head + b"%d" % total_items + middle + b",".join(items) + tail
+
+
+def envelope_expr(total_items: pl.Expr, results: pl.Expr) -> pl.Expr:
+    """`envelope` as a polars expression: `results` is the page's result objects joined by
+    commas."""
+    head, middle, tail = _ENVELOPE
+    return pl.concat_str(
+        pl.lit(head), total_items.cast(pl.String), pl.lit(middle), results, pl.lit(tail)
     )
 
 

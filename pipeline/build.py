@@ -151,18 +151,22 @@ def _publish(output: Path, work_db: Path, release: Path, keep: int) -> None:
     _collect_pool(output)
 
 
+def _pool_folders(release: Path) -> dict[str, str]:
+    """store key -> the pool folder its symlink in the release's site points to."""
+    stores = release / "site" / export.STORES_DIR
+    if not stores.is_dir():  # no store at all
+        return {}
+    with os.scandir(stores) as entries:
+        return {e.name: os.path.basename(os.readlink(e)) for e in entries if e.is_symlink()}
+
+
 def _collect_pool(output: Path) -> None:
     """Delete the pool folders that no release links to any more (a store's pages of a
     release deleted since, or of a build that did not publish)."""
     pool = output / POOL
     if not pool.is_dir():
         return
-    used: set[str] = set()
-    for release in (output / "releases").iterdir():
-        stores = release / "site" / export.STORES_DIR
-        if stores.is_dir():
-            with os.scandir(stores) as entries:
-                used.update(os.path.basename(os.readlink(e)) for e in entries if e.is_symlink())
+    used = {f for r in (output / "releases").iterdir() for f in _pool_folders(r).values()}
     for folder in pool.iterdir():
         if folder.name not in used:
             shutil.rmtree(folder, ignore_errors=True)
@@ -305,13 +309,8 @@ def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
     (output / POOL).mkdir(exist_ok=True)
     with export.SiteWriter(release / "site", pool=output / POOL, staging=work / POOL) as writer:
         for shard_release in releases:  # each shard's store folders, under the same names
-            stores = shard_release / "site" / export.STORES_DIR
-            if not stores.is_dir():
-                continue  # a shard without a store
-            with os.scandir(stores) as entries:
-                for entry in entries:
-                    if entry.is_symlink():
-                        writer.open_store(entry.name, os.path.basename(os.readlink(entry)))
+            for key, folder in _pool_folders(shard_release).items():
+                writer.open_store(key, folder)
         for name, site in combined.select("path", "site").iter_rows():
             writer.adopt(site, name)
     removed = _write_release_files(release, manifest, known, settings)

@@ -225,7 +225,7 @@ class SiteWriter:
         """Where the files of store `key` are created: the pool folder `folder` (with a pool),
         or the store's folder of the site."""
         if self.pool is None or self.staging is None:
-            return f"{self.root}/{STORES_DIR}/{key.lower()}"
+            return f"{self.root}/{STORES_DIR}/{key}"
         self._store_dirs[key] = f"{self.staging}/{folder}"
         self._staged.append(folder)
         link = self.root / STORES_DIR / key
@@ -316,9 +316,8 @@ class SiteWriter:
     def manifest(self) -> Manifest:
         """Every file written so far (after `close()`: every file of the site)."""
         self._flush_records()
-        chunks, self._chunks = self._chunks, []
-        manifest = Manifest(pl.concat(chunks, rechunk=False) if chunks else None)
-        self._chunks = [manifest.frame]
+        manifest = Manifest(pl.concat(self._chunks, rechunk=False) if self._chunks else None)
+        self._chunks = [manifest.frame]  # the chunks' memory goes
         return manifest
 
     def _record(self, name: str, digest: bytes, size: int) -> None:
@@ -445,10 +444,10 @@ def inventory_pages(answers: pl.DataFrame, settings: ExportSettings) -> pl.DataF
     of each limit; so is each categoryId / groupId variant: the products of one category or
     group, in the same order (a filter removes whole products and changes no other entry)."""
     channels = answers["channel_id"].unique().to_list()
+    channel = pl.col("channel_id")
     keys = ["store_key", "channel_id", "value"]
     parts = []
     for variant in [None, *dict.fromkeys(settings.variants)]:
-        channel = pl.col("channel_id")
         if variant is None:
             value: pl.Expr = pl.lit(None, pl.Int64)
             queries = {
@@ -471,13 +470,7 @@ def inventory_pages(answers: pl.DataFrame, settings: ExportSettings) -> pl.DataF
             pages = keyed.group_by(
                 *keys, (pl.col("index") // limit).alias("page"), maintain_order=True
             ).agg(pl.col("product_json").str.join(","), pl.col("total").first())
-            body = pl.concat_str(
-                pl.lit('{"totalItems":'),
-                pl.col("total").cast(pl.String),
-                pl.lit(',"success":true,"errors":[],"results":['),
-                pl.col("product_json"),
-                pl.lit("]}"),
-            )
+            body = api.envelope_expr(pl.col("total"), pl.col("product_json"))
             parts.append(
                 pages.select(
                     "store_key",
@@ -576,10 +569,10 @@ def _write_chunk(
         dirs[key] = writer.open_store(key, f"{key}-{digests[key].hex()[:16]}")
         yield key, StoreRecord(digests[key], channels, products, written[key])
     name = pl.lit(f"/{_PRODUCTS_DIR}/") + pl.col("name")
-    store = pl.col("store_key")
+    store = pl.col("store_key")  # lower-case in the warehouse, as in `inventory_page_path`
     writer.write_pages(
         pages.select(
-            path=pl.lit(f"{STORES_DIR}/") + store.str.to_lowercase() + name,
+            path=pl.lit(f"{STORES_DIR}/") + store + name,
             body="body",
             target=store.replace_strict(dirs, return_dtype=pl.String) + name,
         )
