@@ -43,8 +43,11 @@ MACROS = (
     """CREATE OR REPLACE TEMP MACRO json_bool(b) AS
        CASE WHEN b THEN 'true' WHEN NOT b THEN 'false' ELSE 'null' END""",
     # Money as a JSON number in shortest form with a decimal point: 12.30 -> 12.3, 5.00 -> 5.0.
+    # Two decimals always, so a trailing zero is never the only fraction digit.
     """CREATE OR REPLACE TEMP MACRO json_money(d) AS
-       regexp_replace(CAST(d AS DECIMAL(18, 2))::VARCHAR, '([0-9])0$', '\\1')""",
+       CASE WHEN ends_with(CAST(d AS DECIMAL(18, 2))::VARCHAR, '0')
+            THEN (CAST(d AS DECIMAL(18, 2))::VARCHAR)[:-2]
+            ELSE CAST(d AS DECIMAL(18, 2))::VARCHAR END""",
 )
 
 

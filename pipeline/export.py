@@ -377,16 +377,6 @@ def store_batches(
     return batches
 
 
-ANSWER = "export_answer"  # temporary table: the answers of one batch of stores
-
-
-def _answer_batch(con: duckdb.DuckDBPyConnection, stores: list[str]) -> None:
-    """Answer the default request of every channel of these stores into `ANSWER`."""
-    bind = api.query_params(InventoryParams(), store_key=None)
-    bind.update(store_keys=stores, channel_id=None, first_position=None, last_position=None)
-    con.execute(f"CREATE OR REPLACE TEMP TABLE {ANSWER} AS {STORE_INVENTORY.sql}", bind)
-
-
 def _input_fingerprints(con: duckdb.DuckDBPyConnection, stores: list[str]) -> dict[str, bytes]:
     """Each store's inputs to its answers, fingerprinted without answering: every row of its
     listings joined with its product's and SKU's fixed fragments (what the inventory SQL reads),
@@ -412,17 +402,20 @@ def _input_fingerprints(con: duckdb.DuckDBPyConnection, stores: list[str]) -> di
 def _answer_chunks(
     con: duckdb.DuckDBPyConnection, stores: list[str], channels: list[int] | None
 ) -> Iterator[pl.DataFrame]:
-    """These stores' answers, ordered by store, channel and position, in slices of whole stores
-    of about `CHUNK_ROWS` rows."""
-    _answer_batch(con, stores)
+    """The default request of every channel of these stores, answered in one run of the store
+    inventory SQL, ordered by store, channel and position, in slices of whole stores of about
+    `CHUNK_ROWS` rows."""
+    bind = api.query_params(InventoryParams(), store_key=None)
+    bind.update(store_keys=stores, channel_id=None, first_position=None, last_position=None)
     answers: pl.DataFrame = con.sql(
         f"""
-        SELECT store_key, channel_id, category_id, group_id, product_json FROM {ANSWER}
-        WHERE list_contains($stores, store_key)
-          AND ($channels IS NULL OR list_contains($channels, channel_id))
+        SELECT store_key, channel_id, category_id, group_id, product_json
+        FROM ({STORE_INVENTORY.sql}
+        )
+        WHERE $channels IS NULL OR list_contains($channels, channel_id)
         ORDER BY store_key, channel_id, position
         """,
-        params={"stores": stores, "channels": channels},
+        params={**bind, "channels": channels},
     ).pl()
     sizes = answers.group_by("store_key", maintain_order=True).len()["len"].to_list()
     start = end = 0
@@ -523,30 +516,27 @@ def write_inventory_pages(
     counts = {"store_channels": 0, "pages": 0, "products": 0, "stores_unchanged": 0}
     records: dict[str, StoreRecord] = {}
     previous_stores = previous_stores or {}
-    try:
-        for stores in store_batches(con, batch_listings, shard):
-            fingerprints = _input_fingerprints(con, stores)
-            digests = {k: store_digest(settings, f) for k, f in fingerprints.items()}
-            rebuild = []
-            for key, digest in digests.items():
-                known = previous_stores.get(key)
-                if known is None or known.sha256 != digest or not writer.can_carry(key):
-                    rebuild.append(key)
-                    continue
-                writer.carry(key)
-                records[key] = known
-                counts["stores_unchanged"] += 1
-                if advance:
-                    advance(known.channels)
-            if not rebuild:
+    for stores in store_batches(con, batch_listings, shard):
+        fingerprints = _input_fingerprints(con, stores)
+        digests = {k: store_digest(settings, f) for k, f in fingerprints.items()}
+        rebuild = []
+        for key, digest in digests.items():
+            known = previous_stores.get(key)
+            if known is None or known.sha256 != digest or not writer.can_carry(key):
+                rebuild.append(key)
                 continue
-            for answers in _answer_chunks(con, rebuild, settings.channels):
-                for key, record in _write_chunk(writer, settings, answers, digests):
-                    records[key] = record
-                    if advance:
-                        advance(record.channels)
-    finally:
-        con.execute(f"DROP TABLE IF EXISTS {ANSWER}")
+            writer.carry(key)
+            records[key] = known
+            counts["stores_unchanged"] += 1
+            if advance:
+                advance(known.channels)
+        if not rebuild:
+            continue
+        for answers in _answer_chunks(con, rebuild, settings.channels):
+            for key, record in _write_chunk(writer, settings, answers, digests):
+                records[key] = record
+                if advance:
+                    advance(record.channels)
     for record in records.values():
         counts["store_channels"] += record.channels
         counts["products"] += record.products
@@ -698,10 +688,7 @@ def count_pages(
 ) -> int:
     """How many inventory pages `write_inventory_pages` would write, from the same answers."""
     pages = 0
-    try:
-        for stores in store_batches(con, batch_listings, shard):
-            for answers in _answer_chunks(con, stores, settings.channels):
-                pages += inventory_pages(answers, settings).height
-    finally:
-        con.execute(f"DROP TABLE IF EXISTS {ANSWER}")
+    for stores in store_batches(con, batch_listings, shard):
+        for answers in _answer_chunks(con, stores, settings.channels):
+            pages += inventory_pages(answers, settings).height
     return pages

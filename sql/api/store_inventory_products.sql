@@ -24,22 +24,12 @@ matching as (
       and ($group_name is null or product_fixed.group_name_key = lower($group_name))
       and ($product_name is null or contains(product_fixed.name_key, lower($product_name)))
 ),
-entry as (
-    select
-        *,
-        -- SKU order: price descending, then skuId, then generic before custom by custom id.
-        row_number() over (
-            partition by store_key, channel_id, product_id
-            order by price desc, sku_id, is_custom, store_price_custom_id
-        ) as sku_rank
-    from matching
-),
 shown as (
-    -- Only the first $sku_limit entries are rendered; all of them count and price the product.
+    -- Every entry's Sku JSON; the product keeps the first $sku_limit in the SKU order.
     select
-        entry.*,
-        case when sku_rank <= $sku_limit then concat(
-            '{"skuId":', entry.sku_id,
+        matching.*,
+        concat(
+            '{"skuId":', matching.sku_id,
             case when is_custom then concat(',"storePriceCustomId":', store_price_custom_id) end,
             ',', sku_fixed.body_json,
             ',"price":', json_money(price),
@@ -54,11 +44,14 @@ shown as (
                 coalesce(to_json(additional_image_urls)::varchar, '[]')
             ) end,
             '}'
-        ) end as entry_json
-    from entry
-    join sku_fixed on sku_fixed.sku_id = entry.sku_id
+        ) as entry_json
+    from matching
+    join sku_fixed on sku_fixed.sku_id = matching.sku_id
 ),
 product as (
+    -- All entries count and price the product. SKU order: price descending, then skuId, then
+    -- generic before custom by custom id; the entries are sorted within the product (a plain
+    -- list, then list_sort), which is cheaper than a window or an ordered aggregate.
     select
         store_key,
         channel_id,
@@ -67,7 +60,23 @@ product as (
         any_value(group_id) as group_id,
         count(*) as sku_count,
         min(price) as lowest_price,
-        coalesce(string_agg(entry_json, ',' order by sku_rank), '') as skus_json
+        array_to_string(
+            list_transform(
+                list_slice(
+                    list_sort(list({
+                        'price': -price,
+                        'sku': sku_id,
+                        'custom': is_custom,
+                        'custom_id': store_price_custom_id,
+                        'json': entry_json
+                    })),
+                    1,
+                    $sku_limit
+                ),
+                lambda entry: entry.json
+            ),
+            ','
+        ) as skus_json
     from shown
     group by store_key, channel_id, product_id
 ),
