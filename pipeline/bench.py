@@ -33,7 +33,7 @@ import orjson
 import polars as pl
 
 from pipeline.export import Manifest
-from pipeline.files import FRAME_FILES, create
+from pipeline.files import FRAME_FILES, Body, create
 from pipeline.generate import generate
 
 SCALES = {"tiny": (20, 20_000), "quick": (200, 1_000_000), "full": (2_000, 10_000_000)}
@@ -89,7 +89,7 @@ def write_floor(release: Path, target: Path) -> float:
     started = time.perf_counter()
     for chunk in files.iter_slices(FRAME_FILES):
         targets = [f"{target}/{name}" for name in chunk["path"].to_list()]
-        bodies: list[bytes | None] = [buffers[size] for size in chunk["bytes"].to_list()]
+        bodies: list[Body] = [buffers[size] for size in chunk["bytes"].to_list()]
         create((targets, bodies, [None] * len(targets)), made)
     return time.perf_counter() - started
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import os
 import shutil
 import zlib
@@ -235,14 +236,23 @@ class SiteWriter:
 
     def write_pages(self, pages: pl.DataFrame) -> None:
         """Many files at once: columns `path` (in the site), `body` (binary) and `target` (where
-        the file is created). A file whose bytes equal the previous release's is linked."""
-        bodies = pages["body"].to_list()
-        digests = pl.Series([hashlib.sha256(body).digest() for body in bodies], dtype=pl.Binary)
+        the file is created). A file whose bytes equal the previous release's is linked. The
+        bodies stay in one Arrow buffer, hashed and handed to the children as slices of it."""
+        column = pages["body"].to_arrow(compat_level=pl.CompatLevel.oldest())  # large_binary
+        _, offset_buffer, data_buffer = column.buffers()
+        offsets = memoryview(offset_buffer).cast("q")[
+            column.offset : column.offset + len(column) + 1
+        ]
+        data = memoryview(data_buffer)
+        digests = pl.Series(
+            [hashlib.sha256(data[a:b]).digest() for a, b in itertools.pairwise(offsets)],
+            dtype=pl.Binary,
+        )
         frame = pl.DataFrame({"path": pages["path"], "sha256": digests})
         frame = frame.with_columns(bytes=pages["body"].bin.size().cast(pl.Int64))
         self._flush_records()
         self._chunks.append(frame)
-        sources: list[str | None] = [None] * len(bodies)
+        sources: list[str | None] = [None] * frame.height
         if self.previous_site is not None and len(self.previous):
             folders = frame["path"].str.replace(r"/[^/]*$", "").unique().to_list()
             before = pl.concat([self.previous.slice_under(f) for f in folders]).unique("path")
@@ -259,7 +269,7 @@ class SiteWriter:
                     .to_series()
                     .to_list()
                 )
-        self._creator.submit_many(pages["target"].to_list(), bodies, sources)
+        self._creator.submit_many(pages["target"].to_list(), offsets, data, sources)
 
     def can_carry(self, key: str) -> bool:
         """Whether the previous release has the folder of store `key` to carry over."""

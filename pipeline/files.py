@@ -6,16 +6,20 @@ A thread would not do: each open/write/close gives up the GIL and must win it ba
 thread building pages, and measured slower than writing in line. A child runs this file as a
 script, so it starts in milliseconds and imports nothing but the standard library.
 
-Protocol on the child's standard input: frames of a 4-byte little-endian length and a pickled
-tuple of three lists of the same length, (targets, bodies, sources); a zero length ends. A
-source set: hard-link the target to it, or, when that fails and the body is None, copy it. The
-child answers with one pickled dict on standard output: {"linked": files linked, "error": the
-first failure or None}.
+Protocol on the child's standard input: frames of an 8-byte little-endian length and a payload
+of files as columns, with no per-file object to pickle: a header (files, bytes of targets, bytes
+of sources), the files' int64 offsets into the bodies (files + 1 of them, as the exporter's Arrow
+column has them: the first need not be 0), the targets and the sources, each joined by NUL
+(an empty source: none), then the bodies back to back. A zero length ends. A source set:
+hard-link the target to it; when that fails, write the body, or copy the source when the body
+is empty (a source always has the file's bytes). The child answers with one pickled dict on
+standard output: {"linked": files linked, "error": the first failure or None}.
 """
 
 from __future__ import annotations
 
 import fcntl
+import itertools
 import os
 import pickle
 import queue
@@ -27,7 +31,8 @@ import threading
 from contextlib import suppress
 from typing import IO, Any, BinaryIO
 
-_LENGTH = struct.Struct("<I")
+_LENGTH = struct.Struct("<Q")
+_HEADER = struct.Struct("<QQQ")  # files, bytes of targets, bytes of sources
 _PIPE_BYTES = 1 << 20
 _QUEUED_FRAMES = 64  # of about 2 MB each
 FRAME_FILES = 1024  # files a frame
@@ -36,7 +41,8 @@ FRAME_FILES = 1024  # files a frame
 PROCESSES = min(max(1, (os.cpu_count() or 1) - 1), 4)
 _ENDED = "the file-creating process ended unexpectedly"
 Op = tuple[str, bytes | None, str | None]  # target, bytes, file to hard-link from
-Frame = tuple[list[str], list[bytes | None], list[str | None]]  # ops as columns
+Body = bytes | memoryview
+Frame = tuple[list[str], list[Body], list[str | None]]  # ops as columns
 
 
 class FileCreator:
@@ -52,7 +58,7 @@ class FileCreator:
     def __init__(self, batch: int = FRAME_FILES, processes: int = PROCESSES) -> None:
         self._batch_size = batch
         self._batch: Frame = ([], [], [])
-        self._frames: queue.Queue[bytes | None] = queue.Queue(maxsize=_QUEUED_FRAMES)
+        self._frames: queue.Queue[list[Body] | None] = queue.Queue(maxsize=_QUEUED_FRAMES)
         self._broken = False
         self._children = [
             subprocess.Popen(
@@ -74,22 +80,25 @@ class FileCreator:
         self.linked = 0
 
     def submit(self, op: Op) -> None:
-        for column, value in zip(self._batch, op, strict=True):
-            column.append(value)  # type: ignore[attr-defined]
-        if len(self._batch[0]) >= self._batch_size:
-            self._send()
+        target, body, source = op
+        targets, bodies, sources = self._batch
+        targets.append(target)
+        bodies.append(body or b"")
+        sources.append(source)
+        if len(targets) >= self._batch_size:
+            self._send_batch()
 
     def submit_many(
-        self, targets: list[str], bodies: list[bytes | None], sources: list[str | None]
+        self, targets: list[str], offsets: memoryview, data: memoryview, sources: list[str | None]
     ) -> None:
-        """Many files at once: what `submit` does for each, without a tuple a file."""
+        """Many files at once, their bodies as an Arrow binary column has them: `data` back to
+        back, file i from `offsets[i]` to `offsets[i + 1]` (int64). Nothing is copied here:
+        frames are slices of `data`, written to a child's pipe as they are."""
         if self._batch[0]:
-            self._send()
-        size = self._batch_size
-        for start in range(0, len(targets), size):
-            end = start + size
-            self._batch = (targets[start:end], bodies[start:end], sources[start:end])
-            self._send()
+            self._send_batch()
+        for start in range(0, len(targets), self._batch_size):
+            end = min(start + self._batch_size, len(targets))
+            self._send(targets[start:end], offsets[start : end + 1], data, sources[start:end])
 
     def close(self) -> None:
         """Wait for every file; raise the first error of a child."""
@@ -99,7 +108,7 @@ class FileCreator:
         results: list[dict[str, Any]] = []
         try:
             if self._batch[0]:
-                self._send()
+                self._send_batch()
         finally:
             for _ in self._feeders:
                 self._frames.put(None)
@@ -129,18 +138,31 @@ class FileCreator:
         for _ in self._feeders:
             self._frames.put(None)  # the feeders drain what is left and end
 
-    def _send(self) -> None:
+    def _send_batch(self) -> None:
+        targets, bodies, sources = self._batch
+        self._batch = ([], [], [])
+        ends = itertools.accumulate(map(len, bodies), initial=0)
+        offsets = memoryview(struct.pack(f"<{len(bodies) + 1}q", *ends)).cast("q")
+        self._send(targets, offsets, memoryview(b"".join(bodies)), sources)
+
+    def _send(
+        self, targets: list[str], offsets: memoryview, data: memoryview, sources: list[str | None]
+    ) -> None:
         if self._broken:
             raise OSError(_ENDED)
-        data = pickle.dumps(self._batch, protocol=pickle.HIGHEST_PROTOCOL)
-        self._batch = ([], [], [])
-        self._frames.put(_LENGTH.pack(len(data)) + data)
+        names = "\0".join(targets).encode()
+        links = "\0".join(source or "" for source in sources).encode()
+        body = data[offsets[0] : offsets[-1]]
+        size = _HEADER.size + offsets.nbytes + len(names) + len(links) + body.nbytes
+        header = _LENGTH.pack(size) + _HEADER.pack(len(targets), len(names), len(links))
+        self._frames.put([header, offsets, names, links, body])
 
     def _feed(self, stdin: IO[bytes]) -> None:
         while (frame := self._frames.get()) is not None:
             if not self._broken:
                 try:
-                    stdin.write(frame)
+                    for piece in frame:  # large pieces go to the pipe without a copy
+                        stdin.write(piece)
                 except OSError:  # a child is gone: the next submit or close says so
                     self._broken = True
         with suppress(OSError):
@@ -162,17 +184,32 @@ def create(frame: Frame, made: set[str]) -> int:
                 linked += 1
                 continue
             except OSError:  # gone, or another file system
-                if body is None:
+                if not body:
                     shutil.copyfile(source, target)
                     continue
-        write_new(target, body or b"")
+        write_new(target, body)
     return linked
+
+
+def decode(payload: bytes) -> Frame:
+    """The files of one frame's payload (see the module's docstring)."""
+    count, names_size, links_size = _HEADER.unpack_from(payload)
+    view = memoryview(payload)
+    start = _HEADER.size + 8 * (count + 1)
+    offsets = view[_HEADER.size : start].cast("q")
+    targets = payload[start : start + names_size].decode().split("\0")
+    start += names_size
+    links = payload[start : start + links_size].decode().split("\0")
+    data = view[start + links_size :]
+    first = offsets[0]
+    bodies: list[Body] = [data[a - first : b - first] for a, b in itertools.pairwise(offsets)]
+    return targets, bodies, [source or None for source in links]
 
 
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
 
 
-def write_new(path: str, body: bytes) -> None:
+def write_new(path: str, body: Body) -> None:
     """Create `path` with `body`: three system calls, where `open()` makes five (it also asks
     for the block size and whether the file is a terminal). O_EXCL: never open an existing file,
     which could be a hard link into a published release."""
@@ -189,10 +226,10 @@ def _serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
     made: set[str] = set()
     linked, error = 0, None
     while (header := stdin.read(_LENGTH.size)) and (size := _LENGTH.unpack(header)[0]):
-        frame: Frame = pickle.loads(stdin.read(size))
+        payload = stdin.read(size)
         if error is None:  # after a failure, read on so that the parent never blocks
             try:
-                linked += create(frame, made)
+                linked += create(decode(payload), made)
             except OSError as exc:
                 error = f"{exc.filename or ''}: {exc.strerror or exc}"
     pickle.dump({"linked": linked, "error": error}, stdout)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import struct
 from pathlib import Path
 
 import orjson
@@ -31,6 +32,22 @@ def test_the_children_create_links_and_copies(tmp_path: Path) -> None:
     ]
     assert os.stat(source).st_ino == os.stat(tmp_path / "new/linked.json").st_ino
     assert (tmp_path / "new/gone.json").read_bytes() == b"fresh"
+    assert creator.linked == 1
+
+
+def test_many_files_go_as_slices_of_one_buffer(tmp_path: Path) -> None:
+    """`submit_many` takes bodies as an Arrow column holds them: one buffer and int64 offsets,
+    which need not start at 0 (a slice of a longer column)."""
+    source = tmp_path / "old.json"
+    source.write_bytes(b"bcd")
+    data = memoryview(b"___a" + b"bcd" + b"efg")
+    offsets = memoryview(struct.pack("<5q", 3, 4, 4, 7, 10)).cast("q")
+    targets = [f"{tmp_path}/new/{n}.json" for n in range(4)]
+    creator = FileCreator(batch=2, processes=1)  # two frames: [a, ""], [bcd, efg]
+    creator.submit_many(targets, offsets, data, [None, None, str(source), None])
+    creator.close()
+    assert [Path(t).read_bytes() for t in targets] == [b"a", b"", b"bcd", b"efg"]
+    assert os.stat(source).st_ino == os.stat(targets[2]).st_ino
     assert creator.linked == 1
 
 
