@@ -526,11 +526,16 @@ def write_inventory_pages(
     counts = {"store_channels": 0, "pages": 0, "products": 0, "stores_unchanged": 0}
     records: dict[str, StoreRecord] = {}
     previous_stores = previous_stores or {}
-    for stores in store_batches(con, batch_listings, shard):
-        fingerprints = _input_fingerprints(con, stores)
-        digests = {k: store_digest(settings, f) for k, f in fingerprints.items()}
+    batches = store_batches(con, batch_listings, shard)
+    # Every store's inputs in one pass over the listings: a pass a batch would scan the SKUs and
+    # products again each time.
+    fingerprints = _input_fingerprints(con, [key for stores in batches for key in stores])
+    digests = {key: store_digest(settings, f) for key, f in fingerprints.items()}
+    for stores in batches:
         rebuild = []
-        for key, digest in digests.items():
+        for key in stores:
+            if (digest := digests.get(key)) is None:  # no listing the inventory SQL reads
+                continue
             known = previous_stores.get(key)
             if known is None or known.sha256 != digest or not writer.can_carry(key):
                 rebuild.append(key)
