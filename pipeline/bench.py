@@ -94,6 +94,20 @@ def write_floor(release: Path, target: Path) -> float:
     return time.perf_counter() - started
 
 
+def site_footprint(release: Path, disk: Path) -> tuple[int, int]:
+    """(inodes, bytes) that a site like the release's takes on `disk`: a file a block at least."""
+    block = os.statvfs(disk).f_frsize
+    sizes = Manifest.load(release).frame["bytes"]
+    return len(sizes), int(((sizes + block - 1) // block * block).sum())
+
+
+def fits(disk: Path, need: tuple[int, int], margin: float = 1.2) -> bool:
+    """Whether `need` (inodes, bytes) fits on `disk`, with a margin."""
+    stat = os.statvfs(disk)
+    files, size = need
+    return stat.f_favail >= margin * files and stat.f_bavail * stat.f_frsize >= margin * size
+
+
 def run_build(input_dir: Path, output: Path, *extra: str) -> tuple[float, float, dict[str, Any]]:
     """(seconds, peak RSS MB, build report) of `pipeline build` in a subprocess."""
     before = _peak_rss_children_mb()
@@ -175,9 +189,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     # The full scale's files use most of the disk's inodes twice over: when the shards would not
     # fit beside them, the floor's files go first, and the shards wait for their inodes.
-    if os.statvfs(base).f_favail < 1.2 * site["files"]:
+    shards_need = site_footprint(output / "current", base)
+    if not fits(base, shards_need):
         shutil.rmtree(floor_files)
         settle(args.settle and SETTLE_AFTER_DELETING_SECONDS)
+    if not fits(base, shards_need):
+        files, size = shards_need
+        raise SystemExit(
+            f"{base}: the shard builds need about {files:,} inodes and {size / 2**30:.1f} GiB, "
+            "more than the disk has left: free some and run the benchmark again"
+        )
 
     # Two shards, each a build of its own, and their merge: the same release as unsharded.
     shard_seconds = [

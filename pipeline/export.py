@@ -1,16 +1,16 @@
 """Export stage: the warehouse -> the static site of one release, and its manifest.
 
-Stores are exported in batches of about `export_batch_listings` listings, so memory does not
-grow with the input. For each batch, DuckDB fingerprints every store's inputs; a store whose
-digest (fingerprint, export settings, code) equals the previous release's is carried over
-without being answered. The others are answered by the store inventory SQL, for every channel
-with the default parameters, into a temporary table, and read back ordered by store, channel
-and position. Each product's JSON is built once (in SQL) and shared by the unfiltered pages
-and the categoryId / groupId pages, which keep the products of one category or group in the
-same order: filtering by category or group removes whole products and changes no other
-product's entry. The pages of a chunk of stores are made in polars, as columns: paging,
-envelopes and file names are expressions (`inventory_pages`), so Python's work per page is
-its SHA-256.
+First, DuckDB fingerprints every store's inputs in one pass; a store whose digest
+(fingerprint, export settings, code) equals the previous release's is carried over without
+being answered. The others are exported in batches of about `export_batch_listings` listings,
+so memory does not grow with the input: each batch is answered by one run of the store
+inventory SQL, for every channel with the default parameters, read straight into polars
+ordered by store, channel and position. Each product's JSON is built once (in SQL) and shared
+by the unfiltered pages and the categoryId / groupId pages, which keep the products of one
+category or group in the same order: filtering by category or group removes whole products
+and changes no other product's entry. The pages of a chunk of stores are made in polars, as
+columns: paging, envelopes and file names are expressions (`inventory_pages`). Their bodies
+stay in one Arrow buffer, so Python's work per page is the SHA-256 of a slice of it.
 
 Files are created by child processes while this one builds the next pages, so the export costs
 about the larger of the two, not their sum.
@@ -106,13 +106,8 @@ class Manifest:
         self.frame.write_parquet(release / MANIFEST_PARQUET, statistics=False)
         with (release / MANIFEST).open("wb") as fh:
             fh.write(_HEAD)
-            for n, chunk in enumerate(self.frame.iter_slices(_CHUNK)):
-                lines = chunk.select(
-                    pl.struct("path", pl.col("sha256").bin.encode("hex"), "bytes")
-                    .struct.json_encode()
-                    .alias("line")
-                )["line"]
-                fh.write(((",\n" if n else "") + ",\n".join(lines.to_list())).encode())
+            line = pl.struct("path", pl.col("sha256").bin.encode("hex"), "bytes")
+            _write_json_lines(fh, self.frame, line.struct.json_encode())
             fh.write(_TAIL)
 
     def digests(self) -> dict[str, str]:
@@ -138,29 +133,36 @@ class Manifest:
         return self.frame.join(previous.frame, on=["path", "sha256"], how="semi").height
 
     def changes(self, previous: Manifest) -> tuple[pl.Series, pl.Series]:
-        """(changed, removed) paths against `previous`: what a sync to a static host uploads
-        and deletes."""
-        changed = self.frame.join(previous.frame, on=["path", "sha256"], how="anti")["path"]
-        removed = previous.frame.join(self.frame, on="path", how="anti")["path"]
-        return changed.sort(), removed.sort()
+        """(changed, removed) paths against `previous`, sorted: what a sync to a static host
+        uploads and deletes."""
+        changed = self.frame.join(
+            previous.frame, on=["path", "sha256"], how="anti", maintain_order="left"
+        )["path"]
+        removed = previous.frame.join(self.frame, on="path", how="anti", maintain_order="left")
+        return changed, removed["path"]
 
 
 def write_changes(path: Path, changed: pl.Series, removed: pl.Series) -> None:
     """`{"changed":[…],"removed":[…]}`, one path a line."""
     with path.open("wb") as fh:
-        fh.write(b'{"changed":[')
-        _write_lines(fh, changed)
-        fh.write(b'],\n"removed":[')
-        _write_lines(fh, removed)
+        for head, paths in ((b'{"changed":[', changed), (b'],\n"removed":[', removed)):
+            fh.write(head)
+            if len(paths):
+                fh.write(b"\n")
+                frame = paths.cast(pl.String).to_frame("path")
+                # A JSON string: the value of {"path":…}, as polars encodes it.
+                line = pl.struct("path").struct.json_encode().str.strip_prefix('{"path":')
+                _write_json_lines(fh, frame, line.str.strip_suffix("}"))
+                fh.write(b"\n")
         fh.write(b"]}\n")
 
 
-def _write_lines(fh: io.BufferedWriter, paths: pl.Series) -> None:
-    for start in range(0, len(paths), _CHUNK):
-        chunk = paths.slice(start, _CHUNK).to_list()
-        fh.write((b",\n" if start else b"\n") + b",\n".join(map(orjson.dumps, chunk)))
-    if len(paths):
-        fh.write(b"\n")
+def _write_json_lines(fh: io.BufferedWriter, frame: pl.DataFrame, line: pl.Expr) -> None:
+    """`line` (a JSON text) of every row of `frame`, one a line, separated by commas; made and
+    joined in polars, `_CHUNK` rows at a time."""
+    for start in range(0, frame.height, _CHUNK):
+        text = frame.slice(start, _CHUNK).select(line.str.join(",\n")).item()
+        fh.write(((",\n" if start else "") + text).encode())
 
 
 # ---------------------------------------------------------------------------------------------

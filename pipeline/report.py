@@ -108,9 +108,9 @@ def collect(
             }
             for c, n, p10, p50, p90, top in con.execute(
                 """
-                SELECT s.category_name, count(*), quantile_cont(l.price, 0.1),
+                SELECT c.name, count(*), quantile_cont(l.price, 0.1),
                        quantile_cont(l.price, 0.5), quantile_cont(l.price, 0.9), max(l.price)
-                FROM marts.listing AS l JOIN marts.sku AS s USING (sku_id)
+                FROM marts.listing AS l JOIN staging.categories AS c USING (category_id)
                 WHERE l.quantity > 0 GROUP BY 1 ORDER BY 2 DESC, 1
                 """
             ).fetchall()
