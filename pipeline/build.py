@@ -94,11 +94,13 @@ def audit(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
 
 
 def _write_release_files(
-    release: Path, manifest: export.Manifest, previous: export.Manifest, settings: Settings
-) -> int:
-    """The release's manifest, changes since the published release and nginx configuration;
-    returns how many files were removed."""
-    changed, removed = manifest.changes(previous)
+    release: Path,
+    manifest: export.Manifest,
+    changed: pl.Series,
+    removed: pl.Series,
+    settings: Settings,
+) -> None:
+    """The release's manifest, changes since the published release and nginx configuration."""
     manifest.write(release)
     export.write_changes(release / "changes.json", changed, removed)
     (release / "nginx.conf").write_text(
@@ -107,7 +109,6 @@ def _write_release_files(
         ),
         encoding="utf-8",
     )
-    return len(removed)
 
 
 def _carry_history(con: duckdb.DuckDBPyConnection, previous: Path) -> None:
@@ -254,9 +255,7 @@ def _build(settings: Settings, reporter: Reporter) -> BuildResult:
                 settings.duckdb_memory_limit,
             )
             counts = site.counts
-            counts["files_removed"] = _write_release_files(
-                release, site.manifest, site.previous, settings
-            )
+            _write_release_files(release, site.manifest, site.changed, site.removed, settings)
             export.write_store_records(release, site.stores)
         _carry_history(con, output / WAREHOUSE)
         summary = report.collect(
@@ -313,7 +312,8 @@ def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
                 writer.open_store(key, folder)
         for name, site in combined.select("path", "site").iter_rows():
             writer.adopt(site, name)
-    removed = _write_release_files(release, manifest, known, settings)
+    changed, removed = manifest.changes(known)
+    _write_release_files(release, manifest, changed, removed, settings)
     records = [export.load_store_records(r) for r in releases]
     export.write_store_records(release, {k: v for part in records for k, v in part.items()})
     # Every shard built the whole warehouse from the same input: the first one's serves.
@@ -331,8 +331,8 @@ def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
     summary["site"].update(
         files=len(manifest),
         bytes=manifest.total_bytes,
-        files_unchanged=manifest.unchanged(known),
-        files_removed=removed,
+        files_unchanged=len(manifest) - len(changed),
+        files_removed=len(removed),
     )
     summary["stages_seconds"] = {"merge": round(time.perf_counter() - started, 3)}
     report.write(release, summary)

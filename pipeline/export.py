@@ -550,7 +550,7 @@ def write_inventory_pages(
         if not rebuild:
             continue
         for answers in _answer_chunks(con, rebuild, settings.channels):
-            for key, record in _write_chunk(writer, settings, answers, digests):
+            for key, record in _write_chunk(writer, settings, answers, digests).items():
                 records[key] = record
                 if advance:
                     advance(record.channels)
@@ -563,18 +563,18 @@ def write_inventory_pages(
 
 def _write_chunk(
     writer: SiteWriter, settings: ExportSettings, answers: pl.DataFrame, digests: dict[str, bytes]
-) -> Iterator[tuple[str, StoreRecord]]:
-    """Write the pages of a chunk of answers, each store into a folder of its own; yields a
+) -> dict[str, StoreRecord]:
+    """Write the pages of a chunk of answers, each store into a folder of its own; returns a
     record of each store."""
     pages = inventory_pages(answers, settings)
     stores = answers.group_by("store_key", maintain_order=True).agg(
         channels=pl.col("channel_id").n_unique(), products=pl.len()
     )
     written = dict(pages.group_by("store_key").len().iter_rows())
-    dirs = {}
+    dirs, records = {}, {}
     for key, channels, products in stores.iter_rows():
         dirs[key] = writer.open_store(key, f"{key}-{digests[key].hex()[:16]}")
-        yield key, StoreRecord(digests[key], channels, products, written[key])
+        records[key] = StoreRecord(digests[key], channels, products, written[key])
     name = pl.lit(f"/{_PRODUCTS_DIR}/") + pl.col("name")
     store = pl.col("store_key")  # lower-case in the warehouse, as in `inventory_page_path`
     writer.write_pages(
@@ -584,6 +584,7 @@ def _write_chunk(
             target=store.replace_strict(dirs, return_dtype=pl.String) + name,
         )
     )
+    return records
 
 
 def write_category_pages(
@@ -647,19 +648,22 @@ def write_site(
     if memory_limit:  # the export's cache, before the manifest is sorted and compared
         db.release_memory(con, memory_limit)
     manifest = writer.manifest()
+    changed, removed = manifest.changes(previous)
     counts["files"] = len(manifest)
-    counts["files_unchanged"] = manifest.unchanged(previous)
+    counts["files_unchanged"] = len(manifest) - len(changed)
+    counts["files_removed"] = len(removed)
     counts["bytes"] = manifest.total_bytes
-    return Site(manifest, previous, stores, counts)
+    return Site(manifest, changed, removed, stores, counts)
 
 
 @dataclass
 class Site:
-    """What `write_site` wrote: the manifest, the previous release's, the stores' records and
-    the counts for the report."""
+    """What `write_site` wrote: the manifest, the paths changed and removed since the previous
+    release, the stores' records and the counts for the report."""
 
     manifest: Manifest
-    previous: Manifest
+    changed: pl.Series
+    removed: pl.Series
     stores: dict[str, StoreRecord]
     counts: dict[str, int]
 

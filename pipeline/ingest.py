@@ -226,11 +226,10 @@ def _append_parquet(
         raise InputError(f"{path}: cannot read Parquet: {str(exc).splitlines()[0]}") from exc
 
 
-def read_file(
-    con: duckdb.DuckDBPyConnection, path: Path, table: Table, source: str
-) -> pl.DataFrame:
-    """A file's rows as text columns plus `_source_row` (and `_source_file` when a converted
-    format splits one file into several sources)."""
+def read_file(path: Path, table: Table, source: str) -> pl.DataFrame:
+    """A CSV, NDJSON or API dump file's rows as text columns plus `_source_row` (and
+    `_source_file` when a converted format splits one file into several sources). Parquet
+    files go to DuckDB directly (`_append_parquet`)."""
     try:
         if path.suffix == ".json":
             return adapters.read_api_dump(path, table.name)
@@ -287,7 +286,7 @@ def ingest_table(con: duckdb.DuckDBPyConnection, input_dir: Path, table: Table) 
         if path.suffix == ".parquet":
             rows += _append_parquet(con, table, path, source, columns)
             continue
-        frame = read_file(con, path, table, source)
+        frame = read_file(path, table, source)
         if path.suffix in (".ndjson", ".jsonl", ".json") and frame.height == 0:
             continue  # no records, so no columns to check
         rows += _append_frame(con, table, columns, _conform(frame, table, source))
