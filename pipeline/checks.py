@@ -5,6 +5,11 @@ Each check is a SELECT returning the offending rows of `raw.<table>` as
 contract; reasons and defaults travel as bind parameters. Relational checks (unknown ids,
 duplicate listing keys) are plain SQL files in `sql/checks/`; the duplicate-key check of a
 declared table key is generated here too, over the staging table.
+
+A raw column is text (VARCHAR), or typed when every file of its table is Parquet with a type that
+holds the column's values (`pipeline.ingest.typed_column`): a typed column needs no parsing and
+is checked only for what its type leaves open (range, sign). `parsed` is the one place a raw
+value becomes the contract's type; staging reads the parsed values (`valid_<table>`).
 """
 
 from __future__ import annotations
@@ -27,12 +32,54 @@ class Query:
     params: list[object]
 
 
-def cell(column: Column) -> str:
-    """The raw text of a column with the empty-cell and default rules applied (SQL)."""
+TEXT = "VARCHAR"  # the type of a raw column loaded as text
+# Integer types whose every value fits the contract's integer kind: no range check needed.
+_SAFE_INTEGERS = {
+    Kind.INT32: {"TINYINT", "SMALLINT", "INTEGER", "UTINYINT", "USMALLINT"},
+    Kind.INT64: {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER"},
+}
+
+
+def cell(column: Column, raw_type: str = TEXT) -> str:
+    """The raw value of a column with the empty-cell and default rules applied (SQL)."""
+    if raw_type != TEXT:  # typed: no empty cells
+        if column.default is not None:
+            return f"coalesce({quote(column.name)}, CAST('{column.default}' AS {raw_type}))"
+        return quote(column.name)
     text = f"nullif({quote(column.name)}, '')"
     if column.default is not None:
         return f"coalesce({text}, '{column.default}')"
     return text
+
+
+def parsed(column: Column, raw_type: str = TEXT) -> str:
+    """The value of a column as the contract's type (SQL), null when empty or unparseable
+    (a row whose value does not parse is rejected before staging reads it)."""
+    value = cell(column, raw_type)
+    kind = column.kind
+    if raw_type != TEXT:  # try_cast: DuckDB may cast before the rejects are left out
+        return f"try_cast({value} AS {kind})"
+    if kind is Kind.TEXT:
+        return value
+    if kind is Kind.BOOL:
+        return f"as_bool({value})"
+    if kind is Kind.TEXT_LIST:
+        return f"""CAST(from_json({value}, '["VARCHAR"]') AS VARCHAR[])"""
+    return f"try_cast(trim({value}) AS {kind})"
+
+
+def _typed_rules(column: Column, raw_type: str) -> list[tuple[str, str]]:
+    """(failing condition over `v`, reason) for a typed column: what its type leaves open."""
+    rules: list[tuple[str, str]] = []
+    kind = column.kind
+    if kind in _SAFE_INTEGERS and raw_type not in _SAFE_INTEGERS[kind]:
+        bits = "32" if kind is Kind.INT32 else "64"
+        rules.append((f"try_cast(v AS {kind}) IS NULL", f"not a {bits}-bit integer"))
+    elif kind is Kind.MONEY:
+        rules.append((f"try_cast(v AS {kind}) IS NULL", "out of range"))
+    if column.non_negative:
+        rules.append(("v < 0", "negative value"))
+    return rules
 
 
 def _rules(column: Column) -> list[tuple[str, str]]:
@@ -88,8 +135,10 @@ def _rules(column: Column) -> list[tuple[str, str]]:
     return rules
 
 
-def row_checks(table: Table) -> Query:
-    """All row-level rule violations of `raw.<table>`, one row per (row, column, rule)."""
+def row_checks(table: Table, raw_types: dict[str, str] | None = None) -> Query:
+    """All row-level rule violations of `raw.<table>`, one row per (row, column, rule).
+    `raw_types`: the raw table's column types (a column not named is text)."""
+    types = raw_types or {}
     parts: list[str] = []
     params: list[object] = []
     src = f"raw.{quote(table.name)}"
@@ -101,26 +150,30 @@ def row_checks(table: Table) -> Query:
     )
     params.append(table.name)
     for column in table.columns:
-        v = cell(column)
+        raw_type = types.get(column.name, TEXT)
+        v = cell(column, raw_type)
         if column.required:
             parts.append(
                 f"{head}, ? AS column_name, NULL::VARCHAR AS value, 'missing value' AS reason "
                 f"FROM {src} WHERE _parse_error IS NULL AND {v} IS NULL"
             )
             params += [table.name, column.name]
-        for condition, reason in _rules(column):
+        typed = raw_type != TEXT
+        for condition, reason in _typed_rules(column, raw_type) if typed else _rules(column):
             parts.append(
-                f"{head}, ? AS column_name, v AS value, ? AS reason "
+                f"{head}, ? AS column_name, v{'::VARCHAR' if typed else ''} AS value, "
+                "? AS reason "
                 f"FROM (SELECT *, {v} AS v FROM {src}) "
                 f"WHERE _parse_error IS NULL AND v IS NOT NULL AND ({condition})"
             )
             params += [table.name, column.name, reason]
     by_name = {c.name: c for c in table.columns}
     for target, flag in table.required_if:
+        when, flagged = by_name[target], by_name[flag]
         parts.append(
             f"{head}, ? AS column_name, NULL::VARCHAR AS value, ? AS reason FROM {src} "
-            f"WHERE _parse_error IS NULL AND {cell(by_name[target])} IS NULL "
-            f"AND lower(trim({cell(by_name[flag])})) IN ('true', '1')"
+            f"WHERE _parse_error IS NULL AND {cell(when, types.get(target, TEXT))} IS NULL "
+            f"AND {parsed(flagged, types.get(flag, TEXT))}"
         )
         params += [table.name, target, f"missing value (required when {flag} is true)"]
     return Query("\nUNION ALL\n".join(parts), params)

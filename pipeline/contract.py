@@ -1,8 +1,9 @@
 """Input contract: the raw tables, their declared columns and the row-level rules (DESIGN §2).
 
 Nothing is auto-detected. Ingest reads exactly these columns (as text, so that a bad value can be
-reported as it was written), and the generated row checks in `pipeline.checks` apply the rules
-declared here. Relational rules (unknown ids, duplicate keys) live in `sql/checks/`.
+reported as it was written; Parquet columns of a type that holds their values as typed), and the
+generated row checks in `pipeline.checks` apply the rules declared here. Relational rules
+(unknown ids, duplicate keys) live in `sql/checks/`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from enum import StrEnum
 
 
 class Kind(StrEnum):
-    """How a raw text value is parsed in staging."""
+    """The type a raw value is parsed to (`pipeline.checks.parsed`)."""
 
     INT32 = "INTEGER"
     INT64 = "BIGINT"

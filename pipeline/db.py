@@ -34,7 +34,6 @@ SCHEMAS = {
 # Temporary macros: parsing and JSON rules that every SQL file shares. They are created on each
 # connection and never stored in the warehouse file.
 MACROS = (
-    "CREATE OR REPLACE TEMP MACRO cell(t) AS nullif(t, '')",
     """CREATE OR REPLACE TEMP MACRO as_bool(t) AS
        CASE lower(trim(nullif(t, ''))) WHEN 'true' THEN true WHEN '1' THEN true
             WHEN 'false' THEN false WHEN '0' THEN false END""",

@@ -1,9 +1,13 @@
-"""Ingest stage: raw export files -> `raw.<table>` in DuckDB, as text, with source file and row.
+"""Ingest stage: raw export files -> `raw.<table>` in DuckDB, as loaded, with source file and row.
 
-Every value is loaded as the text that was written (NDJSON scalars as their JSON text, lists as
-JSON arrays), so that staging parses it with declared types and a bad value can be reported as
-it was. Nothing is inferred: the declared columns of `pipeline.contract` are read, missing
-optional columns are null, unknown extra columns are kept as they are.
+Text formats are loaded as the text that was written (NDJSON scalars as their JSON text, lists
+as JSON arrays), so that staging parses it with declared types and a bad value can be reported
+as it was. A declared column of a table whose files are all Parquet keeps its Parquet type when
+that type holds the column's values (`typed_column`: integers, decimals of at most two places,
+booleans, timestamps): there is no text to parse, and casting millions of typed values to text
+and back cost most of the ingest and staging at scale. Any other column is text. Nothing is
+inferred: the declared columns of `pipeline.contract` are read, missing optional columns are
+null, unknown extra columns are kept as they are (as text).
 
 A table is either one file `<group>/<table>.<ext>` or a folder `<group>/<table>/*.<ext>`, with
 `.csv`, `.parquet`, `.ndjson` or `.jsonl` files. Row numbers count data records from 1 (a CSV
@@ -13,6 +17,7 @@ header is not a record; an NDJSON row number is its line number).
 from __future__ import annotations
 
 import csv
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -192,31 +197,81 @@ def _read_ndjson(path: Path, list_columns: frozenset[str]) -> pl.DataFrame:
     return _frame(records)
 
 
-def _append_parquet(
-    con: duckdb.DuckDBPyConnection, table: Table, path: Path, source: str, columns: list[str]
-) -> int:
-    """A Parquet file into raw.<table> by DuckDB alone, its columns as text (nested ones as
-    JSON) and conformed as `_conform` does: the rows never pass through Python."""
+_INTEGERS = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT"}
+_INTEGERS |= {"U" + t for t in _INTEGERS}
+
+
+def typed_column(kind: Kind, dtype: str) -> bool:
+    """Whether a Parquet column of DuckDB type `dtype` is loaded with its type, for a declared
+    column of `kind`: its values need no parsing, only the range and sign checks
+    (`pipeline.checks`). Text, lists and anything else are loaded as text."""
+    if kind in (Kind.INT32, Kind.INT64):
+        return dtype in _INTEGERS
+    if kind is Kind.MONEY:
+        decimal = re.fullmatch(r"DECIMAL\(\d+,(\d+)\)", dtype)
+        return decimal is not None and int(decimal[1]) <= 2
+    return (kind, dtype) in ((Kind.BOOL, "BOOLEAN"), (Kind.TIMESTAMP, "TIMESTAMP"))
+
+
+def _parquet_columns(con: duckdb.DuckDBPyConnection, path: Path) -> dict[str, str]:
+    """column -> DuckDB type of a Parquet file."""
     try:
-        rel = con.read_parquet(str(path), file_row_number=True)
-        names = [c for c in rel.columns if c != "file_row_number"]
+        rel = con.read_parquet(str(path))
+        return {name: str(dtype) for name, dtype in zip(rel.columns, rel.dtypes, strict=True)}
+    except duckdb.Error as exc:
+        raise InputError(f"{path}: cannot read Parquet: {str(exc).splitlines()[0]}") from exc
+
+
+def raw_types(con: duckdb.DuckDBPyConnection, table: Table, files: list[Path]) -> dict[str, str]:
+    """The declared columns loaded with their type (column -> type): those of a table whose
+    files are all Parquet, with the same type in every file that has the column."""
+    if not files or any(p.suffix != ".parquet" for p in files):
+        return {}
+    seen: dict[str, set[str]] = {}
+    for path in files:
+        for name, dtype in _parquet_columns(con, path).items():
+            seen.setdefault(name, set()).add(dtype)
+    kinds = {c.name: c.kind for c in table.columns}
+    return {
+        name: dtype
+        for name, (dtype, *others) in seen.items()
+        if name in kinds and not others and typed_column(kinds[name], dtype)
+    }
+
+
+def _append_parquet(
+    con: duckdb.DuckDBPyConnection,
+    table: Table,
+    path: Path,
+    source: str,
+    columns: list[str],
+    typed: dict[str, str],
+) -> int:
+    """A Parquet file into raw.<table> by DuckDB alone, conformed as `_conform` does: the
+    `typed` columns (column -> type) as they are, the others as text (nested ones as JSON).
+    The rows never pass through Python."""
+    try:
+        found = _parquet_columns(con, path)
+        names = list(found)
         _check_names(path, names)
         _check_required(table, names, source)
-        text = {}
-        for name, dtype in zip(rel.columns, rel.dtypes, strict=True):
+        value = {c: f"NULL::{t}" for c, t in typed.items()}
+        for name, dtype in found.items():
             quoted = quote(name)
-            if str(dtype).endswith("[]") or str(dtype).startswith(("STRUCT", "MAP")):
-                text[name] = f"to_json({quoted})::VARCHAR"
+            if name in typed:
+                value[name] = quoted
+            elif dtype.endswith("[]") or dtype.startswith(("STRUCT", "MAP")):
+                value[name] = f"to_json({quoted})::VARCHAR"
             else:
-                text[name] = f"{quoted}::VARCHAR"
+                value[name] = f"{quoted}::VARCHAR"
         extras = [c for c in names if c not in table.column_names]
         select = ", ".join(
             [
                 f"{literal(source)} AS {SOURCE_FILE}",
                 f"file_row_number + 1 AS {SOURCE_ROW}",
                 f"NULL::VARCHAR AS {PARSE_ERROR}",
-                *(f"{text.get(c, 'NULL::VARCHAR')} AS {quote(c)}" for c in table.column_names),
-                *(f"{text[c]} AS {quote(c)}" for c in extras),
+                *(f"{value.get(c, 'NULL::VARCHAR')} AS {quote(c)}" for c in table.column_names),
+                *(f"{value[c]} AS {quote(c)}" for c in extras),
             ]
         )
         output = [SOURCE_FILE, SOURCE_ROW, PARSE_ERROR, *table.column_names, *extras]
@@ -281,10 +336,11 @@ def ingest_table(con: duckdb.DuckDBPyConnection, input_dir: Path, table: Table) 
         )
     columns: list[str] = []  # of raw.<table> so far: files are loaded one at a time
     rows = 0
+    typed = raw_types(con, table, files)
     for path in files:
         source = path.relative_to(input_dir).as_posix()
         if path.suffix == ".parquet":
-            rows += _append_parquet(con, table, path, source, columns)
+            rows += _append_parquet(con, table, path, source, columns, typed)
             continue
         frame = read_file(path, table, source)
         if path.suffix in (".ndjson", ".jsonl", ".json") and frame.height == 0:
@@ -298,7 +354,8 @@ def ingest_table(con: duckdb.DuckDBPyConnection, input_dir: Path, table: Table) 
     comment_table(
         con,
         f"raw.{table.name}",
-        f"{table.doc}: every row of {table.group}/{table.name} as loaded, values as text",
+        f"{table.doc}: every row of {table.group}/{table.name} as loaded, values as text "
+        "(Parquet columns of a type that holds the values: as typed)",
         {
             SOURCE_FILE: "Input file, relative to the input directory",
             SOURCE_ROW: "Data record number in that file, from 1 (NDJSON: line number)",

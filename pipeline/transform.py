@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import duckdb
 
-from pipeline.checks import Query, duplicate_key_check, row_checks
+from pipeline.checks import Query, duplicate_key_check, parsed, row_checks
 from pipeline.contract import TABLES_BY_NAME
 from pipeline.db import build_table, comment_table, count_rows, quote
 from pipeline.steps import STEPS, Check, Staging
@@ -61,13 +61,26 @@ def _record(con: duckdb.DuckDBPyConnection, target: str, query: Query, check_nam
     return count_rows(con, target) - before
 
 
+def _raw_types(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, str]:
+    rows = con.execute(
+        "SELECT column_name, data_type FROM duckdb_columns() "
+        "WHERE schema_name = 'raw' AND table_name = ? AND database_name = current_database()",
+        [table],
+    ).fetchall()
+    return dict(rows)
+
+
 def _run_staging(con: duckdb.DuckDBPyConnection, step: Staging) -> int:
+    """Reject the rows that break the contract; `valid_<table>` is the rest, each declared
+    column parsed to its type, for the staging SQL; then the staging checks."""
     table = TABLES_BY_NAME[step.table]
-    _record(con, "meta.rejects", row_checks(table), "contract")
+    types = _raw_types(con, table.name)
+    _record(con, "meta.rejects", row_checks(table, types), "contract")
     name = quote(table.name)
+    values = ", ".join(f"{parsed(c, types[c.name])} AS {quote(c.name)}" for c in table.columns)
     con.execute(
         f"CREATE OR REPLACE TEMP VIEW valid_{table.name} AS "
-        f"SELECT raw_row.* FROM raw.{name} AS raw_row ANTI JOIN "
+        f"SELECT raw_row.* REPLACE ({values}) FROM raw.{name} AS raw_row ANTI JOIN "
         f"(SELECT source_file, source_row FROM meta.rejects WHERE table_name = '{table.name}') r "
         f"ON r.source_file = raw_row._source_file AND r.source_row = raw_row._source_row"
     )

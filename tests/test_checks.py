@@ -4,10 +4,14 @@ the good rows go on."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from decimal import Decimal
+from pathlib import Path
 
 import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
 
-from tests.conftest import rows
+from tests.conftest import rows, run_pipeline, write_inputs
 
 Pipeline = Callable[..., duckdb.DuckDBPyConnection]
 L = "stores/listings.csv"
@@ -77,8 +81,8 @@ def test_row_level_rejects_name_file_row_column_value_and_reason(pipeline_for: P
         (L, 15, "additionalImageUrls", '["a", 1]', "not a JSON array of strings", "contract"),
     ]
     assert rows(con, "SELECT source_row, store_key, price FROM staging.listings ORDER BY 1") == [
-        (1, "s1", __import__("decimal").Decimal("1.00")),
-        (12, "s1", __import__("decimal").Decimal("1.20")),
+        (1, "s1", Decimal("1.00")),
+        (12, "s1", Decimal("1.20")),
     ]
 
 
@@ -118,3 +122,81 @@ def test_catalog_rejects_cascade_to_children(pipeline_for: Pipeline) -> None:
         ("skus", 3, "printingId", "5"),
     ]
     assert rows(con, "SELECT sku_id FROM marts.listing ORDER BY 1") == [(1000,), (1020,)]
+
+
+def test_typed_parquet_listings_are_checked_like_text(tmp_path: Path) -> None:
+    """The same listings as CSV (text) and as Parquet with typed columns: the same rejects
+    (values as their type writes them) and the same staging rows."""
+    big = 10**17  # fits DECIMAL(20,2), not the contract's DECIMAL(18,2)
+    listings = [
+        _listing(),  # 1 good
+        _listing(storeKey=None, skuId=1001),  # 2 missing key
+        _listing(price=Decimal("-1"), skuId=1001, storeKey="s2"),  # 3 negative price
+        _listing(quantity=-2, storeKey="s3"),  # 4 negative quantity
+        _listing(storeKey="bad key!", skuId=1001),  # 5 store key pattern
+        _listing(isCustom=True, storeKey="s5"),  # 6 custom without storePriceCustomId
+        _listing(channelId=2**31, storeKey="s8"),  # 7 out of int32 range
+        _listing(price=Decimal(big), storeKey="s9"),  # 8 out of DECIMAL(18,2)
+        _listing(isCustom=None, storeKey="s10", price=Decimal("2.5")),  # 9 default false
+        _listing(skuId=None, storeKey="s11"),  # 10 missing sku
+    ]
+    for row in listings:
+        row["price"] = Decimal(str(row["price"]))
+    text = write_inputs(tmp_path / "text", listings=listings)
+    typed = write_inputs(tmp_path / "typed")
+    (typed / "stores" / "listings.csv").unlink()
+    types = {
+        "storeKey": pa.string(),
+        "channelId": pa.int64(),
+        "skuId": pa.int64(),
+        "price": pa.decimal128(20, 2),
+        "quantity": pa.int32(),
+        "isCustom": pa.bool_(),
+        "storePriceCustomId": pa.int64(),
+    }
+    columns = {k: pa.array([r[k] for r in listings], t) for k, t in types.items()}
+    pq.write_table(pa.table(columns), typed / "stores" / "listings.parquet")
+
+    found = {}
+    for name, input_dir in (("text", text), ("typed", typed)):
+        con = run_pipeline(input_dir)
+        found[name] = (
+            rows(
+                con,
+                "SELECT source_row, column_name, reason, value FROM meta.rejects "
+                "ORDER BY source_row, column_name",
+            ),
+            rows(con, "SELECT * EXCLUDE (source_file) FROM staging.listings ORDER BY source_row"),
+            dict(
+                rows(
+                    con,
+                    "SELECT column_name, data_type FROM duckdb_columns() "
+                    "WHERE schema_name = 'raw' AND table_name = 'listings'",
+                )
+            ),
+        )
+        con.close()
+    assert (
+        [r[:3] for r in found["typed"][0]]
+        == [r[:3] for r in found["text"][0]]
+        == [
+            (2, "storeKey", "missing value"),
+            (3, "price", "negative value"),
+            (4, "quantity", "negative value"),
+            (5, "storeKey", "does not match [A-Za-z0-9_-]{1,64}"),
+            (6, "storePriceCustomId", "missing value (required when isCustom is true)"),
+            (7, "channelId", "not a 32-bit integer"),
+            (8, "price", "out of range"),
+            (10, "skuId", "missing value"),
+        ]
+    )
+    assert [r[3] for r in found["typed"][0]][1:3] == ["-1.00", "-2"]
+    assert found["typed"][1] == found["text"][1]
+    assert [(r[-1], r[0]) for r in found["typed"][1]] == [(1, "s1"), (9, "s10")]
+    raw_types = found["typed"][2]
+    assert (raw_types["storeKey"], raw_types["channelId"], raw_types["price"]) == (
+        "VARCHAR",
+        "BIGINT",
+        "DECIMAL(20,2)",
+    )
+    assert found["text"][2]["price"] == "VARCHAR"

@@ -1,7 +1,9 @@
-"""Ingest: every format into raw.<table> as text, with source file and row number."""
+"""Ingest: every format into raw.<table> as loaded (text, or Parquet's own types where they hold
+the values), with source file and row number."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 
 import pyarrow as pa
@@ -179,3 +181,44 @@ def test_a_column_name_with_a_nul_character_names_the_file(tmp_path: Path, fmt: 
         pq.write_table(pa.table({h: [v] for h, v in zip(header, values, strict=True)}), path)
     with pytest.raises(ingest.InputError, match=rf"listings.{fmt}: header: .* NUL character"):
         _load(tmp_path)
+
+
+def test_parquet_columns_keep_a_type_that_holds_them_and_the_rest_is_text(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "stores" / "listings"
+    folder.mkdir(parents=True)
+    common = {
+        "storeKey": ["s1"],
+        "skuId": pa.array([1000], pa.int64()),
+        "quantity": pa.array([1], pa.int16()),
+        "isCustom": [False],
+    }
+    pq.write_table(
+        pa.table({**common, "price": pa.array([Decimal("1.50")], pa.decimal128(9, 2))}),
+        folder / "a.parquet",
+    )
+    # A binary float is no exact price: the price column is text, parsed as CSV text is.
+    pq.write_table(pa.table({**common, "price": [2.25], "extra": [7]}), folder / "b.parquet")
+    con = db.connect()
+    db.create_schemas(con)
+    ingest.ingest_table(con, tmp_path, LISTINGS)
+    types = dict(
+        rows(
+            con,
+            "SELECT column_name, data_type FROM duckdb_columns() "
+            "WHERE schema_name = 'raw' AND table_name = 'listings'",
+        )
+    )
+    assert {c: types[c] for c in ("storeKey", "skuId", "quantity", "isCustom", "price")} == {
+        "storeKey": "VARCHAR",
+        "skuId": "BIGINT",
+        "quantity": "SMALLINT",
+        "isCustom": "BOOLEAN",
+        "price": "VARCHAR",
+    }
+    assert (types["channelId"], types["extra"]) == ("VARCHAR", "VARCHAR")  # absent; extra
+    assert rows(con, "SELECT price, channelId, extra FROM raw.listings ORDER BY price") == [
+        ("1.50", None, None),
+        ("2.25", None, "7"),
+    ]

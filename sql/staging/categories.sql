@@ -12,22 +12,21 @@
 -- @column source_file: Input file of the row, relative to the input directory
 -- @column source_row: Data record number in that file, from 1
 with
--- Casts are try_cast: the row checks have already rejected every value that does not
--- parse, and DuckDB may evaluate a cast before the anti-join has removed those rows.
--- valid_categories: the rows of raw.categories without a row-level reject (made by the runner)
+-- valid_categories (made by the runner): the rows of raw.categories without a row-level reject,
+-- every declared column parsed to its contract type, defaults applied (`checks.parsed`)
 valid as (select * from valid_categories),
 final as (
     select
-        try_cast(trim("categoryId") as integer) as category_id,
-        cast("name" as varchar) as name,
-        cast(cell("displayName") as varchar) as display_name,
-        try_cast(trim(cell("modifiedOn")) as timestamp) as modified_on,
-        cast(cell("seoCategoryName") as varchar) as seo_category_name,
-        cast(cell("sealedLabel") as varchar) as sealed_label,
-        cast(cell("nonSealedLabel") as varchar) as non_sealed_label,
-        cast(cell("conditionGuideUrl") as varchar) as condition_guide_url,
-        as_bool("isScannable") as is_scannable,
-        try_cast(trim(cell("popularity")) as integer) as popularity,
+        "categoryId" as category_id,
+        "name" as name,
+        "displayName" as display_name,
+        "modifiedOn" as modified_on,
+        "seoCategoryName" as seo_category_name,
+        "sealedLabel" as sealed_label,
+        "nonSealedLabel" as non_sealed_label,
+        "conditionGuideUrl" as condition_guide_url,
+        "isScannable" as is_scannable,
+        "popularity" as popularity,
         _source_file as source_file,
         _source_row as source_row
     from valid

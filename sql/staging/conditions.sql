@@ -6,16 +6,15 @@
 -- @column source_file: Input file of the row, relative to the input directory
 -- @column source_row: Data record number in that file, from 1
 with
--- Casts are try_cast: the row checks have already rejected every value that does not
--- parse, and DuckDB may evaluate a cast before the anti-join has removed those rows.
--- valid_conditions: the rows of raw.conditions without a row-level reject (made by the runner)
+-- valid_conditions (made by the runner): the rows of raw.conditions without a row-level reject,
+-- every declared column parsed to its contract type, defaults applied (`checks.parsed`)
 valid as (select * from valid_conditions),
 final as (
     select
-        try_cast(trim("conditionId") as bigint) as condition_id,
-        cast("name" as varchar) as name,
-        cast(cell("abbreviation") as varchar) as abbreviation,
-        try_cast(trim(cell("displayOrder")) as integer) as display_order,
+        "conditionId" as condition_id,
+        "name" as name,
+        "abbreviation" as abbreviation,
+        "displayOrder" as display_order,
         _source_file as source_file,
         _source_row as source_row
     from valid

@@ -5,15 +5,15 @@
 -- @column source_file: Input file of the row, relative to the input directory
 -- @column source_row: Data record number in that file, from 1
 with
--- Casts are try_cast: the row checks have already rejected every value that does not
--- parse, and DuckDB may evaluate a cast before the anti-join has removed those rows.
--- valid_excluded_categories: the rows of raw.excluded_categories without a row-level reject (made by the runner)
+-- valid_excluded_categories (made by the runner): the rows of raw.excluded_categories
+-- without a row-level reject, every declared column parsed to its contract type, defaults
+-- applied (`checks.parsed`)
 valid as (select * from valid_excluded_categories),
 final as (
     select
-        cast(lower("storeKey") as varchar) as store_key,
-        try_cast(trim(coalesce(cell("channelId"), '0')) as integer) as channel_id,
-        try_cast(trim("categoryId") as integer) as category_id,
+        lower("storeKey") as store_key,
+        "channelId" as channel_id,
+        "categoryId" as category_id,
         _source_file as source_file,
         _source_row as source_row
     from valid

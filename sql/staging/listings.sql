@@ -15,25 +15,23 @@
 -- @column source_file: Input file of the row, relative to the input directory
 -- @column source_row: Data record number in that file, from 1
 with
--- Casts are try_cast: the row checks have already rejected every value that does not
--- parse, and DuckDB may evaluate a cast before the anti-join has removed those rows.
--- valid_listings: the rows of raw.listings without a row-level reject (made by the runner)
+-- valid_listings (made by the runner): the rows of raw.listings without a row-level reject,
+-- every declared column parsed to its contract type, defaults applied (`checks.parsed`)
 valid as (select * from valid_listings),
 final as (
     select
-        cast(lower("storeKey") as varchar) as store_key,
-        try_cast(trim(coalesce(cell("channelId"), '0')) as integer) as channel_id,
-        try_cast(trim("skuId") as bigint) as sku_id,
-        try_cast(trim("price") as decimal(18, 2)) as price,
-        try_cast(trim("quantity") as integer) as quantity,
-        as_bool("isFeatured") as is_featured,
-        coalesce(as_bool("isCustom"), false) as is_custom,
-        try_cast(trim(cell("storePriceCustomId")) as bigint) as store_price_custom_id,
-        cast(cell("title") as varchar) as title,
-        cast(cell("description") as varchar) as description,
-        cast(cell("mainImageUrl") as varchar) as main_image_url,
-        cast(from_json(cell("additionalImageUrls"), '["VARCHAR"]') as varchar[])
-            as additional_image_urls,
+        lower("storeKey") as store_key,
+        "channelId" as channel_id,
+        "skuId" as sku_id,
+        "price" as price,
+        "quantity" as quantity,
+        "isFeatured" as is_featured,
+        "isCustom" as is_custom,
+        "storePriceCustomId" as store_price_custom_id,
+        "title" as title,
+        "description" as description,
+        "mainImageUrl" as main_image_url,
+        "additionalImageUrls" as additional_image_urls,
         _source_file as source_file,
         _source_row as source_row
     from valid

@@ -5,15 +5,14 @@
 -- @column source_file: Input file of the row, relative to the input directory
 -- @column source_row: Data record number in that file, from 1
 with
--- Casts are try_cast: the row checks have already rejected every value that does not
--- parse, and DuckDB may evaluate a cast before the anti-join has removed those rows.
--- valid_printings: the rows of raw.printings without a row-level reject (made by the runner)
+-- valid_printings (made by the runner): the rows of raw.printings without a row-level reject,
+-- every declared column parsed to its contract type, defaults applied (`checks.parsed`)
 valid as (select * from valid_printings),
 final as (
     select
-        try_cast(trim("printingId") as integer) as printing_id,
-        cast("name" as varchar) as name,
-        coalesce(as_bool("foil"), false) as foil,
+        "printingId" as printing_id,
+        "name" as name,
+        coalesce("foil", false) as foil,
         _source_file as source_file,
         _source_row as source_row
     from valid

@@ -5,14 +5,13 @@
 -- @column source_file: Input file of the row, relative to the input directory
 -- @column source_row: Data record number in that file, from 1
 with
--- Casts are try_cast: the row checks have already rejected every value that does not
--- parse, and DuckDB may evaluate a cast before the anti-join has removed those rows.
--- valid_stores: the rows of raw.stores without a row-level reject (made by the runner)
+-- valid_stores (made by the runner): the rows of raw.stores without a row-level reject,
+-- every declared column parsed to its contract type, defaults applied (`checks.parsed`)
 valid as (select * from valid_stores),
 final as (
     select
-        cast(lower("storeKey") as varchar) as store_key,
-        cast(cell("name") as varchar) as name,
+        lower("storeKey") as store_key,
+        "name" as name,
         _source_file as source_file,
         _source_row as source_row
     from valid
