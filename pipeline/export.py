@@ -419,13 +419,14 @@ def _answer_chunks(
     `CHUNK_ROWS` rows."""
     bind = api.query_params(InventoryParams(), store_key=None)
     bind.update(store_keys=stores, channel_id=None, first_position=None, last_position=None)
+    # No ORDER BY here: SELECT and WHERE keep the inventory SQL's order (DuckDB's documented
+    # order preservation), and a query that reads no position runs no window.
     answers: pl.DataFrame = con.sql(
         f"""
         SELECT store_key, channel_id, category_id, group_id, product_json
         FROM ({STORE_INVENTORY.sql}
         )
         WHERE $channels IS NULL OR list_contains($channels, channel_id)
-        ORDER BY store_key, channel_id, position
         """,
         params={**bind, "channels": channels},
     ).pl()

@@ -81,23 +81,32 @@ product as (
     group by store_key, channel_id, product_id
 ),
 ranked as (
-    -- The answer's order within a store and channel. The exporter cuts the categoryId and
-    -- groupId pages from it: a filter on a category or group keeps the other products' order.
+    -- The answer's order within a store and channel, as sort columns (null but for the
+    -- requested sort), then productId. The exporter cuts the categoryId and groupId pages from
+    -- it: a filter on a category or group keeps the other products' order.
     select
         product.*,
         product_fixed.head_json,
-        row_number() over (
-            partition by product.store_key, product.channel_id
-            order by
-                case when $sort_field = 'price' and not $sort_desc then lowest_price end asc,
-                case when $sort_field = 'price' and $sort_desc then lowest_price end desc,
-                case when $sort_field = 'name' and not $sort_desc then product_fixed.name_key end asc,
-                case when $sort_field = 'name' and $sort_desc then product_fixed.name_key end desc,
-                product.product_id
-        ) as position,
-        count(*) over (partition by product.store_key, product.channel_id) as total_items
+        case when $sort_field = 'price' and not $sort_desc then lowest_price end as price_up,
+        case when $sort_field = 'price' and $sort_desc then lowest_price end as price_down,
+        case when $sort_field = 'name' and not $sort_desc then product_fixed.name_key end
+            as name_up,
+        case when $sort_field = 'name' and $sort_desc then product_fixed.name_key end as name_down
     from product
     join product_fixed using (product_id)
+),
+numbered as (
+    -- Positions and totals, for a cut page. The final order is the same, written on the sort
+    -- columns: a query that reads neither position nor total_items (the exporter) runs no
+    -- window at all.
+    select
+        ranked.*,
+        row_number() over (
+            partition by store_key, channel_id
+            order by price_up asc, price_down desc, name_up asc, name_down desc, product_id
+        ) as position,
+        count(*) over (partition by store_key, channel_id) as total_items
+    from ranked
 ),
 final as (
     select
@@ -113,10 +122,16 @@ final as (
             ',"skuCount":', sku_count,
             ',"lowestPrice":', json_money(lowest_price),
             ',"skus":[', skus_json, ']}'
-        ) as product_json
-    from ranked
+        ) as product_json,
+        price_up,
+        price_down,
+        name_up,
+        name_down
+    from numbered
     where ($first_position is null or position >= $first_position)
       and ($last_position is null or position <= $last_position)
 )
-select * from final
-order by store_key, channel_id, position
+select * exclude (price_up, price_down, name_up, name_down)
+from final
+order by
+    store_key, channel_id, price_up asc, price_down desc, name_up asc, name_down desc, product_id
