@@ -328,12 +328,7 @@ def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
     summary["site"] = {
         key: sum(r["site"].get(key, 0) for r in reports) for key in reports[0]["site"]
     }
-    summary["site"].update(
-        files=len(manifest),
-        bytes=manifest.total_bytes,
-        files_unchanged=len(manifest) - len(changed),
-        files_removed=len(removed),
-    )
+    summary["site"].update(export.file_counts(manifest, changed, removed))
     summary["stages_seconds"] = {"merge": round(time.perf_counter() - started, 3)}
     report.write(release, summary)
     _publish(output, work / WAREHOUSE, release, settings.releases_kept)

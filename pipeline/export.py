@@ -650,11 +650,18 @@ def write_site(
         db.release_memory(con, memory_limit)
     manifest = writer.manifest()
     changed, removed = manifest.changes(previous)
-    counts["files"] = len(manifest)
-    counts["files_unchanged"] = len(manifest) - len(changed)
-    counts["files_removed"] = len(removed)
-    counts["bytes"] = manifest.total_bytes
+    counts.update(file_counts(manifest, changed, removed))
     return Site(manifest, changed, removed, stores, counts)
+
+
+def file_counts(manifest: Manifest, changed: pl.Series, removed: pl.Series) -> dict[str, int]:
+    """The report's counts of a site's files, from its manifest and its changes."""
+    return {
+        "files": len(manifest),
+        "files_unchanged": len(manifest) - len(changed),
+        "files_removed": len(removed),
+        "bytes": manifest.total_bytes,
+    }
 
 
 @dataclass

@@ -222,14 +222,17 @@ def _parquet_columns(con: duckdb.DuckDBPyConnection, path: Path) -> dict[str, st
         raise InputError(f"{path}: cannot read Parquet: {str(exc).splitlines()[0]}") from exc
 
 
-def raw_types(con: duckdb.DuckDBPyConnection, table: Table, files: list[Path]) -> dict[str, str]:
+def _typed_columns(
+    table: Table, files: list[Path], schemas: dict[Path, dict[str, str]]
+) -> dict[str, str]:
     """The declared columns loaded with their type (column -> type): those of a table whose
-    files are all Parquet, with the same type in every file that has the column."""
-    if not files or any(p.suffix != ".parquet" for p in files):
+    files are all Parquet (`schemas`: each one's columns), with the same type in every file
+    that has the column."""
+    if not files or any(p not in schemas for p in files):
         return {}
     seen: dict[str, set[str]] = {}
     for path in files:
-        for name, dtype in _parquet_columns(con, path).items():
+        for name, dtype in schemas[path].items():
             seen.setdefault(name, set()).add(dtype)
     kinds = {c.name: c.kind for c in table.columns}
     return {
@@ -245,13 +248,13 @@ def _append_parquet(
     path: Path,
     source: str,
     columns: list[str],
+    found: dict[str, str],
     typed: dict[str, str],
 ) -> int:
-    """A Parquet file into raw.<table> by DuckDB alone, conformed as `_conform` does: the
-    `typed` columns (column -> type) as they are, the others as text (nested ones as JSON).
-    The rows never pass through Python."""
+    """A Parquet file (of columns `found`: column -> type) into raw.<table> by DuckDB alone,
+    conformed as `_conform` does: the `typed` columns as they are, the others as text (nested
+    ones as JSON). The rows never pass through Python."""
     try:
-        found = _parquet_columns(con, path)
         names = list(found)
         _check_names(path, names)
         _check_required(table, names, source)
@@ -336,11 +339,12 @@ def ingest_table(con: duckdb.DuckDBPyConnection, input_dir: Path, table: Table) 
         )
     columns: list[str] = []  # of raw.<table> so far: files are loaded one at a time
     rows = 0
-    typed = raw_types(con, table, files)
+    schemas = {p: _parquet_columns(con, p) for p in files if p.suffix == ".parquet"}
+    typed = _typed_columns(table, files, schemas)
     for path in files:
         source = path.relative_to(input_dir).as_posix()
-        if path.suffix == ".parquet":
-            rows += _append_parquet(con, table, path, source, columns, typed)
+        if path in schemas:
+            rows += _append_parquet(con, table, path, source, columns, schemas[path], typed)
             continue
         frame = read_file(path, table, source)
         if path.suffix in (".ndjson", ".jsonl", ".json") and frame.height == 0:
