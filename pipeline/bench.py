@@ -8,8 +8,10 @@ In one run, on the same generated input: (1) the scan floor, DuckDB reading the 
 computing per store x channel x product count and min price with no output; (2) the write
 floor, the same number of files with the same sizes written from ready buffers; (3) the full
 build, in a subprocess (wall time, peak RSS); (4) a rebuild after 5% of the stores changed;
-(5) two shard builds and their merge, compared with the unsharded release. Prints the figures
-and ratios and writes them to <dir>/<scale>/results.json.
+(5) two shard builds and their merge, compared with the unsharded release. Over (2) and (3), how
+busy the whole machine was: CPU seconds, and busy cores (CPU seconds / wall seconds). A floor
+that keeps more than one core busy leaves the build less room to hide its own work beside it.
+Prints the figures and ratios and writes them to <dir>/<scale>/results.json.
 
 Run it from a checkout that does not change while it runs: a build's code is part of every
 store's digest, so a rebuild by other code rebuilds every store.
@@ -33,7 +35,7 @@ import orjson
 import polars as pl
 
 from pipeline.export import Manifest
-from pipeline.files import FRAME_FILES, Body, create
+from pipeline.files import FRAME_FILES, Body, Folders, create
 from pipeline.generate import generate
 
 SCALES = {"tiny": (20, 20_000), "quick": (200, 1_000_000), "full": (2_000, 10_000_000)}
@@ -52,6 +54,44 @@ def settle(seconds: float) -> None:
     """Flush written files and wait (see SETTLE_SECONDS)."""
     os.sync()
     time.sleep(seconds)
+
+
+def machine_cpu_seconds() -> float | None:
+    """Seconds the machine's cores have been busy since boot, all of them, user and kernel,
+    kernel threads included (writeback is part of writing files); None where /proc/stat is
+    missing. Measured over a span, it says how much of the machine the span used: the write
+    floor's kernel work, for one, runs on more than the one thread that asks for it."""
+    try:
+        with open("/proc/stat") as fh:
+            user, nice, system, _idle, _iowait, irq, softirq = map(int, fh.readline().split()[1:8])
+    except (OSError, ValueError):
+        return None
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
+class Span:
+    """Wall seconds and the machine's busy CPU seconds over a `with` block."""
+
+    seconds: float = 0.0
+    cpu_seconds: float | None = None
+
+    def __enter__(self) -> Span:
+        self._cpu, self._started = machine_cpu_seconds(), time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.seconds = time.perf_counter() - self._started
+        cpu = machine_cpu_seconds()
+        if cpu is not None and self._cpu is not None:
+            self.cpu_seconds = cpu - self._cpu
+
+    def figures(self, name: str) -> dict[str, float | None]:
+        """`<name>_cpu_seconds` and `<name>_busy_cores` (CPU seconds / wall seconds)."""
+        cpu = self.cpu_seconds
+        return {
+            f"{name}_cpu_seconds": None if cpu is None else round(cpu, 1),
+            f"{name}_busy_cores": None if cpu is None else round(cpu / self.seconds, 2),
+        }
 
 
 def _peak_rss_children_mb() -> float:
@@ -80,18 +120,19 @@ def scan_floor(input_dir: Path) -> float:
     return seconds
 
 
-def write_floor(release: Path, target: Path) -> float:
+def write_floor(release: Path, target: Path) -> Span:
     """Write files of the release's sizes, in its folders, from ready-made buffers: one thread,
     with the function the exporter's file-creating process runs (`pipeline.files.create`)."""
     files = Manifest.load(release).frame.select("path", "bytes")
     buffers = {size: b"x" * size for size in files["bytes"].unique().to_list()}
-    made: set[str] = set()
-    started = time.perf_counter()
-    for chunk in files.iter_slices(FRAME_FILES):
-        targets = [f"{target}/{name}" for name in chunk["path"].to_list()]
-        bodies: list[Body] = [buffers[size] for size in chunk["bytes"].to_list()]
-        create((targets, bodies, [None] * len(targets)), made)
-    return time.perf_counter() - started
+    folders = Folders()
+    with Span() as span:
+        for chunk in files.iter_slices(FRAME_FILES):
+            targets = [f"{target}/{name}" for name in chunk["path"].to_list()]
+            bodies: list[Body] = [buffers[size] for size in chunk["bytes"].to_list()]
+            create((targets, bodies, [None] * len(targets)), folders)
+    folders.close()
+    return span
 
 
 def site_footprint(release: Path, disk: Path) -> tuple[int, int]:
@@ -108,27 +149,26 @@ def fits(disk: Path, need: tuple[int, int], margin: float = 1.2) -> bool:
     return stat.f_favail >= margin * files and stat.f_bavail * stat.f_frsize >= margin * size
 
 
-def run_build(input_dir: Path, output: Path, *extra: str) -> tuple[float, float, dict[str, Any]]:
-    """(seconds, peak RSS MB, build report) of `pipeline build` in a subprocess."""
+def run_build(input_dir: Path, output: Path, *extra: str) -> tuple[Span, float, dict[str, Any]]:
+    """(its span, peak RSS MB, build report) of `pipeline build` in a subprocess."""
     before = _peak_rss_children_mb()
-    started = time.perf_counter()
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pipeline",
-            "build",
-            "--input",
-            str(input_dir),
-            "--output",
-            str(output),
-            *extra,
-        ],
-        check=True,
-    )
-    seconds = time.perf_counter() - started
+    with Span() as span:
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pipeline",
+                "build",
+                "--input",
+                str(input_dir),
+                "--output",
+                str(output),
+                *extra,
+            ],
+            check=True,
+        )
     peak = max(_peak_rss_children_mb(), before)
-    return seconds, peak, json.loads((output / "build_report.json").read_text())
+    return span, peak, json.loads((output / "build_report.json").read_text())
 
 
 def change_stores(input_dir: Path, changed_dir: Path, share: float) -> int:
@@ -177,14 +217,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             stale.rename(trash / f"{stale.name}-{time.time_ns()}")
     settle(args.settle)
 
-    build_s, peak_mb, report = run_build(input_dir, output)
-    site = report["site"]
+    build, peak_mb, report = run_build(input_dir, output)
+    build_s, site = build.seconds, report["site"]
     settle(args.settle)
-    write_s = write_floor(output / "current", floor_files)
+    written = write_floor(output / "current", floor_files)
+    write_s = written.seconds
     scan_s = scan_floor(input_dir)
     changed = change_stores(input_dir, base / "input-changed", 0.05)
     settle(args.settle)
-    rebuild_s, rebuild_peak_mb, rebuild = run_build(base / "input-changed", output)
+    rebuilt, rebuild_peak_mb, rebuild = run_build(base / "input-changed", output)
+    rebuild_s = rebuilt.seconds
     changes = orjson.loads((output / "changes.json").read_bytes())
 
     # The full scale's files use most of the disk's inodes twice over: when the shards would not
@@ -202,7 +244,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     # Two shards, each a build of its own, and their merge: the same release as unsharded.
     shard_seconds = [
-        run_build(base / "input-changed", shard_out, "--shard", f"{index}/2")[0]
+        run_build(base / "input-changed", shard_out, "--shard", f"{index}/2")[0].seconds
         for index, shard_out in enumerate(shard_outs)
     ]
     started = time.perf_counter()
@@ -227,6 +269,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "scan_floor_seconds": round(scan_s, 2),
         "write_floor_seconds": round(write_s, 2),
         "ratio_to_floors": round(build_s / (scan_s + write_s), 2),
+        **build.figures("build"),
+        **written.figures("write_floor"),
         "rebuild_changed_stores": changed,
         "rebuild_seconds": round(rebuild_s, 2),
         "rebuild_ratio": round(rebuild_s / build_s, 2),

@@ -170,25 +170,59 @@ class FileCreator:
             stdin.close()
 
 
-def create(frame: Frame, made: set[str]) -> int:
-    """Create the files of one frame; returns how many were hard links."""
+class Folders:
+    """The folder that files are being created in, held open: a file is created by its name in
+    it (openat), so the kernel does not walk the whole path again for each file (about 0.5-1 µs
+    of the 9-12 µs a small file costs here). Files come folder by folder, so one open folder
+    is enough. Folders are made when first met."""
+
+    def __init__(self) -> None:
+        self._made: set[str] = set()
+        self._path: str | None = None
+        self._fd = -1
+
+    def open(self, folder: str) -> int:
+        """A descriptor of `folder`, made if missing; valid until the next call or `close`."""
+        if folder != self._path:
+            self.close()
+            if folder not in self._made:
+                os.makedirs(folder, exist_ok=True)
+                self._made.add(folder)
+            self._fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            self._path = folder
+        return self._fd
+
+    def close(self) -> None:
+        if self._path is not None:
+            os.close(self._fd)
+            self._path, self._fd = None, -1
+
+
+def create(frame: Frame, folders: Folders) -> int:
+    """Create the files of one frame; returns how many were hard links. An error names the
+    file's whole path."""
     linked = 0
     for target, body, source in zip(*frame, strict=True):
-        folder = target.rpartition("/")[0]
-        if folder not in made:
-            os.makedirs(folder, exist_ok=True)
-            made.add(folder)
-        if source is not None:
-            try:
-                os.link(source, target)
-                linked += 1
-                continue
-            except OSError:  # gone, or another file system
-                if not body:
-                    shutil.copyfile(source, target)
-                    continue
-        write_new(target, body)
+        try:
+            linked += _create(target, body, source, folders)
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, target) from exc
     return linked
+
+
+def _create(target: str, body: Body, source: str | None, folders: Folders) -> int:
+    folder, _, name = target.rpartition("/")
+    fd = folders.open(folder or ".")
+    if source is not None:
+        try:
+            os.link(source, name, dst_dir_fd=fd)
+            return 1
+        except OSError:  # gone, or another file system
+            if not body:
+                shutil.copyfile(source, target)
+                return 0
+    write_new(name, body, fd)
+    return 0
 
 
 def decode(payload: bytes) -> Frame:
@@ -209,11 +243,12 @@ def decode(payload: bytes) -> Frame:
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
 
 
-def write_new(path: str, body: Body) -> None:
-    """Create `path` with `body`: three system calls, where `open()` makes five (it also asks
-    for the block size and whether the file is a terminal). O_EXCL: never open an existing file,
-    which could be a hard link into a published release."""
-    fd = os.open(path, _NEW, 0o644)
+def write_new(path: str, body: Body, folder: int | None = None) -> None:
+    """Create `path` (relative to the open folder `folder`, if given) with `body`: three system
+    calls, where `open()` makes five (it also asks for the block size and whether the file is a
+    terminal). O_EXCL: never open an existing file, which could be a hard link into a published
+    release."""
+    fd = os.open(path, _NEW, 0o644, dir_fd=folder)
     try:
         written = os.write(fd, body)
         while written < len(body):  # a regular file takes it whole; a short write goes on
@@ -223,15 +258,16 @@ def write_new(path: str, body: Body) -> None:
 
 
 def _serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
-    made: set[str] = set()
+    folders = Folders()
     linked, error = 0, None
     while (header := stdin.read(_LENGTH.size)) and (size := _LENGTH.unpack(header)[0]):
         payload = stdin.read(size)
         if error is None:  # after a failure, read on so that the parent never blocks
             try:
-                linked += create(decode(payload), made)
+                linked += create(decode(payload), folders)
             except OSError as exc:
                 error = f"{exc.filename or ''}: {exc.strerror or exc}"
+    folders.close()
     pickle.dump({"linked": linked, "error": error}, stdout)
     stdout.flush()
 

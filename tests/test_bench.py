@@ -21,8 +21,12 @@ def test_the_benchmark_runs_and_reports_every_figure(tmp_path: Path) -> None:
         "ratio_to_floors",
         "rebuild_seconds",
         "rebuild_ratio",
+        "build_cpu_seconds",
+        "build_busy_cores",
+        "write_floor_cpu_seconds",
     ):
         assert results[key] > 0, key
+    assert results["build_busy_cores"] <= results["cores"]
     assert results["listings"] == 20_200  # 20k generic listings and 1% custom ones, none rejected
     assert 0 < results["rebuild_files_written"] < results["files"] / 4
     assert results["rebuild_files_linked"] + results["rebuild_files_written"] == results["files"]
