@@ -257,8 +257,8 @@ def _build(settings: Settings, reporter: Reporter) -> BuildResult:
             )
             counts = site.counts
             export.write_store_records(release, site.stores)
-        # The manifest and the changes (1.6 GB of JSON at 10M listings, a core's work for about
-        # 10 s) are written by a thread while DuckDB reports and checkpoints the warehouse.
+        # The manifest and the changes (1.7 GB at 10M listings, about 5 s of one core) are
+        # written by a thread while DuckDB reports and checkpoints the warehouse.
         with ThreadPoolExecutor(1, thread_name_prefix="release-files") as files:
             written = files.submit(
                 _write_release_files, release, site.manifest, site.changed, site.removed, settings
