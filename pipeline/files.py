@@ -202,27 +202,24 @@ def create(frame: Frame, folders: Folders) -> int:
     """Create the files of one frame; returns how many were hard links. An error names the
     file's whole path."""
     linked = 0
-    for target, body, source in zip(*frame, strict=True):
-        try:
-            linked += _create(target, body, source, folders)
-        except OSError as exc:
-            raise OSError(exc.errno, exc.strerror, target) from exc
+    target = ""
+    try:
+        for target, body, source in zip(*frame, strict=True):
+            folder, _, name = target.rpartition("/")
+            fd = folders.open(folder or ".")
+            if source is not None:
+                try:
+                    os.link(source, name, dst_dir_fd=fd)
+                    linked += 1
+                    continue
+                except OSError:  # gone, or another file system
+                    if not body:
+                        shutil.copyfile(source, target)
+                        continue
+            write_new(name, body, fd)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, target) from exc
     return linked
-
-
-def _create(target: str, body: Body, source: str | None, folders: Folders) -> int:
-    folder, _, name = target.rpartition("/")
-    fd = folders.open(folder or ".")
-    if source is not None:
-        try:
-            os.link(source, name, dst_dir_fd=fd)
-            return 1
-        except OSError:  # gone, or another file system
-            if not body:
-                shutil.copyfile(source, target)
-                return 0
-    write_new(name, body, fd)
-    return 0
 
 
 def decode(payload: bytes) -> Frame:
@@ -243,12 +240,11 @@ def decode(payload: bytes) -> Frame:
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
 
 
-def write_new(path: str, body: Body, folder: int | None = None) -> None:
-    """Create `path` (relative to the open folder `folder`, if given) with `body`: three system
-    calls, where `open()` makes five (it also asks for the block size and whether the file is a
-    terminal). O_EXCL: never open an existing file, which could be a hard link into a published
-    release."""
-    fd = os.open(path, _NEW, 0o644, dir_fd=folder)
+def write_new(name: str, body: Body, folder: int) -> None:
+    """Create `name` in the open folder `folder` with `body`: three system calls, where `open()`
+    makes five (it also asks for the block size and whether the file is a terminal). O_EXCL:
+    never open an existing file, which could be a hard link into a published release."""
+    fd = os.open(name, _NEW, 0o644, dir_fd=folder)
     try:
         written = os.write(fd, body)
         while written < len(body):  # a regular file takes it whole; a short write goes on
