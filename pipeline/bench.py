@@ -56,6 +56,9 @@ def settle(seconds: float) -> None:
     time.sleep(seconds)
 
 
+TICK_SECONDS = 1 / os.sysconf("SC_CLK_TCK")
+
+
 def machine_cpu_seconds() -> float | None:
     """Seconds the machine's cores have been busy since boot, all of them, user and kernel,
     kernel threads included (writeback is part of writing files); None where /proc/stat is
@@ -66,11 +69,13 @@ def machine_cpu_seconds() -> float | None:
             user, nice, system, _idle, _iowait, irq, softirq = map(int, fh.readline().split()[1:8])
     except (OSError, ValueError):
         return None
-    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+    return (user + nice + system + irq + softirq) * TICK_SECONDS
 
 
 class Span:
-    """Wall seconds and the machine's busy CPU seconds over a `with` block."""
+    """Wall seconds and the machine's busy CPU seconds over a `with` block. The kernel counts
+    CPU time in ticks (`TICK_SECONDS` a core), so a span of a few ticks reads coarsely: a
+    40 ms write floor can read 0 or 0.05 CPU seconds."""
 
     seconds: float = 0.0
     cpu_seconds: float | None = None
@@ -89,7 +94,7 @@ class Span:
         """`<name>_cpu_seconds` and `<name>_busy_cores` (CPU seconds / wall seconds)."""
         cpu = self.cpu_seconds
         return {
-            f"{name}_cpu_seconds": None if cpu is None else round(cpu, 1),
+            f"{name}_cpu_seconds": None if cpu is None else round(cpu, 2),
             f"{name}_busy_cores": None if cpu is None else round(cpu / self.seconds, 2),
         }
 
