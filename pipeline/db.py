@@ -23,6 +23,12 @@ SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 # DuckDB from 1.2.0 on reads. (DESIGN §4: analysts open the file with their own DuckDB.)
 STORAGE_COMPATIBILITY_VERSION = "v1.2.0"
 
+# A writer checkpoints when it is done (a build's last statement is CHECKPOINT), not whenever
+# the write-ahead log passes DuckDB's default of 16 MiB: at 10M listings that default set off
+# checkpoints in the middle of ingest (2-3 s each, work the final checkpoint partly did again).
+# Bulk writes go straight to the database file, so the log itself stays near 16 MB.
+CHECKPOINT_THRESHOLD = "1GB"
+
 SCHEMAS = {
     "raw": "Exports as loaded: every value as the text that was written, plus source file and row",
     "staging": "Typed and cleaned input tables: only rows that passed every contract check",
@@ -67,6 +73,7 @@ def connect(
         config["temp_directory"] = str(temp_directory)
     if str(path) != ":memory:" and not read_only:
         config["storage_compatibility_version"] = STORAGE_COMPATIBILITY_VERSION
+        config["checkpoint_threshold"] = CHECKPOINT_THRESHOLD
     con = duckdb.connect(str(path), read_only=read_only, config=config)
     for macro in MACROS:
         con.execute(macro)
