@@ -1,4 +1,4 @@
-"""Command line: `pipeline build | query` (also `python -m pipeline ...`).
+"""Command line: `pipeline build | query | serve | generate | merge` (also `python -m pipeline`).
 
 Exit codes: 0 success, 1 a handled failure (bad input, a failed audit; one line on stderr),
 2 a crash or a usage error. `query` exits 0 for a 2xx answer and 1 otherwise.
@@ -13,10 +13,18 @@ from pathlib import Path
 import click
 import orjson
 
-from pipeline import api, db
-from pipeline.build import WAREHOUSE, BuildError, build
+from pipeline import db
+from pipeline.api.urls import HELP_PATH
+from pipeline.build import build
+from pipeline.build import dry_run as validate
+from pipeline.errors import BuildError
+from pipeline.paths import WAREHOUSE
 from pipeline.progress import Reporter
+from pipeline.publish.merge import merge
+from pipeline.serve.routes import answer
+from pipeline.serve.server import serve
 from pipeline.settings import load_settings
+from pipeline.tools.generate import generate
 
 published_output = click.option(
     "--output",
@@ -51,10 +59,7 @@ def build_command(
     """Build the warehouse and the site from INPUT into OUTPUT, then publish them atomically."""
     try:
         settings = load_settings(config, input=input_dir, output=output_dir, shard=shard)
-        settings.shard_pair  # noqa: B018 - validates I < N
         if dry_run:
-            from pipeline.build import dry_run as validate
-
             summary = validate(settings)
             click.echo(orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode())
             return
@@ -92,7 +97,7 @@ def query_command(output_dir: Path, target: str) -> None:
     """
     con = db.connect(output_dir / WAREHOUSE, read_only=True)
     try:
-        response = api.answer(con, target)
+        response = answer(con, target)
     finally:
         con.close()
     click.echo(f"HTTP {response.status}", err=True)
@@ -104,18 +109,21 @@ def query_command(output_dir: Path, target: str) -> None:
 @main.command("serve")
 @published_output
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8000, show_default=True, type=int)
+@click.option(
+    "--port", default=8000, show_default=True, type=int, help="0: any free port (printed)."
+)
 @click.option("--threads", default=8, show_default=True, type=int)
 def serve_command(output_dir: Path, host: str, port: int, threads: int) -> None:
     """Serve the published build over HTTP as the generated nginx configuration would, and
     answer parameter combinations that were not materialised live from the warehouse."""
-    from pipeline.serve import serve
-
     if not (output_dir / WAREHOUSE).is_file():
         click.echo(f"{output_dir / WAREHOUSE}: no published build (run `pipeline build`)", err=True)
         sys.exit(1)
-    click.echo(f"serving {output_dir} on http://{host}:{port}/v1.39.0/help/index", err=True)
-    serve(output_dir, host, port, threads)
+
+    def listening(bound: int) -> None:  # the port taken, also when --port 0 let the system pick
+        click.echo(f"serving {output_dir} on http://{host}:{bound}{HELP_PATH}", err=True)
+
+    serve(output_dir, host, port, threads, on_listen=listening)
 
 
 @main.command("generate")
@@ -131,8 +139,6 @@ def serve_command(output_dir: Path, host: str, port: int, threads: int) -> None:
 @click.option("--seed", type=int, default=1, show_default=True)
 def generate_command(output_dir: Path, stores: int, listings: int, seed: int) -> None:
     """Write a realistic synthetic input directory of any size (deterministic for a seed)."""
-    from pipeline.generate import generate
-
     counts = generate(output_dir, stores, listings, seed)
     click.echo(", ".join(f"{v:,} {k}" for k, v in counts.items()) + f" -> {output_dir}")
 
@@ -149,8 +155,6 @@ def generate_command(output_dir: Path, stores: int, listings: int, seed: int) ->
 @click.argument("shards", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
 def merge_command(output_dir: Path, config: Path | None, shards: tuple[Path, ...]) -> None:
     """Publish one release from the outputs of `pipeline build --shard I/N` (every I)."""
-    from pipeline.build import merge
-
     try:
         result = merge(list(shards), load_settings(config, output=output_dir))
     except BuildError as exc:

@@ -25,6 +25,8 @@ class Kind(StrEnum):
 
 
 STORE_KEY_PATTERN = "[A-Za-z0-9_-]{1,64}"
+# Staging stores keys lower-case: the spelling of the site's paths.
+STORED_KEY_PATTERN = STORE_KEY_PATTERN.replace("A-Z", "")
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,12 @@ class Column:
     default: str | None = None  # applied to a missing column and to an empty cell alike
     non_negative: bool = False
     pattern: str | None = None  # full-match regular expression
-    doc: str = ""
+    doc: str = ""  # the column's comment in raw.<table> ("as written") and staging.<table>
+
+    @property
+    def staged_name(self) -> str:
+        """The column's name in staging.<table>: snake_case."""
+        return "".join("_" + c.lower() if c.isupper() else c for c in self.name)
 
 
 @dataclass(frozen=True)
@@ -101,8 +108,8 @@ TABLES: tuple[Table, ...] = (
             _c("categoryId", Kind.INT32, "Category of the product", required=True),
             _c("groupId", Kind.INT64, "Group of the product", required=True),
             _c("name", Kind.TEXT, "Product name", required=True),
-            _c("rarity", Kind.TEXT, "Rarity label"),
-            _c("number", Kind.TEXT, "Card number"),
+            _c("rarity", Kind.TEXT, "Rarity label (may be null)"),
+            _c("number", Kind.TEXT, "Card number (may be null)"),
         ),
         doc="Products (cards, sealed items)",
         key=("productId",),
@@ -113,9 +120,14 @@ TABLES: tuple[Table, ...] = (
         (
             _c("skuId", Kind.INT64, "SKU identifier", required=True),
             _c("productId", Kind.INT64, "Product of the SKU", required=True),
-            _c("conditionId", Kind.INT64, "Condition", required=True),
-            _c("languageId", Kind.INT32, "Language", required=True),
-            _c("printingId", Kind.INT32, "Printing", required=True),
+            _c(
+                "conditionId",
+                Kind.INT64,
+                "Condition (may have no row in conditions)",
+                required=True,
+            ),
+            _c("languageId", Kind.INT32, "Language (may have no row in languages)", required=True),
+            _c("printingId", Kind.INT32, "Printing (may have no row in printings)", required=True),
         ),
         doc="SKUs: product x condition x language x printing",
         key=("skuId",),
@@ -138,7 +150,7 @@ TABLES: tuple[Table, ...] = (
         (
             _c("languageId", Kind.INT32, "Language identifier", required=True),
             _c("name", Kind.TEXT, "Language name", required=True),
-            _c("abbr", Kind.TEXT, "Abbreviation"),
+            _c("abbr", Kind.TEXT, "Abbreviation (may be null)"),
         ),
         doc="Card languages",
         key=("languageId",),
@@ -149,7 +161,7 @@ TABLES: tuple[Table, ...] = (
         (
             _c("printingId", Kind.INT32, "Printing identifier", required=True),
             _c("name", Kind.TEXT, "Printing name", required=True),
-            _c("foil", Kind.BOOL, "Whether the printing is foil (null: false)"),
+            _c("foil", Kind.BOOL, "Whether the printing is foil (a null is published as false)"),
         ),
         doc="Printings (Normal, Foil, Holofoil, ...)",
         key=("printingId",),
@@ -158,7 +170,13 @@ TABLES: tuple[Table, ...] = (
         "stores",
         "stores",
         (
-            _c("storeKey", Kind.TEXT, "Store key", required=True, pattern=STORE_KEY_PATTERN),
+            _c(
+                "storeKey",
+                Kind.TEXT,
+                "Store key (case-insensitive: lower-case from staging on)",
+                required=True,
+                pattern=STORE_KEY_PATTERN,
+            ),
             _c("name", Kind.TEXT, "Store name"),
         ),
         optional=True,
@@ -168,8 +186,20 @@ TABLES: tuple[Table, ...] = (
         "stores",
         "excluded_categories",
         (
-            _c("storeKey", Kind.TEXT, "Store key", required=True, pattern=STORE_KEY_PATTERN),
-            _c("channelId", Kind.INT32, "Sales channel", required=True, default="0"),
+            _c(
+                "storeKey",
+                Kind.TEXT,
+                "Store key (case-insensitive: lower-case from staging on)",
+                required=True,
+                pattern=STORE_KEY_PATTERN,
+            ),
+            _c(
+                "channelId",
+                Kind.INT32,
+                "Sales channel the exclusion applies to",
+                required=True,
+                default="0",
+            ),
             _c("categoryId", Kind.INT32, "Excluded category", required=True),
         ),
         optional=True,
@@ -179,8 +209,20 @@ TABLES: tuple[Table, ...] = (
         "stores",
         "listings",
         (
-            _c("storeKey", Kind.TEXT, "Store key", required=True, pattern=STORE_KEY_PATTERN),
-            _c("channelId", Kind.INT32, "Sales channel", required=True, default="0"),
+            _c(
+                "storeKey",
+                Kind.TEXT,
+                "Store key (case-insensitive: lower-case from staging on)",
+                required=True,
+                pattern=STORE_KEY_PATTERN,
+            ),
+            _c(
+                "channelId",
+                Kind.INT32,
+                "Sales channel (0: the default marketplace channel)",
+                required=True,
+                default="0",
+            ),
             _c("skuId", Kind.INT64, "Listed SKU", required=True),
             _c(
                 "price",
@@ -189,14 +231,30 @@ TABLES: tuple[Table, ...] = (
                 required=True,
                 non_negative=True,
             ),
-            _c("quantity", Kind.INT32, "Quantity for sale", required=True, non_negative=True),
+            _c(
+                "quantity",
+                Kind.INT32,
+                "Quantity for sale (0: listed but not for sale)",
+                required=True,
+                non_negative=True,
+            ),
             _c("isFeatured", Kind.BOOL, "Featured flag (may be null)"),
-            _c("isCustom", Kind.BOOL, "Custom listing", required=True, default="false"),
-            _c("storePriceCustomId", Kind.INT64, "Custom listing identifier"),
+            _c(
+                "isCustom",
+                Kind.BOOL,
+                "Whether this is a custom listing",
+                required=True,
+                default="false",
+            ),
+            _c(
+                "storePriceCustomId",
+                Kind.INT64,
+                "Custom listing identifier (custom listings only)",
+            ),
             _c("title", Kind.TEXT, "Custom listing title"),
             _c("description", Kind.TEXT, "Custom listing description"),
-            _c("mainImageUrl", Kind.TEXT, "Custom listing main image"),
-            _c("additionalImageUrls", Kind.TEXT_LIST, "Custom listing further images"),
+            _c("mainImageUrl", Kind.TEXT, "Custom listing main image URL"),
+            _c("additionalImageUrls", Kind.TEXT_LIST, "Custom listing further image URLs"),
         ),
         doc="Store inventory listings",
         required_if=(("storePriceCustomId", "isCustom"),),

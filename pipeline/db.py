@@ -152,12 +152,18 @@ def header(file: Path) -> tuple[str, dict[str, str]]:
 
 
 def build_table(
-    con: duckdb.DuckDBPyConnection, model: SqlFile, params: dict[str, object] | None = None
+    con: duckdb.DuckDBPyConnection,
+    model: SqlFile,
+    params: dict[str, object] | None = None,
+    column_comments: dict[str, str] | None = None,
 ) -> int:
-    """CREATE OR REPLACE TABLE <schema>.<name> AS <the file's SELECT>; returns its row count."""
+    """CREATE OR REPLACE TABLE <schema>.<name> AS <the file's SELECT>; returns its row count.
+    Column comments come from the file's header, or from `column_comments` (the contract's, for
+    staging tables) with the header's added."""
     target = f"{model.schema}.{model.name}"
     con.execute(f"CREATE OR REPLACE TABLE {target} AS\n{model.sql}", params or {})
-    comment_table(con, target, model.table_comment, model.column_comments)
+    comments = (column_comments or {}) | model.column_comments
+    comment_table(con, target, model.table_comment, comments)
     return count_rows(con, target)
 
 

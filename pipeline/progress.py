@@ -46,6 +46,18 @@ class Reporter:
         self.stream.write(orjson.dumps({**record, **fields}).decode() + "\n")
         self.stream.flush()
 
+    def warning(self, message: str) -> None:
+        """A problem the build went on past: a line in the terminal, a log line otherwise."""
+        if not self.enabled:
+            return
+        if self._bars is not None:
+            self._bars.console.print(f"warning: {message}", markup=False, highlight=False)
+        elif self.interactive:
+            self.stream.write(f"warning: {message}\n")
+            self.stream.flush()
+        else:
+            self.event("warning", message=message)
+
     @contextmanager
     def stage(self, name: str, total: int | None = None, unit: str = "items") -> Iterator[Advance]:
         started = time.perf_counter()

@@ -6,12 +6,22 @@ environment use `__`: `PIPELINE_EXPORT__LIMITS='[10, 100]'`.
 
 from __future__ import annotations
 
+import zlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    ValidationError,
+)
 from pydantic_settings import (
     BaseSettings,
+    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
@@ -19,6 +29,46 @@ from pydantic_settings import (
 
 Variant = Literal["categoryId", "groupId"]
 PageSize = Annotated[int, Field(ge=1, le=100)]  # the API's limit range
+
+
+@dataclass(frozen=True, order=True)
+class Shard:
+    """Shard `index` of `count`: the stores whose key hashes (CRC-32) to `index` modulo `count`.
+    Written `I/N` in settings and reports."""
+
+    index: int
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+    def holds(self, store_key: str) -> bool:
+        return shard_of(store_key, self.count) == self.index
+
+    @classmethod
+    def from_text(cls, value: str) -> Shard:
+        """`I/N` as a Shard, I below N."""
+        index, slash, count = value.partition("/")
+        if not (slash and index.isdigit() and count.isdigit() and int(count) > 0):
+            raise ValueError(f"shard {value!r}: expected I/N, e.g. 0/4")
+        if int(index) >= int(count):
+            raise ValueError(f"shard {value}: the index must be below the count")
+        return cls(int(index), int(count))
+
+
+def shard_of(store_key: str, count: int) -> int:
+    """The shard of a store: stable across runs, machines and Python versions."""
+    return zlib.crc32(store_key.encode()) % count
+
+
+# Text in TOML and the environment (NoDecode: not JSON), a Shard in code, text again when dumped.
+def _shard_from_text(value: object) -> object:
+    return Shard.from_text(value) if isinstance(value, str) else value
+
+
+ShardSetting = Annotated[
+    Shard, BeforeValidator(_shard_from_text), PlainSerializer(str, return_type=str), NoDecode
+]
 
 
 class ExportSettings(BaseModel):
@@ -66,9 +116,8 @@ class Settings(BaseSettings):
         description="Listings per run of the inventory query in the export (bounds its memory)",
     )
     releases_kept: int = Field(default=3, ge=1, description="Published site releases kept")
-    shard: str | None = Field(
+    shard: ShardSetting | None = Field(
         default=None,
-        pattern=r"^[0-9]+/[1-9][0-9]*$",
         description="I/N: export only the stores of shard I of N (see `pipeline merge`)",
     )
     nginx_listen: str = Field(default="127.0.0.1:8080", description="nginx.conf: listen address")
@@ -76,15 +125,6 @@ class Settings(BaseSettings):
         default="127.0.0.1:8000",
         description="nginx.conf: address of `pipeline serve`, for requests not materialised",
     )
-
-    @property
-    def shard_pair(self) -> tuple[int, int] | None:
-        if self.shard is None:
-            return None
-        index, count = (int(x) for x in self.shard.split("/"))
-        if index >= count:
-            raise ValueError(f"shard {self.shard}: the index must be below the count")
-        return index, count
 
     @classmethod
     def settings_customise_sources(

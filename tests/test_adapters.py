@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import ingest
-from pipeline.adapters import SELLER_PORTAL_COLUMNS, SELLER_PORTAL_REQUIRED
+from pipeline.errors import InputError
+from pipeline.ingest.adapters import SELLER_PORTAL_COLUMNS, SELLER_PORTAL_REQUIRED
 from tests.conftest import BASE_TABLES, rows, run_pipeline, write_inputs
 
 HEADER_18 = SELLER_PORTAL_COLUMNS  # the export's own header, 18 columns
@@ -101,7 +101,7 @@ def test_a_seller_portal_export_without_its_columns_is_named(tmp_path: Path) -> 
         [{"TCGplayer Id": "1", "Total Quantity": "1"}],
     )
     with pytest.raises(
-        ingest.InputError, match=r"s.csv: missing Seller Portal column TCG Marketplace Price"
+        InputError, match=r"s.csv: missing Seller Portal column TCG Marketplace Price"
     ):
         run_pipeline(input_dir)
     assert "TCG Marketplace Price" in SELLER_PORTAL_REQUIRED
@@ -211,7 +211,7 @@ def test_a_broken_api_page_is_named(tmp_path: Path, body: str, message: str) -> 
     input_dir = write_inputs(tmp_path / "in")
     (input_dir / "catalog" / "products").mkdir()
     (input_dir / "catalog" / "products" / "bad.json").write_text(body)
-    with pytest.raises(ingest.InputError, match=rf"products/bad.json: {message}"):
+    with pytest.raises(InputError, match=rf"products/bad.json: {message}"):
         run_pipeline(input_dir)
     assert BASE_TABLES["products"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline import bench
-from pipeline.generate import generate, store_sizes
+from pipeline.tools import bench
+from pipeline.tools.generate import generate, store_sizes
 
 
 def test_the_benchmark_runs_and_reports_every_figure(tmp_path: Path) -> None:

@@ -14,8 +14,10 @@ import orjson
 import pytest
 from pydantic import BaseModel
 
-from pipeline import api
-from pipeline.models import CategoryPage, InventoryPage
+from pipeline.api import urls
+from pipeline.api.models import CategoryPage, InventoryPage
+from pipeline.api.params import InventoryParams
+from pipeline.serve.routes import answer
 from tests import reference
 from tests.conftest import SAMPLE, site_files
 from tests.golden import FULL_PAGES, GOLDEN
@@ -66,7 +68,7 @@ def _key_order_ok(value: Any, model: type[BaseModel]) -> None:
 
 
 def test_every_page_validates_against_the_models(sample_build: Path) -> None:
-    from pipeline.models import Category, Condition, Language, Sku, StoreProduct
+    from pipeline.api.models import Category, Condition, Language, Sku, StoreProduct
 
     pages = {
         p: f
@@ -110,8 +112,8 @@ def test_default_pages_list_exactly_the_products_of_the_definition(sample_build:
             listed: list[Any] = []
             offset = 0
             while True:
-                params = api.InventoryParams(channelId=channel, offset=offset)
-                path = api.inventory_page_path(store, params).as_posix()
+                params = InventoryParams(channelId=channel, offset=offset)
+                path = urls.inventory_page_path(store, params).as_posix()
                 if path not in files:
                     break
                 page = json.loads(files[path].read_bytes())
@@ -137,7 +139,7 @@ def test_live_answers_equal_the_published_pages(sample_build: Path) -> None:
         target = f"/v1.39.0/stores/{store}/inventory/products" + (
             "" if query == "index" else f"?{query}"
         )
-        response = api.answer(con, target)
+        response = answer(con, target)
         assert (response.status, response.body) == (200, files[path].read_bytes()), path
     con.close()
 

@@ -11,7 +11,8 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline import api
+from pipeline.api import urls
+from pipeline.api.params import InventoryParams
 from pipeline.build import build
 from pipeline.settings import load_settings
 from tests.conftest import write_inputs
@@ -116,24 +117,25 @@ def test_a_catalog_change_rebuilds_the_stores_that_list_the_product(tmp_path: Pa
 def test_page_names_equal_the_canonical_path(
     channel: int, category: int | None, group: int | None, limit: int, pages: int
 ) -> None:
-    params = api.InventoryParams(channelId=channel, categoryId=category, groupId=group, limit=limit)
+    params = InventoryParams(channelId=channel, categoryId=category, groupId=group, limit=limit)
     expected = [
-        str(api.inventory_page_path("Key", replace(params, offset=n * limit))) for n in range(pages)
+        str(urls.inventory_page_path("Key", replace(params, offset=n * limit)))
+        for n in range(pages)
     ]
-    query = api.canonical_query(params, paging=False)
-    names = pl.select(api.page_names(pl.lit(query), pl.int_range(pages), limit)).to_series()
+    query = urls.canonical_query(params, paging=False)
+    names = pl.select(urls.page_names(pl.lit(query), pl.int_range(pages), limit)).to_series()
     folder = "v1.39.0/stores/key/inventory/products/"
     assert [folder + name for name in names.to_list()] == expected
     # The exporter's templates of a filter by one id give the same canonical query.
     for name, value in (("categoryId", category), ("groupId", group)):
         if value is not None:
-            before, after = api.filtered_query(channel, name)
-            alone = api.InventoryParams(channelId=channel, **{name: value})  # type: ignore[arg-type]
-            assert f"{before}{value}{after}" == api.canonical_query(alone, paging=False)
+            before, after = urls.filtered_query(channel, name)
+            alone = InventoryParams(channelId=channel, **{name: value})  # type: ignore[arg-type]
+            assert f"{before}{value}{after}" == urls.canonical_query(alone, paging=False)
 
 
 def test_shards_merge_into_the_unsharded_release(sample_build: Path, tmp_path: Path) -> None:
-    from pipeline.build import merge
+    from pipeline.publish.merge import merge
     from tests.conftest import SAMPLE
 
     shards = []
@@ -156,7 +158,8 @@ def test_shards_merge_into_the_unsharded_release(sample_build: Path, tmp_path: P
 def test_a_shard_given_twice_is_refused(tmp_path: Path) -> None:
     import pytest
 
-    from pipeline.build import BuildError, merge
+    from pipeline.errors import BuildError
+    from pipeline.publish.merge import merge
     from tests.conftest import SAMPLE
 
     shard = tmp_path / "shard"

@@ -12,6 +12,7 @@ import pytest
 
 from pipeline import db, ingest
 from pipeline.contract import TABLES_BY_NAME
+from pipeline.errors import InputError
 from tests.conftest import rows, write_inputs, write_table
 
 LISTINGS = TABLES_BY_NAME["listings"]
@@ -96,9 +97,7 @@ def test_csv_ndjson_and_parquet_files_of_one_table_load_alike(tmp_path: Path) ->
 
 def test_a_missing_required_column_stops_with_file_and_column(tmp_path: Path) -> None:
     write_table(tmp_path, "listings", [{"storeKey": "s", "skuId": 1, "price": "1"}])
-    with pytest.raises(
-        ingest.InputError, match=r"stores/listings.csv: missing required column quantity"
-    ):
+    with pytest.raises(InputError, match=r"stores/listings.csv: missing required column quantity"):
         _load(tmp_path)
 
 
@@ -107,7 +106,7 @@ def test_a_missing_required_table_stops_and_an_optional_one_is_empty(tmp_path: P
     (tmp_path / "catalog" / "skus.csv").unlink()
     con = db.connect()
     db.create_schemas(con)
-    with pytest.raises(ingest.InputError, match=r"catalog/skus: missing required input"):
+    with pytest.raises(InputError, match=r"catalog/skus: missing required input"):
         ingest.ingest_all(con, tmp_path)
     assert _load(tmp_path, "stores") == []
 
@@ -165,7 +164,7 @@ def test_an_unreadable_parquet_file_names_the_file(tmp_path: Path) -> None:
     path = tmp_path / "stores" / "listings.parquet"
     path.parent.mkdir(parents=True)
     path.write_bytes(b"PAR1 this is not a parquet file")
-    with pytest.raises(ingest.InputError, match=r"listings.parquet: cannot read Parquet"):
+    with pytest.raises(InputError, match=r"listings.parquet: cannot read Parquet"):
         _load(tmp_path)
 
 
@@ -179,7 +178,7 @@ def test_a_column_name_with_a_nul_character_names_the_file(tmp_path: Path, fmt: 
         path.write_bytes((",".join(header) + "\n" + ",".join(values) + "\n").encode())
     else:
         pq.write_table(pa.table({h: [v] for h, v in zip(header, values, strict=True)}), path)
-    with pytest.raises(ingest.InputError, match=rf"listings.{fmt}: header: .* NUL character"):
+    with pytest.raises(InputError, match=rf"listings.{fmt}: header: .* NUL character"):
         _load(tmp_path)
 
 

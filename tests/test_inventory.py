@@ -8,7 +8,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from pipeline.api import answer
+from pipeline.serve.routes import answer
 from tests.conftest import run_pipeline, write_inputs
 
 CATALOG: dict[str, list[dict[str, Any]]] = {

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import ast
+import graphlib
 from pathlib import Path
 
+import pytest
+
 from pipeline.db import SQL_DIR
-from pipeline.steps import all_sql_files
+from pipeline.transform.steps import all_sql_files
 from tests.conftest import rows
 
 
@@ -44,3 +48,99 @@ def test_every_table_and_column_carries_a_comment(sample_build: Path) -> None:
     )
     assert columns == []
     con.close()
+
+
+# The stages in the order a row travels through them; serving reads what publishing wrote.
+STAGES = ("ingest", "transform", "export", "publish", "serve")
+# Modules every stage may use: they import no stage.
+SHARED = ("api", "contract", "db", "errors", "paths", "progress", "settings")
+PACKAGE = Path(__file__).resolve().parent.parent / "pipeline"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """module -> the pipeline modules it imports (at any depth of its code)."""
+    files = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for module, path in files.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        imported: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                imported |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:  # relative: from the module's package
+                    base = ".".join(
+                        [*package.split(".")[: len(package.split(".")) - node.level + 1], base]
+                    ).strip(".")
+                for alias in node.names:  # `from pkg import module` imports the module
+                    imported.add(
+                        f"{base}.{alias.name}" if f"{base}.{alias.name}" in files else base
+                    )
+        graph[module] = {m for m in imported if m in files and m != module}
+    return graph
+
+
+def _layer(module: str) -> str:
+    """The stage, shared module or top-level role a module belongs to."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "package"
+    return parts[1]
+
+
+def test_the_import_graph_has_no_cycle() -> None:
+    graph = _import_graph()
+    try:
+        tuple(graphlib.TopologicalSorter(graph).static_order())
+    except graphlib.CycleError as exc:
+        pytest.fail(f"import cycle: {' -> '.join(exc.args[1])}")
+
+
+def _may_import(layer: str) -> set[str]:
+    """The layers a module of `layer` may import (its own included)."""
+    if layer in SHARED:
+        return set(SHARED)
+    if layer in STAGES:
+        return {*SHARED, *STAGES[: STAGES.index(layer) + 1]}
+    if layer == "build":  # the orchestration runs the stages up to publishing
+        return {*SHARED, *STAGES[:-1], layer}
+    if layer == "tools":
+        return {*SHARED, *STAGES, "build", layer}
+    return {*SHARED, *STAGES, "build", "tools", "cli", layer}  # the command line: everything
+
+
+def test_each_stage_imports_only_the_stages_before_it_and_shared_modules() -> None:
+    graph = _import_graph()
+    problems = [
+        f"{module} imports {target}"
+        for module, imports in sorted(graph.items())
+        for target in sorted(imports)
+        if _layer(target) not in _may_import(_layer(module))
+    ]
+    assert problems == []
+
+
+def test_serving_does_not_import_the_build() -> None:
+    graph = _import_graph()
+    reachable, todo = set(), [m for m in graph if _layer(m) == "serve"]
+    while todo:
+        module = todo.pop()
+        for target in graph[module] - reachable:
+            reachable.add(target)
+            todo.append(target)
+    assert not {m for m in reachable if _layer(m) in ("build", "cli", "tools")}
+
+
+def test_modules_stay_small() -> None:
+    """A module holds one job: a few hundred lines at most."""
+    sizes = {
+        p.relative_to(PACKAGE).as_posix(): len(p.read_text().splitlines())
+        for p in PACKAGE.rglob("*.py")
+    }
+    assert {name: n for name, n in sizes.items() if n > 310} == {}

@@ -18,8 +18,11 @@ from urllib.parse import urlencode
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline import api, export
-from pipeline.settings import ExportSettings
+from pipeline import export
+from pipeline.api import urls
+from pipeline.api.params import InventoryParams
+from pipeline.serve.routes import answer
+from pipeline.settings import load_settings
 from tests import reference
 from tests.conftest import run_pipeline, write_inputs
 
@@ -189,7 +192,8 @@ def test_pipeline_matches_reference_model(data: reference.Data, draw: st.DataObj
         # (1) The exported site: every page equals the reference, and no page is missing.
         # Any batching of the stores gives the same pages.
         batch_listings = draw.draw(st.integers(1, 40), label="batch_listings")
-        site = export.write_site(con, work / "site", ExportSettings(), batch_listings)
+        settings = load_settings(None, export_batch_listings=batch_listings)
+        site = export.write_site(con, settings, work / "site")
         expected: dict[str, bytes] = {}
         for store in sorted(data.known_stores()):
             for channel in (0, 1):
@@ -211,8 +215,8 @@ def test_pipeline_matches_reference_model(data: reference.Data, draw: st.DataObj
                 for extra, subset in variants:
                     for offset in range(0, len(subset), 10):
                         req = reference.Request(channelId=channel, offset=offset, **extra)
-                        path = api.inventory_page_path(
-                            store, api.InventoryParams(channelId=channel, offset=offset, **extra)
+                        path = urls.inventory_page_path(
+                            store, InventoryParams(channelId=channel, offset=offset, **extra)
                         )
                         expected[path.as_posix()] = reference.answer(data, store, req)[1]
         paths = site.manifest.frame["path"].to_list()
@@ -225,7 +229,7 @@ def test_pipeline_matches_reference_model(data: reference.Data, draw: st.DataObj
         for _ in range(4):
             store = draw.draw(st.sampled_from([*STORE_KEYS, "unknown"]))
             req = draw.draw(requests(data))
-            response = api.answer(con, url(store, req))
+            response = answer(con, url(store, req))
             assert (response.status, response.body) == reference.answer(data, store, req)
         con.close()
     finally:

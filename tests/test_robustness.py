@@ -22,8 +22,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline import api, db, ingest
-from pipeline.build import BuildError, build
+from pipeline import db
+from pipeline.api import urls
+from pipeline.api.params import InventoryParams
+from pipeline.build import build
+from pipeline.errors import BuildError, InputError
 from pipeline.settings import load_settings
 from tests.conftest import (
     SAMPLE,
@@ -271,7 +274,7 @@ def test_malformed_files_never_crash_and_every_row_is_accounted_for(
         (work / "stores" / f"listings.{fmt}").write_bytes(data)
         try:
             con = run_pipeline(work)
-        except ingest.InputError as exc:
+        except InputError as exc:
             # Only a file that cannot be read at all stops the build, and it is named.
             assert (
                 fmt == "parquet" or "missing required column" in str(exc) or "header" in str(exc)
@@ -406,10 +409,10 @@ def test_two_builds_of_the_same_inputs_are_byte_identical(
 def test_page_paths_never_leave_the_store_directory(
     key: str, name: str, number: int, sort: str
 ) -> None:
-    params = api.InventoryParams(
+    params = InventoryParams(
         categoryName=name, productName=name, groupName=name, categoryId=number, sort=sort
     )
-    path = api.inventory_page_path(key, params)
+    path = urls.inventory_page_path(key, params)
     assert path.parts[:5] == ("v1.39.0", "stores", key.lower(), "inventory", "products")
     assert len(path.parts) == 6 and path.name not in (".", "..") and "/" not in path.name
     assert not path.is_absolute()
@@ -477,7 +480,7 @@ def test_reserved_column_names_and_empty_records(tmp_path: Path) -> None:
     (input_dir / "stores" / "listings.csv").write_text(
         "storeKey,skuId,price,quantity,_source_file\ns1,1000,1,1,x\n", encoding="utf-8"
     )
-    with pytest.raises(ingest.InputError, match="column name _source_file is reserved"):
+    with pytest.raises(InputError, match="column name _source_file is reserved"):
         run_pipeline(input_dir)
     (input_dir / "stores" / "listings.csv").write_text(
         "storeKey,skuId,price,quantity\ns1,1000,1,1\n,,,\n\ns2,1000,1,1\n", encoding="utf-8"
@@ -519,7 +522,7 @@ def test_a_shard_without_stores_and_a_relative_output(
 
 
 def _shard_has_stores(index: int, count: int) -> bool:
-    from pipeline.export import shard_of
+    from pipeline.settings import shard_of
 
     keys = [
         "3d05ef67",

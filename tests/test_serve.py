@@ -26,8 +26,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline import api, db, nginx
+from pipeline import db
 from pipeline.build import build
+from pipeline.export import nginx
+from pipeline.serve.routes import answer
 from pipeline.settings import load_settings
 from tests import reference
 from tests.conftest import SAMPLE, write_inputs
@@ -218,8 +220,8 @@ def test_static_pages_equal_the_live_computation(sample_build: Path) -> None:
     con = db.connect(sample_build / "warehouse.duckdb", read_only=True)
     site = sample_build / "site"
     for target in materialised_targets(sample_build):
-        forced = api.answer(con, target, site=None)
-        served = api.answer(con, target, site=site)
+        forced = answer(con, target, site=None)
+        served = answer(con, target, site=site)
         assert (forced.status, forced.body) == (served.status, served.body), target
     con.close()
 

@@ -1,13 +1,7 @@
 -- One row per condition that passed the contract checks (grain: conditionId).
--- @column condition_id: Condition identifier
--- @column name: Condition name
--- @column abbreviation: Short name
--- @column display_order: Order in condition lists
--- @column source_file: Input file of the row, relative to the input directory
--- @column source_row: Data record number in that file, from 1
 with
 -- valid_conditions (made by the runner): the rows of raw.conditions without a row-level reject,
--- every declared column parsed to its contract type, defaults applied (`checks.parsed`)
+-- every declared column parsed to its contract type, defaults applied (`rules.parsed`)
 valid as (select * from valid_conditions),
 final as (
     select

@@ -1,12 +1,7 @@
 -- One row per language that passed the contract checks (grain: languageId).
--- @column language_id: Language identifier
--- @column name: Language name
--- @column abbr: Abbreviation (may be null)
--- @column source_file: Input file of the row, relative to the input directory
--- @column source_row: Data record number in that file, from 1
 with
 -- valid_languages (made by the runner): the rows of raw.languages without a row-level reject,
--- every declared column parsed to its contract type, defaults applied (`checks.parsed`)
+-- every declared column parsed to its contract type, defaults applied (`rules.parsed`)
 valid as (select * from valid_languages),
 final as (
     select

@@ -1,12 +1,7 @@
 -- One row per printing that passed the contract checks (grain: printingId).
--- @column printing_id: Printing identifier
--- @column name: Printing name
--- @column foil: Whether the printing is foil (a null in the input is false)
--- @column source_file: Input file of the row, relative to the input directory
--- @column source_row: Data record number in that file, from 1
 with
 -- valid_printings (made by the runner): the rows of raw.printings without a row-level reject,
--- every declared column parsed to its contract type, defaults applied (`checks.parsed`)
+-- every declared column parsed to its contract type, defaults applied (`rules.parsed`)
 valid as (select * from valid_printings),
 final as (
     select

@@ -1,12 +1,8 @@
 -- One row per row of the stores file that passed the contract checks.
 -- Store keys are matched case-insensitively, so they are stored lower-case.
--- @column store_key: Store key, lower-case
--- @column name: Store name
--- @column source_file: Input file of the row, relative to the input directory
--- @column source_row: Data record number in that file, from 1
 with
 -- valid_stores (made by the runner): the rows of raw.stores without a row-level reject,
--- every declared column parsed to its contract type, defaults applied (`checks.parsed`)
+-- every declared column parsed to its contract type, defaults applied (`rules.parsed`)
 valid as (select * from valid_stores),
 final as (
     select

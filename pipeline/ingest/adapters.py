@@ -20,6 +20,8 @@ from typing import Any
 import orjson
 import polars as pl
 
+from pipeline.ingest.raw import PARSE_ERROR, SOURCE_FILE, SOURCE_ROW
+
 # The 18-column "My Store" export; the 16-column one lacks the last two. Only the header is
 # the contract: the adapter reads columns by name.
 SELLER_PORTAL_COLUMNS = [
@@ -69,8 +71,8 @@ def from_seller_portal(frame: pl.DataFrame, store_key: str, source: str) -> pl.D
             keep = keep & pl.col(quantity).is_not_null()
         listed = frame.filter(keep)
         return listed.select(
-            pl.lit(file).alias("_source_file"),
-            pl.col("_source_row").cast(pl.Int64),
+            pl.lit(file).alias(SOURCE_FILE),
+            pl.col(SOURCE_ROW).cast(pl.Int64),
             pl.lit(store_key).alias("storeKey"),
             pl.lit(channel_id).alias("channelId"),
             pl.col(SELLER_PORTAL_KEY).alias("skuId"),
@@ -112,9 +114,9 @@ def read_api_dump(path: Path, table: str) -> pl.DataFrame:
         raise AdapterError(f"the page reports failure: {envelope.get('errors')}")
     rows: list[dict[str, str | int | None]] = []
     for index, item in enumerate(envelope["results"], start=1):
-        row: dict[str, str | int | None] = {"_source_row": index}
+        row: dict[str, str | int | None] = {SOURCE_ROW: index}
         if not isinstance(item, dict):
-            row["_parse_error"] = "not a JSON object"
+            row[PARSE_ERROR] = "not a JSON object"
         elif table == "products":
             row.update(
                 {k: _text(item.get(k)) for k in ("productId", "categoryId", "groupId", "name")}
@@ -124,8 +126,8 @@ def read_api_dump(path: Path, table: str) -> pl.DataFrame:
         else:
             row.update({k: _text(v) for k, v in item.items() if not isinstance(v, dict | list)})
         rows.append(row)
-    columns = list(dict.fromkeys(["_source_row", *(k for r in rows for k in r)]))
+    columns = list(dict.fromkeys([SOURCE_ROW, *(k for r in rows for k in r)]))
     return pl.DataFrame(
         {c: [r.get(c) for r in rows] for c in columns},
-        schema={c: (pl.Int64 if c == "_source_row" else pl.String) for c in columns},
+        schema={c: (pl.Int64 if c == SOURCE_ROW else pl.String) for c in columns},
     )

@@ -1,5 +1,4 @@
-"""The build report: `build_report.json` for machines, `build_report.html` for people, and the
-build's row in `meta.build_run`."""
+"""The build report: `build_report.json` for machines, `build_report.html` for people."""
 
 from __future__ import annotations
 
@@ -14,29 +13,10 @@ import orjson
 
 from pipeline import db
 from pipeline.ingest import IngestedTable
+from pipeline.paths import REPORT_HTML, REPORT_JSON
 from pipeline.settings import Settings
 from pipeline.transform import StepResult
-
-BUILD_RUN_COLUMNS = {
-    "build_id": ("VARCHAR", "Build identifier: UTC start time and a random suffix"),
-    "started_at": ("TIMESTAMP", "When the build started (UTC)"),
-    "finished_at": ("TIMESTAMP", "When the build finished its work, before publishing (UTC)"),
-    "input_dir": ("VARCHAR", "Input directory"),
-    "raw_rows": ("BIGINT", "Rows loaded from all input files"),
-    "rejected_rows": ("BIGINT", "Rows left out (see meta.rejects of that build)"),
-    "warnings": ("BIGINT", "Warnings (see meta.warnings of that build)"),
-    "stores": ("BIGINT", "Known stores"),
-    "listings": ("BIGINT", "Accepted listings"),
-    "pages": ("BIGINT", "Inventory pages published"),
-    "files": ("BIGINT", "Files in the site"),
-    "site_bytes": ("BIGINT", "Bytes in the site"),
-    "seconds": ("DOUBLE", "Wall time of ingest, transform and export"),
-}
-BUILD_RUN_DDL = (
-    "CREATE TABLE IF NOT EXISTS meta.build_run ("
-    + ", ".join(f"{c} {t}" for c, (t, _) in BUILD_RUN_COLUMNS.items())
-    + ")"
-)
+from pipeline.transform.audit import rejected_rows
 
 
 def _grouped(con: duckdb.DuckDBPyConnection, table: str) -> list[dict[str, Any]]:
@@ -45,14 +25,6 @@ def _grouped(con: duckdb.DuckDBPyConnection, table: str) -> list[dict[str, Any]]
         "GROUP BY ALL ORDER BY n DESC, table_name, column_name, reason"
     ).fetchall()
     return [{"table": t, "column": c, "reason": r, "rows": n} for t, c, r, n in rows]
-
-
-def rejected_rows(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
-    """Rejected input rows per table (a row breaking several rules counts once)."""
-    rows = con.execute(
-        "SELECT table_name, count(DISTINCT (source_file, source_row)) FROM meta.rejects GROUP BY 1"
-    ).fetchall()
-    return {table: int(n) for table, n in rows}
 
 
 def collect(
@@ -116,34 +88,6 @@ def collect(
             ).fetchall()
         ],
     }
-
-
-def record_run(con: duckdb.DuckDBPyConnection, summary: dict[str, Any]) -> None:
-    tables = summary["tables"]
-    con.execute(
-        "INSERT INTO meta.build_run VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            summary["build_id"],
-            datetime.fromisoformat(summary["started_at"]).replace(tzinfo=None),
-            datetime.fromisoformat(summary["finished_at"]).replace(tzinfo=None),
-            summary["input"],
-            sum(t["rows"] for t in tables.values()),
-            sum(t["rejected"] for t in tables.values()),
-            sum(w["rows"] for w in summary["warnings"]),
-            summary["stores"],
-            tables["listings"]["accepted"],
-            summary["site"]["pages"],
-            summary["site"]["files"],
-            summary["site"]["bytes"],
-            round(sum(summary["stages_seconds"].values()), 3),
-        ],
-    )
-    db.comment_table(
-        con,
-        "meta.build_run",
-        "One row per published build, this one and every earlier one",
-        {c: doc for c, (_, doc) in BUILD_RUN_COLUMNS.items()},
-    )
 
 
 def bar_chart(title: str, items: Sequence[tuple[str, float]], unit: str = "") -> str:
@@ -280,5 +224,5 @@ rebuilt).</p>
 
 
 def write(release: Path, summary: dict[str, Any]) -> None:
-    (release / "build_report.json").write_bytes(orjson.dumps(summary, option=orjson.OPT_INDENT_2))
-    (release / "build_report.html").write_text(render_html(summary), encoding="utf-8")
+    (release / REPORT_JSON).write_bytes(orjson.dumps(summary, option=orjson.OPT_INDENT_2))
+    (release / REPORT_HTML).write_text(render_html(summary), encoding="utf-8")

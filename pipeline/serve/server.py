@@ -18,8 +18,10 @@ from typing import Any
 
 import duckdb
 
-from pipeline import api, db
-from pipeline.build import WAREHOUSE
+from pipeline import db
+from pipeline.api.responses import ALLOWED_METHODS, ApiError, method_not_allowed
+from pipeline.paths import CURRENT, SITE, WAREHOUSE
+from pipeline.serve.routes import answer
 
 StartResponse = Callable[..., Any]
 
@@ -33,7 +35,7 @@ class Published:
 
     @property
     def site(self) -> Path:
-        return self.release / "site"
+        return self.release / SITE
 
 
 class PublishedBuild:
@@ -46,7 +48,7 @@ class PublishedBuild:
         self._local = threading.local()
 
     def _published(self) -> Published:
-        release = (self.output / "current").resolve(strict=True)
+        release = (self.output / CURRENT).resolve(strict=True)
         with self._lock:
             if self._current is None or self._current.release != release:
                 self._current = Published(release, db.connect(release / WAREHOUSE, read_only=True))
@@ -69,11 +71,9 @@ def application(output: Path) -> Callable[[dict[str, Any], StartResponse], Itera
 
     def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         method = environ["REQUEST_METHOD"]
-        if method not in ("GET", "HEAD"):
-            response = api.ApiError(
-                405, [f"The requested resource does not support http method '{method}'."]
-            ).response()
-            extra = [("Allow", "GET, HEAD")]
+        if method not in ALLOWED_METHODS:
+            response = ApiError(405, [method_not_allowed(method)]).response()
+            extra = [("Allow", ", ".join(ALLOWED_METHODS))]
         else:
             # The raw target, as the client sent it (PATH_INFO is already percent-decoded).
             raw_path = environ.get("RAW_URI") or environ.get("REQUEST_URI")
@@ -81,7 +81,7 @@ def application(output: Path) -> Callable[[dict[str, Any], StartResponse], Itera
                 query = environ.get("QUERY_STRING", "")
                 raw_path = environ.get("PATH_INFO", "/") + (f"?{query}" if query else "")
             con, site = build.cursor()
-            response = api.answer(con, raw_path, site)
+            response = answer(con, raw_path, site)
             extra = []
         reason = {
             200: "OK",
@@ -103,7 +103,20 @@ def application(output: Path) -> Callable[[dict[str, Any], StartResponse], Itera
     return app
 
 
-def serve(output: Path, host: str, port: int, threads: int = 8) -> None:
-    from waitress import serve as waitress_serve  # type: ignore[import-untyped]
+def serve(
+    output: Path,
+    host: str,
+    port: int,
+    threads: int = 8,
+    on_listen: Callable[[int], None] | None = None,
+) -> None:
+    """Serve until stopped. `port` 0 takes a free port; `on_listen` is told the port listened
+    on, once the socket is bound and before the first request is taken."""
+    from waitress.server import create_server  # type: ignore[import-untyped]
 
-    waitress_serve(application(output), host=host, port=port, threads=threads, ident="pipeline")
+    server = create_server(
+        application(output), host=host, port=port, threads=threads, ident="pipeline"
+    )
+    if on_listen is not None:
+        on_listen(int(server.effective_port))
+    server.run()

@@ -1,4 +1,6 @@
-"""Transform stage: runs the step list (`pipeline.steps`) on a connection holding `raw.*`.
+"""Transform stage: runs the step list (`steps`) on a connection holding `raw.*`: the
+contract's row rules (`rules`) and the relational checks, then staging, marts and export tables;
+`audit` decides whether the result may be published.
 
 Rejected rows go to `meta.rejects` and warnings to `meta.warnings`, each with the table, source
 file, row, column, value, reason and the check that found it.
@@ -7,20 +9,22 @@ file, row, column, value, reason and the check that found it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import duckdb
 
-from pipeline.checks import Query, duplicate_key_check, parsed, row_checks
 from pipeline.contract import TABLES_BY_NAME
 from pipeline.db import build_table, comment_table, count_rows, quote
-from pipeline.steps import STEPS, Check, Staging
+from pipeline.ingest.raw import SOURCE_DOCS
+from pipeline.progress import Advance
+from pipeline.transform.rules import Query, duplicate_key_check, parsed, row_checks
+from pipeline.transform.steps import STEPS, Staging
 
+# The source columns as staging and the findings name them (raw.<table> has them as _<name>).
+STAGED_SOURCE_DOCS = {name.removeprefix("_"): doc for name, doc in SOURCE_DOCS.items()}
 FINDING_COLUMNS = {
     "table_name": "Input table (raw.<table_name>)",
-    "source_file": "Input file, relative to the input directory",
-    "source_row": "Data record number in that file, from 1 (NDJSON: line number)",
+    **STAGED_SOURCE_DOCS,
     "column_name": "Offending column ('*' for the whole row)",
     "value": "The offending value as written (null when missing)",
     "reason": "What is wrong",
@@ -33,10 +37,6 @@ class StepResult:
     name: str
     rows: int
     seconds: float
-
-
-def snake(name: str) -> str:
-    return "".join("_" + c.lower() if c.isupper() else c for c in name)
 
 
 def _create_finding_tables(con: duckdb.DuckDBPyConnection) -> None:
@@ -84,10 +84,13 @@ def _run_staging(con: duckdb.DuckDBPyConnection, step: Staging) -> int:
         f"(SELECT source_file, source_row FROM meta.rejects WHERE table_name = '{table.name}') r "
         f"ON r.source_file = raw_row._source_file AND r.source_row = raw_row._source_row"
     )
-    build_table(con, step.file)
+    # Column docs are the contract's, written once there; the SQL file documents the table.
+    docs = {c.staged_name: c.doc for c in table.columns} | STAGED_SOURCE_DOCS
+    build_table(con, step.file, column_comments=docs)
     checks: list[tuple[Query, str, str]] = []
     if table.key:
-        key = duplicate_key_check(table, [snake(c) for c in table.key])
+        by_name = {c.name: c for c in table.columns}
+        key = duplicate_key_check(table, [by_name[c].staged_name for c in table.key])
         checks.append((key, "duplicate_key", "reject"))
     checks += [(Query(c.file.sql, []), c.name, c.severity) for c in step.checks]
     for query, check_name, severity in checks:
@@ -103,9 +106,7 @@ def _run_staging(con: duckdb.DuckDBPyConnection, step: Staging) -> int:
     return count_rows(con, f"staging.{name}")
 
 
-def run_steps(
-    con: duckdb.DuckDBPyConnection, advance: Callable[[int], None] | None = None
-) -> list[StepResult]:
+def run_steps(con: duckdb.DuckDBPyConnection, advance: Advance | None = None) -> list[StepResult]:
     _create_finding_tables(con)
     results = []
     for step in STEPS:
@@ -116,6 +117,3 @@ def run_steps(
         if advance:
             advance(1)
     return results
-
-
-__all__ = ["Check", "StepResult", "run_steps"]

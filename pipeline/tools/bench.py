@@ -1,8 +1,8 @@
 """`make bench`: the build against the floors of this machine, on generated input.
 
-    python -m pipeline.bench --scale quick   # 1M listings / 200 stores
-    python -m pipeline.bench --scale full    # 10M listings / 2,000 stores
-    python -m pipeline.bench --scale tiny    # 20k listings / 20 stores (what the tests run)
+    python -m pipeline.tools.bench --scale quick   # 1M listings / 200 stores
+    python -m pipeline.tools.bench --scale full    # 10M listings / 2,000 stores
+    python -m pipeline.tools.bench --scale tiny    # 20k listings / 20 stores (the tests run it)
 
 In one run, on the same generated input: (1) the scan floor, DuckDB reading the listings and
 computing per store x channel x product count and min price with no output; (2) the write
@@ -34,9 +34,9 @@ import duckdb
 import orjson
 import polars as pl
 
-from pipeline.export import Manifest
-from pipeline.files import FRAME_FILES, Body, Folders, create
-from pipeline.generate import generate
+from pipeline.export.files import FRAME_FILES, Body, Folders, create
+from pipeline.export.manifest import Manifest
+from pipeline.tools.generate import generate
 
 SCALES = {"tiny": (20, 20_000), "quick": (200, 1_000_000), "full": (2_000, 10_000_000)}
 # Before a timing: written files reach the disk, and no inode was freed in the last minute. On

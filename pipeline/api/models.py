@@ -1,0 +1,142 @@
+"""Response models of the published API (spec §2); `pipeline.api.docs` generates the OpenAPI
+document from them.
+
+The pages themselves are written from SQL-built fragments (see `sql/export/`, `sql/api/`); these
+models describe and validate them: every published page must parse into them.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Annotated, Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
+from pydantic.json_schema import WithJsonSchema
+
+Int32 = Annotated[
+    StrictInt,
+    Field(ge=-(2**31), le=2**31 - 1),
+    WithJsonSchema({"type": "integer", "format": "int32"}),
+]
+Int64 = Annotated[
+    StrictInt,
+    Field(ge=-(2**63), le=2**63 - 1),
+    WithJsonSchema({"type": "integer", "format": "int64"}),
+]
+Money = Annotated[
+    Decimal,
+    Field(ge=0, decimal_places=2),
+    WithJsonSchema({"type": "number", "format": "double"}),
+]
+T = TypeVar("T")
+
+_STRICT = ConfigDict(extra="forbid")
+
+
+class Condition(BaseModel):
+    model_config = _STRICT
+    conditionId: Int64 = Field(description="May be an invalid or deprecated condition identifier.")
+    name: StrictStr | None = Field(description="Condition name; null for an unknown condition.")
+
+
+class Language(BaseModel):
+    model_config = _STRICT
+    languageId: Int32 = Field(description="Language identifier.")
+    name: StrictStr | None = Field(description="Language name; null for an unknown language.")
+    abbr: StrictStr | None = Field(description="Abbreviation. May be null.")
+
+
+CUSTOM_KEYS = ("storePriceCustomId", "title", "description", "mainImageUrl", "additionalImageUrls")
+
+
+class Sku(BaseModel):
+    """One SKU entry; custom listings carry five more keys, generic ones never do."""
+
+    model_config = _STRICT
+    skuId: Int64 = Field(description="SKU identifier.")
+    storePriceCustomId: Int64 | None = Field(default=None, description="Custom listings only.")
+    condition: Condition
+    language: Language
+    foil: StrictBool = Field(description="Whether the SKU is foil.")
+    price: Money = Field(description="Price; may have decimals.")
+    quantity: Int32 = Field(ge=1, description="Quantity available.")
+    isFeatured: StrictBool | None = Field(description="May be null.")
+    isCustom: StrictBool = Field(description="Whether the listing is a custom listing.")
+    title: StrictStr | None = Field(default=None, description="Custom listings only.")
+    description: StrictStr | None = Field(default=None, description="Custom listings only.")
+    mainImageUrl: StrictStr | None = Field(default=None, description="Custom listings only.")
+    additionalImageUrls: list[StrictStr] | None = Field(
+        default=None, description="Custom listings only; [] when there are none."
+    )
+
+    @model_validator(mode="after")
+    def _custom_keys(self) -> Sku:
+        present = [k for k in CUSTOM_KEYS if k in self.model_fields_set]
+        if self.isCustom:
+            if len(present) != len(CUSTOM_KEYS):
+                raise ValueError(f"custom entry lacks {set(CUSTOM_KEYS) - set(present)}")
+            if self.storePriceCustomId is None or self.additionalImageUrls is None:
+                raise ValueError("custom entry needs storePriceCustomId and additionalImageUrls")
+        elif present:
+            raise ValueError(f"generic entry has custom keys {present}")
+        return self
+
+
+class StoreProduct(BaseModel):
+    model_config = _STRICT
+    productId: Int64 = Field(description="Product identifier.")
+    name: StrictStr = Field(description="Product name.")
+    category: StrictStr = Field(description="Name of the category of the product.")
+    group: StrictStr = Field(description="Name of the group of the product.")
+    rarity: StrictStr | None = Field(description="Rarity label. May be null.")
+    number: StrictStr | None = Field(description="Card number. May be null.")
+    skuCount: Int32 = Field(ge=1, description="Number of SKU entries of the product.")
+    lowestPrice: Money = Field(description="Lowest price among all its SKU entries.")
+    skus: list[Sku] = Field(description="At most skuLimit entries, by price descending.")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> StoreProduct:
+        if len(self.skus) > self.skuCount:
+            raise ValueError("more skus than skuCount")
+        if self.skus and min(s.price for s in self.skus) < self.lowestPrice:
+            raise ValueError("a sku is cheaper than lowestPrice")
+        return self
+
+
+class Category(BaseModel):
+    model_config = _STRICT
+    categoryId: Int32
+    name: StrictStr
+    modifiedOn: (
+        Annotated[StrictStr, Field(pattern=r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$")] | None
+    )
+    displayName: StrictStr | None
+    seoCategoryName: StrictStr | None
+    sealedLabel: StrictStr | None
+    nonSealedLabel: StrictStr | None
+    conditionGuideUrl: StrictStr | None
+    isScannable: StrictBool | None
+    popularity: Int32 | None
+
+
+class PagedResponse(BaseModel, Generic[T]):
+    """The paged envelope of a successful response (spec 2.1)."""
+
+    model_config = _STRICT
+    totalItems: Int32 = Field(ge=1, description="All matching items, not only this page's.")
+    success: Literal[True]
+    errors: list[StrictStr] = Field(max_length=0)
+    results: list[T] = Field(min_length=1)
+
+
+class ErrorResponse(BaseModel):
+    """Every error: no totalItems, one message per problem, no results."""
+
+    model_config = _STRICT
+    success: Literal[False]
+    errors: list[StrictStr] = Field(min_length=1)
+    results: list[Any] = Field(max_length=0)
+
+
+InventoryPage = PagedResponse[StoreProduct]
+CategoryPage = PagedResponse[Category]

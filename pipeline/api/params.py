@@ -1,0 +1,158 @@
+"""Request parameters of the API: their names, types, defaults and ranges, their parsing and
+errors (DESIGN §3, "Query strings"), and the bind parameters of the store inventory SQL."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, replace
+from urllib.parse import unquote_plus
+
+from pipeline.api.responses import NOT_UTF8, ApiError
+
+INT32 = (-(2**31), 2**31 - 1)
+INT64 = (-(2**63), 2**63 - 1)
+MAX_LIMIT = 100
+SORT_FIELDS = {"price": "price", "minprice": "price", "name": "name", "productname": "name"}
+_INTEGER = re.compile(r"-?[0-9]+")
+
+
+@dataclass(frozen=True)
+class InventoryParams:
+    """Query parameters of Stores_GetStoreInventory, in the spec's order, with its defaults."""
+
+    categoryId: int | None = None
+    categoryName: str | None = None
+    groupId: int | None = None
+    groupName: str | None = None
+    productName: str | None = None
+    skuLimit: int = 3
+    sort: str = "price desc"
+    includeGeneric: bool = True
+    includeCustom: bool = True
+    channelId: int = 0
+    includeExcludedCategories: bool = False
+    offset: int = 0
+    limit: int = 10
+
+    @property
+    def sort_field(self) -> str:
+        return self.sort.split(" ")[0]
+
+    @property
+    def sort_desc(self) -> bool:
+        return self.sort.endswith(" desc")
+
+
+DEFAULTS = InventoryParams()
+INT_RANGES = {
+    "categoryId": INT32,
+    "groupId": INT64,
+    "skuLimit": INT32,
+    "channelId": INT32,
+    "offset": INT32,
+    "limit": INT32,
+}
+_BOOLS = ("includeGeneric", "includeCustom", "includeExcludedCategories")
+PARAMETER_NAMES = tuple(f.name for f in fields(InventoryParams))
+PAGING = ("offset", "limit")  # the parameters of the category listing
+
+
+def invalid_value(name: str, value: str) -> str:
+    return f"The value '{value}' is not valid for {name}."
+
+
+def parse_query_string(query: str) -> dict[str, str]:
+    """Parameters by lower-cased name; the first of repeated parameters wins, `+` is a space."""
+    found: dict[str, str] = {}
+    for part in query.split("&"):
+        if not part:
+            continue
+        name, _, value = part.partition("=")
+        try:
+            name = unquote_plus(name, errors="strict").lower()
+            value = unquote_plus(value, errors="strict")
+        except UnicodeDecodeError:
+            raise ApiError(400, [NOT_UTF8]) from None
+        found.setdefault(name, value)
+    return found
+
+
+_SORT = re.compile(r"([A-Za-z]+)(?: +([A-Za-z]+))?")
+
+
+def _parse_sort(value: str) -> str | None:
+    """`<field>[ <direction>]`: surrounding white space trimmed, separated by spaces only."""
+    match = _SORT.fullmatch(value.strip(" \t\r\n\f\v"))
+    if not match or match.group(1).lower() not in SORT_FIELDS:
+        return None
+    direction = (match.group(2) or "asc").lower()
+    if direction not in ("asc", "desc"):
+        return None
+    return f"{SORT_FIELDS[match.group(1).lower()]} {direction}"
+
+
+def parse_inventory_params(query: str, names: Sequence[str] = PARAMETER_NAMES) -> InventoryParams:
+    """The request's parameters (those of `names`; others are ignored), or ApiError(400) naming
+    every bad parameter."""
+    raw = parse_query_string(query)
+    values: dict[str, object] = {}
+    errors: list[str] = []
+    for name in names:
+        value = raw.get(name.lower())
+        if value is None:
+            continue
+        if name in INT_RANGES:
+            low, high = INT_RANGES[name]
+            digits = value.lstrip("-").lstrip("0")
+            if not _INTEGER.fullmatch(value) or len(digits) > 19 or not low <= int(value) <= high:
+                errors.append(invalid_value(name, value))
+                continue
+            values[name] = int(value)
+        elif name in _BOOLS:
+            if value.lower() not in ("true", "false"):
+                errors.append(invalid_value(name, value))
+                continue
+            values[name] = value.lower() == "true"
+        elif name == "sort":
+            sort = _parse_sort(value)
+            if sort is None:
+                errors.append(
+                    invalid_value(name, value) + " Use price, minprice, name or "
+                    "productname, optionally followed by asc or desc."
+                )
+                continue
+            values[name] = sort
+        elif value != "":  # an empty string filter is no filter
+            values[name] = value
+    offset, limit, sku_limit = (values.get(n) for n in ("offset", "limit", "skuLimit"))
+    if isinstance(offset, int) and offset < 0:
+        errors.append("offset must be greater than or equal to 0.")
+    if isinstance(limit, int) and not 1 <= limit <= MAX_LIMIT:
+        errors.append(f"limit must be between 1 and {MAX_LIMIT}.")
+    if isinstance(sku_limit, int) and sku_limit < 0:
+        errors.append("skuLimit must be greater than or equal to 0.")
+    if errors:
+        raise ApiError(400, errors)
+    return replace(DEFAULTS, **values)  # type: ignore[arg-type]
+
+
+def query_params(params: InventoryParams, *, store_key: str | None) -> dict[str, object]:
+    """Bind parameters of the store inventory SQL for a request (store_key None: all stores)."""
+    return {
+        "store_keys": None if store_key is None else [store_key],
+        "channel_id": params.channelId,
+        "include_generic": params.includeGeneric,
+        "include_custom": params.includeCustom,
+        "include_excluded_categories": params.includeExcludedCategories,
+        "category_id": params.categoryId,
+        "category_name": params.categoryName,
+        "group_id": params.groupId,
+        "group_name": params.groupName,
+        "product_name": params.productName,
+        "sku_limit": params.skuLimit,
+        "sort_field": params.sort_field,
+        "sort_desc": params.sort_desc,
+        "first_position": params.offset + 1,
+        "last_position": params.offset + params.limit,
+    }

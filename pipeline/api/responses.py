@@ -1,0 +1,68 @@
+"""Response bytes and messages: the paged envelope (spec 2.1), the error envelope, and every
+error message the API, the live server and the nginx configuration answer with."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import orjson
+import polars as pl
+
+JSON = "application/json; charset=utf-8"
+HTML = "text/html; charset=utf-8"
+
+NO_STORES = "No stores were found."
+NO_PRODUCTS = "No products were found."
+NO_CATEGORIES = "No categories were found."
+URL_NOT_FOUND = "URL not found."
+MALFORMED = "The request is malformed."
+TOO_LONG = "The request URL is too long."
+NOT_UTF8 = "The query string is not valid UTF-8 after percent-decoding."
+UNAVAILABLE = "The service is unavailable."
+ALLOWED_METHODS = ("GET", "HEAD")
+
+
+def method_not_allowed(method: str) -> str:
+    """The 405 message, as ASP.NET words it (nginx fills in `$request_method`)."""
+    return f"The requested resource does not support http method '{method}'."
+
+
+@dataclass(frozen=True)
+class Response:
+    status: int
+    body: bytes
+    content_type: str = JSON
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, messages: Sequence[str]) -> None:
+        super().__init__("; ".join(messages))
+        self.status = status
+        self.messages = list(messages)
+
+    def response(self) -> Response:
+        return Response(self.status, error_body(self.messages))
+
+
+def error_body(messages: Iterable[str]) -> bytes:
+    return b'{"success":false,"errors":' + orjson.dumps(list(messages)) + b',"results":[]}'
+
+
+_ENVELOPE = ('{"totalItems":', ',"success":true,"errors":[],"results":[', "]}")
+
+
+def envelope(total_items: int, results: Iterable[str | bytes]) -> bytes:
+    """The paged envelope (spec 2.1) around ready-made result objects, compact, no newline."""
+    items = [r.encode() if isinstance(r, str) else r for r in results]
+    head, middle, tail = (part.encode() for part in _ENVELOPE)
+    return head + b"%d" % total_items + middle + b",".join(items) + tail
+
+
+def envelope_expr(total_items: pl.Expr, results: pl.Expr) -> pl.Expr:
+    """`envelope` as a polars expression: `results` is the page's result objects joined by
+    commas."""
+    head, middle, tail = _ENVELOPE
+    return pl.concat_str(
+        pl.lit(head), total_items.cast(pl.String), pl.lit(middle), results, pl.lit(tail)
+    )

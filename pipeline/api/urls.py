@@ -1,0 +1,111 @@
+"""Request -> published file: the one mapping the exporter names files by, the live server
+reads them by, and the nginx configuration performs.
+
+Every URL of the API has one canonical form: the parameters whose value differs from the
+default, in the spec's order, with canonical values (integers in plain decimal, booleans
+true/false, sort as "<field> <direction>", name filters lower-cased), percent-encoded. The page
+of a store inventory request is
+    v1.39.0/stores/{storeKey lower-case}/inventory/products/{canonical query or "index"}.json
+e.g. ?offset=10&channelId=1 -> .../products/channelId=1&offset=10.json.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import fields
+from functools import cache
+from pathlib import PurePosixPath
+from urllib.parse import quote
+
+import polars as pl
+
+from pipeline.api.params import DEFAULTS, INT64, InventoryParams
+from pipeline.contract import STORE_KEY_PATTERN
+
+VERSION = "v1.39.0"
+MAX_TARGET = 8192  # longer request targets get 414
+
+INVENTORY_PATH = re.compile(rf"/{re.escape(VERSION)}/stores/([^/]+)/inventory/products")
+CATEGORIES_PATH = f"/{VERSION}/catalog/categories"
+HELP_PATH = f"/{VERSION}/help/index"
+OPENAPI_PATH = f"/{VERSION}/help/openapi.json"
+HELP_FILE = PurePosixPath(VERSION, "help", "index.html")
+OPENAPI_FILE = PurePosixPath(VERSION, "help", "openapi.json")
+STORE_KEY = re.compile(STORE_KEY_PATTERN)
+STORES_DIR = f"{VERSION}/stores"  # a store's pages: STORES_DIR/<key>/inventory/products/
+PRODUCTS_DIR = "inventory/products"  # a store's inventory pages, under its folder
+
+
+def _canonical_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value).lower() if isinstance(value, str) else str(value)
+
+
+_CANONICAL_ORDER = tuple((f.name, f.default) for f in fields(InventoryParams))
+
+
+def canonical_query(params: InventoryParams, *, paging: bool = True) -> str:
+    """The canonical query string (without offset and limit when not `paging`)."""
+    pairs = []
+    for name, default in _CANONICAL_ORDER:
+        if not paging and name in ("offset", "limit"):
+            continue
+        value = getattr(params, name)
+        if value != default:
+            pairs.append(f"{name}={quote(_canonical_value(value), safe='')}")
+    return "&".join(pairs)
+
+
+def inventory_page_path(store_key: str, params: InventoryParams) -> PurePosixPath:
+    name = canonical_query(params) or "index"
+    return PurePosixPath(STORES_DIR, store_key.lower(), PRODUCTS_DIR, f"{name}.json")
+
+
+def page_names(query: pl.Expr, page: pl.Expr, limit: int) -> pl.Expr:
+    """`inventory_page_path`'s file name, as a polars expression, for page `page` (0, 1, …) of
+    requests whose canonical query without offset and limit is `query`: offset and limit come
+    last in the canonical order, so the name is the query with the paging appended."""
+    size = "" if limit == DEFAULTS.limit else f"limit={limit}"
+    paging = [
+        pl.lit("offset="),
+        (page * limit).cast(pl.String),
+        *([pl.lit("&" + size)] * bool(size)),
+    ]
+    first = (
+        query if not size else pl.when(query == "").then(pl.lit(size)).otherwise(query + "&" + size)
+    )
+    later = (
+        pl.when(query == "")
+        .then(pl.concat_str(paging))
+        .otherwise(pl.concat_str([query, pl.lit("&"), *paging]))
+    )
+    name = pl.when(page == 0).then(pl.when(first == "").then(pl.lit("index")).otherwise(first))
+    return name.otherwise(later) + ".json"
+
+
+_MARK = INT64[0]  # stands for the value in a query template; -2**63 is no id a store has
+
+
+@cache
+def filtered_query(channel: int, parameter: str) -> tuple[str, str]:
+    """The canonical query (without offset and limit) of a channel's default request filtered
+    by one integer parameter (categoryId or groupId), as the text before and after the value,
+    so that the exporter names a page per group without building its parameters."""
+    params = {
+        "categoryId": InventoryParams(channelId=channel, categoryId=_MARK),
+        "groupId": InventoryParams(channelId=channel, groupId=_MARK),
+    }[parameter]
+    query = canonical_query(params, paging=False)
+    before, mark, after = query.partition(str(_MARK))
+    assert mark and str(_MARK) not in after, query
+    return before, after
+
+
+def categories_page_path(offset: int, limit: int = DEFAULTS.limit) -> PurePosixPath:
+    pairs = [
+        f"{name}={value}"
+        for name, value in (("offset", offset), ("limit", limit))
+        if value != getattr(DEFAULTS, name)
+    ]
+    return PurePosixPath(VERSION, "catalog", "categories", f"{'&'.join(pairs) or 'index'}.json")

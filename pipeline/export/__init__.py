@@ -1,0 +1,84 @@
+"""Export stage: the warehouse -> the files of one release: the static site (`write_site`), its
+manifest and changes, the stores' records, the nginx configuration and the build report.
+
+First, DuckDB sums up every store's inputs in one pass; a store whose digest (inputs, export
+settings, code: `digests`) equals the previous release's is carried over without being answered.
+The others are answered and paged in batches (`inventory`). The pages' bodies stay in one Arrow
+buffer, so Python's work per page is the SHA-256 of a slice of it, and the files are created by
+child processes (`files`) while this one builds the next pages, so the export costs about the
+larger of the two, not their sum.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from pipeline import db
+from pipeline.export.common import write_category_pages, write_help
+from pipeline.export.digests import StoreRecord, load_store_records, write_store_records
+from pipeline.export.inventory import write_inventory_pages
+from pipeline.export.manifest import Manifest, file_counts, write_changes
+from pipeline.export.nginx import write_nginx_conf
+from pipeline.export.writer import SiteWriter
+from pipeline.paths import CHANGES, SITE
+from pipeline.progress import Advance
+from pipeline.settings import Settings
+
+
+@dataclass
+class Site:
+    """What `write_site` wrote: the manifest, the paths changed and removed since the previous
+    release, the stores' records and the counts for the report."""
+
+    manifest: Manifest
+    changed: pl.Series
+    removed: pl.Series
+    stores: dict[str, StoreRecord]
+    counts: dict[str, int]
+
+
+def write_site(
+    con: duckdb.DuckDBPyConnection,
+    settings: Settings,
+    site_dir: Path,
+    *,
+    previous_release: Path | None = None,
+    pool: tuple[Path, Path] | None = None,
+    advance: Advance | None = None,
+) -> Site:
+    """Write the site; files whose bytes equal the previous release's are hard-linked to it.
+    A shard writes its stores' pages; shard 0 also writes the pages common to all stores.
+    `pool`: (the pool of stores' folders, where new ones are staged), see `SiteWriter`.
+    DuckDB's cache is given back to the system before each step that takes memory of its own."""
+    memory_limit = settings.duckdb_memory_limit
+    db.release_memory(con, memory_limit)  # the transform's, before the previous manifest is read
+    previous = Manifest.load(previous_release)
+    previous_site = previous_release / SITE if previous_release and len(previous) else None
+    known = load_store_records(previous_release) if previous_site else {}
+    shared, staging = pool or (None, None)
+    with SiteWriter(site_dir, previous_site, previous, shared, staging) as writer:
+        counts, stores = write_inventory_pages(
+            con, writer, settings, previous_stores=known, advance=advance
+        )
+        counts["category_pages"] = 0
+        if settings.shard is None or settings.shard.index == 0:
+            counts["category_pages"] = write_category_pages(con, writer, settings.export)
+            write_help(writer)
+    db.release_memory(con, memory_limit)  # the export's, before the manifest is sorted
+    manifest = writer.manifest()
+    changed, removed = manifest.changes(previous)
+    counts.update(file_counts(manifest, changed, removed))
+    return Site(manifest, changed, removed, stores, counts)
+
+
+def write_release_files(release: Path, site: Site, settings: Settings) -> None:
+    """The release's manifest, its changes since the published release, the stores' records and
+    the nginx configuration."""
+    site.manifest.write(release)
+    write_changes(release / CHANGES, site.changed, site.removed)
+    write_store_records(release, site.stores)
+    write_nginx_conf(release, settings)

@@ -1,0 +1,37 @@
+"""The pages common to every store: the category listing and the help (the help page and the
+OpenAPI document)."""
+
+from __future__ import annotations
+
+import duckdb
+
+from pipeline.api import urls
+from pipeline.api.docs import help_page, openapi_json
+from pipeline.api.responses import envelope
+from pipeline.export.writer import SiteWriter
+from pipeline.settings import ExportSettings
+
+
+def write_category_pages(
+    con: duckdb.DuckDBPyConnection, writer: SiteWriter, settings: ExportSettings
+) -> int:
+    rows = [
+        r[0].encode()
+        for r in con.execute(
+            "SELECT category_json FROM export.category ORDER BY category_id"
+        ).fetchall()
+    ]
+    pages = 0
+    for limit in dict.fromkeys(settings.category_limits):
+        for offset in range(0, len(rows), limit):
+            writer.write(
+                str(urls.categories_page_path(offset, limit)),
+                envelope(len(rows), rows[offset : offset + limit]),
+            )
+            pages += 1
+    return pages
+
+
+def write_help(writer: SiteWriter) -> None:
+    writer.write(str(urls.HELP_FILE), help_page().encode())
+    writer.write(str(urls.OPENAPI_FILE), openapi_json())

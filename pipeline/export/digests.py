@@ -1,0 +1,118 @@
+"""What a store's pages and a build's release depend on, as digests: equal digests, equal
+outputs. The words: a *digest* is the SHA-256 of what an output depends on; a file's content
+hash is its *sha256* (the manifest's column); a store's *inputs* are what DuckDB sums up of its
+listings before they are hashed.
+
+- `code_digest`: the pipeline's code and SQL (a change may rename or reshape pages);
+- `store_digest`: one store's inputs, the export settings and the code: a store whose digest
+  equals the previous release's is carried over without being answered;
+- `inputs_digest`: every input file that was ingested and the export settings: shards merge
+  only when theirs are equal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from pipeline.ingest import IngestedTable
+from pipeline.paths import STORES
+from pipeline.settings import ExportSettings
+
+_PACKAGE = Path(__file__).resolve().parent.parent
+
+
+@cache
+def code_digest() -> bytes:
+    """The pipeline's code and SQL: a change may rename or reshape pages."""
+    digest = hashlib.sha256()
+    files = [*_PACKAGE.rglob("*.py"), *(_PACKAGE.parent / "sql").rglob("*.sql")]
+    for file in sorted(files):
+        name = file.relative_to(_PACKAGE.parent).as_posix()
+        digest.update(name.encode() + b"\0" + file.read_bytes() + b"\0")
+    return digest.digest()
+
+
+def store_inputs(con: duckdb.DuckDBPyConnection, stores: list[str]) -> dict[str, bytes]:
+    """Each store's inputs to its answers, summed up without answering: every row of its
+    listings joined with its product's and SKU's fixed fragments (what the inventory SQL reads),
+    hashed whole, so a column added later is covered, and folded by xor and by sum, with the
+    row count. A change escapes with odds of about 2**-64. DuckDB's hash is deterministic; a
+    DuckDB with another hash only makes every store look changed."""
+    rows = con.execute(
+        """
+        SELECT store_key, count(*), bit_xor(h), sum(h::HUGEINT)
+        FROM (
+            SELECT listing.store_key, hash(listing, product, sku) AS h
+            FROM marts.listing AS listing
+            JOIN export.product AS product USING (product_id)
+            JOIN export.sku AS sku USING (sku_id)
+            WHERE list_contains($stores, listing.store_key))
+        GROUP BY store_key
+        """,
+        {"stores": stores},
+    ).fetchall()
+    return {key: f"{n}:{xor}:{total}".encode() for key, n, xor, total in rows}
+
+
+def store_digest(settings: ExportSettings, inputs: bytes) -> bytes:
+    """What a store's pages depend on: its inputs (`store_inputs`), the export settings and the
+    code. Equal digests give equal pages."""
+    settings_json = settings.model_dump_json().encode()
+    return hashlib.sha256(code_digest() + settings_json + b"\0" + inputs).digest()
+
+
+def inputs_digest(
+    input_dir: Path, ingested: Iterable[IngestedTable], settings: ExportSettings
+) -> str:
+    """What a build's pages depend on besides the code: every ingested file's bytes and the
+    export settings (hex)."""
+    digest = hashlib.sha256(settings.model_dump_json().encode())
+    for table in ingested:
+        for name in table.files:
+            digest.update(name.encode())
+            with (input_dir / name).open("rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class StoreRecord:
+    """A store's digest and what its pages hold, kept in the release for the next build."""
+
+    digest: bytes
+    channels: int
+    products: int
+    pages: int
+
+
+_STORES_SCHEMA = {
+    "store_key": pl.String,
+    "digest": pl.Binary,
+    "channels": pl.Int64,
+    "products": pl.Int64,
+    "pages": pl.Int64,
+}
+
+
+def write_store_records(release: Path, stores: dict[str, StoreRecord]) -> None:
+    rows = [(key, r.digest, r.channels, r.products, r.pages) for key, r in sorted(stores.items())]
+    pl.DataFrame(rows, schema=_STORES_SCHEMA, orient="row").write_parquet(release / STORES)
+
+
+def load_store_records(release: Path | None) -> dict[str, StoreRecord]:
+    """store key -> record in a published release (none there, or records of another layout:
+    every store is built)."""
+    if release is None or not (release / STORES).is_file():
+        return {}
+    frame = pl.read_parquet(release / STORES)
+    if frame.schema != pl.Schema(_STORES_SCHEMA):
+        return {}
+    return {key: StoreRecord(*rest) for key, *rest in frame.iter_rows()}

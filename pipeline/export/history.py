@@ -1,0 +1,105 @@
+"""The build history, `meta.build_run`: one row per published build, carried from release to
+release. Each release keeps its rows as `build_run.parquet` beside the manifest, which the next
+build reads: no reader of the published warehouse (an analyst holding it open, even read-write)
+can keep the history from being carried on."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from pipeline import db
+from pipeline.paths import HISTORY, WAREHOUSE
+
+BUILD_RUN_COLUMNS = {
+    "build_id": ("VARCHAR", "Build identifier: UTC start time and a random suffix"),
+    "started_at": ("TIMESTAMP", "When the build started (UTC)"),
+    "finished_at": ("TIMESTAMP", "When the build finished its work, before publishing (UTC)"),
+    "input_dir": ("VARCHAR", "Input directory"),
+    "raw_rows": ("BIGINT", "Rows loaded from all input files"),
+    "rejected_rows": ("BIGINT", "Rows left out (see meta.rejects of that build)"),
+    "warnings": ("BIGINT", "Warnings (see meta.warnings of that build)"),
+    "stores": ("BIGINT", "Known stores"),
+    "listings": ("BIGINT", "Accepted listings"),
+    "pages": ("BIGINT", "Inventory pages published"),
+    "files": ("BIGINT", "Files in the site"),
+    "site_bytes": ("BIGINT", "Bytes in the site"),
+    "seconds": ("DOUBLE", "Wall time of ingest, transform and export"),
+}
+BUILD_RUN_DDL = (
+    "CREATE TABLE IF NOT EXISTS meta.build_run ("
+    + ", ".join(f"{c} {t}" for c, (t, _) in BUILD_RUN_COLUMNS.items())
+    + ")"
+)
+
+
+def carry_history(con: duckdb.DuckDBPyConnection, previous_release: Path | None) -> str | None:
+    """Create meta.build_run with the published release's rows: from its `build_run.parquet`,
+    or from its warehouse for a release from before that file was kept. Returns why the history
+    could not be read, if it could not (the history then starts again with this build)."""
+    con.execute(BUILD_RUN_DDL)
+    if previous_release is None:
+        return None
+    parquet, warehouse = previous_release / HISTORY, previous_release / WAREHOUSE
+    source = parquet if parquet.is_file() else warehouse
+    try:
+        if source is parquet:
+            con.execute(
+                "INSERT INTO meta.build_run BY NAME SELECT * FROM read_parquet($path)",
+                {"path": str(parquet)},
+            )
+        elif warehouse.is_file():
+            con.execute(f"ATTACH {db.literal(str(warehouse))} AS previous (READ_ONLY)")
+            try:
+                con.execute(
+                    "INSERT INTO meta.build_run BY NAME SELECT * FROM previous.meta.build_run"
+                )
+            finally:
+                con.execute("DETACH previous")
+    except duckdb.Error as exc:
+        con.execute("DELETE FROM meta.build_run")
+        return (
+            f"{source}: the build history could not be read ({str(exc).splitlines()[0]}); "
+            "meta.build_run starts again with this build"
+        )
+    return None
+
+
+def record_run(con: duckdb.DuckDBPyConnection, summary: dict[str, Any]) -> None:
+    tables = summary["tables"]
+    con.execute(
+        "INSERT INTO meta.build_run VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            summary["build_id"],
+            datetime.fromisoformat(summary["started_at"]).replace(tzinfo=None),
+            datetime.fromisoformat(summary["finished_at"]).replace(tzinfo=None),
+            summary["input"],
+            sum(t["rows"] for t in tables.values()),
+            sum(t["rejected"] for t in tables.values()),
+            sum(w["rows"] for w in summary["warnings"]),
+            summary["stores"],
+            tables["listings"]["accepted"],
+            summary["site"]["pages"],
+            summary["site"]["files"],
+            summary["site"]["bytes"],
+            round(sum(summary["stages_seconds"].values()), 3),
+        ],
+    )
+    db.comment_table(
+        con,
+        "meta.build_run",
+        "One row per published build, this one and every earlier one",
+        {c: doc for c, (_, doc) in BUILD_RUN_COLUMNS.items()},
+    )
+
+
+def write_history(con: duckdb.DuckDBPyConnection, release: Path) -> None:
+    """The history as published with `release`, for the next build."""
+    con.execute(
+        "COPY (SELECT * FROM meta.build_run ORDER BY started_at, build_id) TO $path "
+        "(FORMAT parquet)",
+        {"path": str(release / HISTORY)},
+    )

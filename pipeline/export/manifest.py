@@ -1,0 +1,130 @@
+"""The manifest of a release: every file of its site with its SHA-256 and size, and the
+changes since the previous release (what a sync to a static host uploads and deletes).
+
+Held in columns (polars), written and read one line a file: a full-scale site has millions of
+files, which as Python objects would cost gigabytes.
+    {"files":[
+    {"path":"v1.39.0/catalog/categories/index.json","sha256":"…","bytes":1234},
+    …
+    ]}
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import orjson
+import polars as pl
+
+from pipeline.paths import MANIFEST, MANIFEST_PARQUET
+
+SCHEMA = {"path": pl.String, "sha256": pl.Binary, "bytes": pl.Int64}
+_HEAD, _TAIL = b'{"files":[\n', b"\n]}\n"
+CHUNK = 100_000  # rows of the manifest handled at a time
+
+
+class Manifest:
+    """path, sha256 (32 bytes) and bytes of every file of a site, sorted by path."""
+
+    def __init__(self, frame: pl.DataFrame | None = None) -> None:
+        frame = pl.DataFrame(schema=SCHEMA) if frame is None else frame.select(*SCHEMA)
+        if not frame["path"].is_sorted():
+            frame = frame.sort("path")  # the one copy: millions of rows at full scale
+        self.frame = frame
+        paths = self.frame["path"]
+        twice = paths.filter(paths == paths.shift(1))  # sorted: a repeat is its neighbour
+        if len(twice):
+            raise ValueError(f"{twice[0]}: the same file twice in one site")
+
+    def __len__(self) -> int:
+        return self.frame.height
+
+    @property
+    def total_bytes(self) -> int:
+        return int(self.frame["bytes"].sum())
+
+    @classmethod
+    def load(cls, release: Path | None) -> Manifest:
+        """The manifest of a published release; empty when there is none. Read from its
+        Parquet copy when there is one: the JSON of millions of files takes gigabytes to
+        parse."""
+        if release is not None and (release / MANIFEST_PARQUET).is_file():
+            return cls(pl.read_parquet(release / MANIFEST_PARQUET))
+        if release is None or not (release / MANIFEST).is_file():
+            return cls()
+        data = (release / MANIFEST).read_bytes()
+        schema = {"path": pl.String, "sha256": pl.String, "bytes": pl.Int64}
+        if data.startswith(_HEAD) and data.endswith(_TAIL):  # one file a line, as written
+            lines = data[len(_HEAD) : -len(_TAIL)].replace(b",\n", b"\n")
+            frame = pl.read_ndjson(io.BytesIO(lines), schema=schema) if lines else None
+        else:  # any other layout of the same JSON
+            entries = orjson.loads(data)["files"]
+            frame = pl.from_dicts(entries, schema=schema) if entries else None
+        if frame is None:
+            return cls()
+        return cls(frame.with_columns(pl.col("sha256").str.decode("hex")))
+
+    def write(self, release: Path) -> None:
+        """`manifest.json` in the release, and its Parquet copy for the next build."""
+        self.frame.write_parquet(release / MANIFEST_PARQUET, statistics=False)
+        with (release / MANIFEST).open("wb") as fh:
+            fh.write(_HEAD)
+            line = pl.struct("path", pl.col("sha256").bin.encode("hex"), "bytes")
+            _write_json_lines(fh, self.frame, line.struct.json_encode())
+            fh.write(_TAIL)
+
+    def slice_under(self, folder: str) -> pl.DataFrame:
+        """The files under `folder` ("a/b"): a slice of the sorted paths."""
+        paths = self.frame["path"]
+        # Every path under "a/b/" sorts between "a/b/" and "a/b0" ("0" follows "/").
+        lo = int(paths.search_sorted(folder + "/", "left"))
+        hi = int(paths.search_sorted(folder + "0", "left"))
+        return self.frame.slice(lo, hi - lo)
+
+    def under(self, folder: str) -> dict[str, bytes]:
+        """path -> SHA-256 of the files under `folder`."""
+        part = self.slice_under(folder)
+        return dict(zip(part["path"].to_list(), part["sha256"].to_list(), strict=True))
+
+    def changes(self, previous: Manifest) -> tuple[pl.Series, pl.Series]:
+        """(changed, removed) paths against `previous`, sorted: what a sync to a static host
+        uploads and deletes."""
+        changed = self.frame.join(
+            previous.frame, on=["path", "sha256"], how="anti", maintain_order="left"
+        )["path"]
+        removed = previous.frame.join(self.frame, on="path", how="anti", maintain_order="left")
+        return changed, removed["path"]
+
+
+def write_changes(path: Path, changed: pl.Series, removed: pl.Series) -> None:
+    """`{"changed":[…],"removed":[…]}`, one path a line."""
+    with path.open("wb") as fh:
+        for head, paths in ((b'{"changed":[', changed), (b'],\n"removed":[', removed)):
+            fh.write(head)
+            if len(paths):
+                fh.write(b"\n")
+                frame = paths.cast(pl.String).to_frame("path")
+                # A JSON string: the value of {"path":…}, as polars encodes it.
+                line = pl.struct("path").struct.json_encode().str.strip_prefix('{"path":')
+                _write_json_lines(fh, frame, line.str.strip_suffix("}"))
+                fh.write(b"\n")
+        fh.write(b"]}\n")
+
+
+def _write_json_lines(fh: io.BufferedWriter, frame: pl.DataFrame, line: pl.Expr) -> None:
+    """`line` (a JSON text) of every row of `frame`, one a line, separated by commas; made and
+    joined in polars, `CHUNK` rows at a time."""
+    for start in range(0, frame.height, CHUNK):
+        text = frame.slice(start, CHUNK).select(line.str.join(",\n")).item()
+        fh.write(((",\n" if start else "") + text).encode())
+
+
+def file_counts(manifest: Manifest, changed: pl.Series, removed: pl.Series) -> dict[str, int]:
+    """The report's counts of a site's files, from its manifest and its changes."""
+    return {
+        "files": len(manifest),
+        "files_unchanged": len(manifest) - len(changed),
+        "files_removed": len(removed),
+        "bytes": manifest.total_bytes,
+    }

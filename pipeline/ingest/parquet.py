@@ -1,0 +1,108 @@
+"""Parquet files: loaded into `raw.<table>` by DuckDB alone (the rows never pass through
+Python), a declared column keeping its Parquet type when that type holds the column's values in
+every file of the table (`typed_column`), every other column as text."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import duckdb
+
+from pipeline.contract import Kind, Table
+from pipeline.db import quote
+from pipeline.errors import InputError
+from pipeline.ingest.raw import (
+    PARSE_ERROR,
+    SOURCE_FILE,
+    SOURCE_ROW,
+    append,
+    check_names,
+    check_required,
+)
+
+_INTEGERS = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT"}
+_INTEGERS |= {"U" + t for t in _INTEGERS}
+
+
+def typed_column(kind: Kind, dtype: str) -> bool:
+    """Whether a Parquet column of DuckDB type `dtype` is loaded with its type, for a declared
+    column of `kind`: its values need no parsing, only the range and sign checks
+    (`pipeline.checks`). Text, lists and anything else are loaded as text."""
+    if kind in (Kind.INT32, Kind.INT64):
+        return dtype in _INTEGERS
+    if kind is Kind.MONEY:
+        decimal = re.fullmatch(r"DECIMAL\(\d+,(\d+)\)", dtype)
+        return decimal is not None and int(decimal[1]) <= 2
+    return (kind, dtype) in ((Kind.BOOL, "BOOLEAN"), (Kind.TIMESTAMP, "TIMESTAMP"))
+
+
+def parquet_columns(con: duckdb.DuckDBPyConnection, path: Path) -> dict[str, str]:
+    """column -> DuckDB type of a Parquet file."""
+    try:
+        rel = con.read_parquet(str(path))
+        return {name: str(dtype) for name, dtype in zip(rel.columns, rel.dtypes, strict=True)}
+    except duckdb.Error as exc:
+        raise InputError(f"{path}: cannot read Parquet: {str(exc).splitlines()[0]}") from exc
+
+
+def typed_columns(
+    table: Table, files: list[Path], schemas: dict[Path, dict[str, str]]
+) -> dict[str, str]:
+    """The declared columns loaded with their type (column -> type): those of a table whose
+    files are all Parquet (`schemas`: each one's columns), with the same type in every file
+    that has the column."""
+    if not files or any(p not in schemas for p in files):
+        return {}
+    seen: dict[str, set[str]] = {}
+    for path in files:
+        for name, dtype in schemas[path].items():
+            seen.setdefault(name, set()).add(dtype)
+    kinds = {c.name: c.kind for c in table.columns}
+    return {
+        name: dtype
+        for name, (dtype, *others) in seen.items()
+        if name in kinds and not others and typed_column(kinds[name], dtype)
+    }
+
+
+def append_parquet(
+    con: duckdb.DuckDBPyConnection,
+    table: Table,
+    path: Path,
+    source: str,
+    columns: list[str],
+    found: dict[str, str],
+    typed: dict[str, str],
+) -> int:
+    """A Parquet file (of columns `found`: column -> type) into raw.<table> by DuckDB alone,
+    conformed as `raw.conform` does: the `typed` columns as they are, the others as text (nested
+    ones as JSON). The rows never pass through Python."""
+    try:
+        names = list(found)
+        check_names(path, names)
+        check_required(table, names, source)
+        value = {c: f"NULL::{t}" for c, t in typed.items()}
+        for name, dtype in found.items():
+            quoted = quote(name)
+            if name in typed:
+                value[name] = quoted
+            elif dtype.endswith("[]") or dtype.startswith(("STRUCT", "MAP")):
+                value[name] = f"to_json({quoted})::VARCHAR"
+            else:
+                value[name] = f"{quoted}::VARCHAR"
+        extras = [c for c in names if c not in table.column_names]
+        select = ", ".join(
+            [
+                f"$source AS {SOURCE_FILE}",
+                f"file_row_number + 1 AS {SOURCE_ROW}",
+                f"NULL::VARCHAR AS {PARSE_ERROR}",
+                *(f"{value.get(c, 'NULL::VARCHAR')} AS {quote(c)}" for c in table.column_names),
+                *(f"{value[c]} AS {quote(c)}" for c in extras),
+            ]
+        )
+        output = [SOURCE_FILE, SOURCE_ROW, PARSE_ERROR, *table.column_names, *extras]
+        sql = f"SELECT {select} FROM read_parquet($path, file_row_number = true)"
+        return append(con, table, columns, output, sql, {"source": source, "path": str(path)})
+    except duckdb.Error as exc:
+        raise InputError(f"{path}: cannot read Parquet: {str(exc).splitlines()[0]}") from exc

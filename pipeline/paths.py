@@ -1,0 +1,40 @@
+"""The output directory's layout: the one home of every name in it.
+
+OUTPUT/current -> releases/<build_id>   the published release, switched by one rename
+OUTPUT/<link> -> current/<link>          stable links into it (LINKS)
+OUTPUT/releases/<build_id>/              a release: warehouse, site, manifest, report, ...
+OUTPUT/pages/<storeKey>-<digest>/        a store's pages, shared by the releases linking it
+OUTPUT/.work/<build_id>/                 a build in progress, or the last failed one
+OUTPUT/.build.lock                       one build at a time
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+WAREHOUSE = "warehouse.duckdb"
+SITE = "site"
+MANIFEST = "manifest.json"
+MANIFEST_PARQUET = "manifest.parquet"  # the manifest's rows, which the next build reads
+CHANGES = "changes.json"
+STORES = "stores.parquet"  # each store's digest and counts, for the next build
+HISTORY = "build_run.parquet"  # meta.build_run as published, which the next build carries on
+REPORT_JSON = "build_report.json"
+REPORT_HTML = "build_report.html"
+NGINX_CONF = "nginx.conf"
+PUBLISHED = ".published"  # marks a release whose build completed
+
+CURRENT = "current"
+RELEASES = "releases"
+POOL = "pages"  # stores' page folders, shared by the releases that link to them
+WORK = ".work"
+LOCK = ".build.lock"
+
+# The release's files a reader finds at OUTPUT/<name>, through `current`.
+LINKS = (WAREHOUSE, SITE, MANIFEST, CHANGES, REPORT_JSON, REPORT_HTML, NGINX_CONF)
+
+
+def published_release(output: Path) -> Path | None:
+    """The release `OUTPUT/current` points to, or None before the first publish."""
+    current = output / CURRENT
+    return current.resolve() if current.is_symlink() and current.exists() else None

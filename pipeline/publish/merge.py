@@ -1,0 +1,113 @@
+"""One release from the outputs of `pipeline build --shard I/N` for every I: the union of their
+sites (hard links, no bytes copied), identical to the build without shards."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+import polars as pl
+
+from pipeline.errors import BuildError
+from pipeline.export import report
+from pipeline.export.digests import load_store_records, write_store_records
+from pipeline.export.manifest import Manifest, file_counts, write_changes
+from pipeline.export.nginx import write_nginx_conf
+from pipeline.export.writer import SiteWriter
+from pipeline.paths import (
+    CHANGES,
+    CURRENT,
+    HISTORY,
+    POOL,
+    PUBLISHED,
+    RELEASES,
+    REPORT_JSON,
+    SITE,
+    WAREHOUSE,
+    WORK,
+    published_release,
+)
+from pipeline.publish.release import BuildResult, exclusive, new_build_id, pool_folders, publish
+from pipeline.settings import Settings, Shard
+
+
+def merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
+    """Publish one release from every shard's published build (see the module's docstring)."""
+    with exclusive(settings.output):
+        return _merge(shard_outputs, settings)
+
+
+def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
+    output = settings.output
+    build_id = new_build_id()
+    work, release = output / WORK / build_id, output / RELEASES / build_id
+    work.mkdir(parents=True)
+    started = time.perf_counter()
+    known = Manifest.load(published_release(output))
+    reports = []
+    releases = [(s / CURRENT).resolve() for s in shard_outputs]
+    for shard_output, shard_release in zip(shard_outputs, releases, strict=True):
+        if not (shard_release / PUBLISHED).exists():
+            raise BuildError(f"{shard_output}: no published shard build")
+        reports.append(orjson.loads((shard_release / REPORT_JSON).read_bytes()))
+    check_shards(reports, shard_outputs)
+    parts = [Manifest.load(r).frame.with_columns(site=pl.lit(str(r / SITE))) for r in releases]
+    combined = pl.concat(parts)
+    try:
+        manifest = Manifest(combined)
+    except ValueError as exc:  # a file in two shards
+        raise BuildError(f"{exc} (written by two shards)") from None
+    (output / POOL).mkdir(exist_ok=True)
+    with SiteWriter(release / SITE, pool=output / POOL, staging=work / POOL) as writer:
+        for shard_release in releases:  # each shard's store folders, under the same names
+            for key, folder in pool_folders(shard_release).items():
+                writer.open_store(key, folder)
+        for name, site in combined.select("path", "site").iter_rows():
+            writer.adopt(site, name)
+    changed, removed = manifest.changes(known)
+    manifest.write(release)
+    write_changes(release / CHANGES, changed, removed)
+    write_nginx_conf(release, settings)
+    records = [load_store_records(r) for r in releases]
+    write_store_records(release, {k: v for part in records for k, v in part.items()})
+    # Every shard built the whole warehouse from the same input: the first one's serves, with
+    # its history.
+    for name in (WAREHOUSE, HISTORY):
+        first = releases[0] / name
+        target = work / name if name == WAREHOUSE else release / name
+        if first.is_file():
+            try:
+                os.link(first, target)
+            except OSError:
+                shutil.copyfile(first, target)
+    summary = dict(reports[0])
+    summary["build_id"] = build_id
+    summary["merged_from"] = [r["build_id"] for r in reports]
+    summary["site"] = {
+        key: sum(r["site"].get(key, 0) for r in reports) for key in reports[0]["site"]
+    }
+    summary["site"].update(file_counts(manifest, changed, removed))
+    summary["stages_seconds"] = {"merge": round(time.perf_counter() - started, 3)}
+    report.write(release, summary)
+    publish(output, work / WAREHOUSE, release, settings.releases_kept)
+    shutil.rmtree(work, ignore_errors=True)
+    return BuildResult(build_id, release, summary, summary["stages_seconds"])
+
+
+def check_shards(reports: list[dict[str, Any]], outputs: list[Path]) -> None:
+    """Every shard of one count came exactly once, all built from the same inputs."""
+    shards: list[Shard] = []
+    for report_, output in zip(reports, outputs, strict=True):
+        if report_.get("shard") is None:
+            raise BuildError(f"{output}: not a shard build (--shard I/N)")
+        shards.append(Shard.from_text(report_["shard"]))
+    count = shards[0].count
+    if sorted(shards) != [Shard(i, count) for i in range(count)]:
+        listed = ", ".join(map(str, shards))
+        raise BuildError(f"shards {listed}: not every shard of {count} exactly once")
+    if len({r.get("inputs_digest") for r in reports}) != 1:
+        raise BuildError("the shards were built from different inputs or export settings")

@@ -1,0 +1,126 @@
+"""Publishing a release: everything is built beside the published outputs and published by
+renames, so that readers see the old build or the new one (see `pipeline.paths`):
+
+    OUTPUT/releases/<build_id>/        warehouse.duckdb, site/, manifest.json (and .parquet),
+                                       stores.parquet, build_run.parquet, changes.json,
+                                       build_report.json|.html, nginx.conf, .published
+    OUTPUT/current -> releases/<id>    swapped by one rename: the commit point
+    OUTPUT/warehouse.duckdb, site, manifest.json, build_report.*, nginx.conf
+                                       stable links through `current`
+    OUTPUT/.work/<build_id>/           the warehouse being built (kept after a failure, for a
+                                       look; removed by the next build)
+
+A build killed at any moment leaves `current` on the previous release; the next build removes
+what the killed one left behind.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import secrets
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pipeline.api.urls import STORES_DIR
+from pipeline.errors import BuildError
+from pipeline.paths import (
+    CURRENT,
+    LINKS,
+    LOCK,
+    POOL,
+    PUBLISHED,
+    RELEASES,
+    SITE,
+    WAREHOUSE,
+    WORK,
+)
+
+
+@dataclass
+class BuildResult:
+    """A published release: its id and folder, its report and its stages' seconds."""
+
+    build_id: str
+    release: Path
+    report: dict[str, Any]
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+
+
+def new_build_id() -> str:
+    """UTC start time and a random suffix: sorts by time, never repeats."""
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+def publish(output: Path, work_db: Path, release: Path, keep: int) -> None:
+    """Switch `current` to the new release: one rename publishes the warehouse, the site, the
+    manifest, the report and the nginx configuration together."""
+    os.replace(work_db, release / WAREHOUSE)
+    (release / PUBLISHED).touch()
+    tmp = output / f".{CURRENT}-{release.name}"
+    tmp.unlink(missing_ok=True)
+    tmp.symlink_to(Path(RELEASES) / release.name)
+    os.replace(tmp, output / CURRENT)  # the commit point
+    for name in LINKS:
+        stable = output / name
+        if not stable.is_symlink():
+            # First build in this directory, or a directory from before this layout.
+            tmp = output / f".{name}-{release.name}"
+            tmp.unlink(missing_ok=True)
+            tmp.symlink_to(Path(CURRENT) / name)
+            if stable.is_dir():
+                shutil.rmtree(stable)
+            os.replace(tmp, stable)
+    published = sorted(r for r in (output / RELEASES).iterdir() if (r / PUBLISHED).exists())
+    for old in published[:-keep]:
+        if old != release:
+            shutil.rmtree(old, ignore_errors=True)
+    collect_pool(output)
+
+
+def pool_folders(release: Path) -> dict[str, str]:
+    """store key -> the pool folder its symlink in the release's site points to."""
+    stores = release / SITE / STORES_DIR
+    if not stores.is_dir():  # no store at all
+        return {}
+    with os.scandir(stores) as entries:
+        return {e.name: os.path.basename(os.readlink(e)) for e in entries if e.is_symlink()}
+
+
+def collect_pool(output: Path) -> None:
+    """Delete the pool folders that no release links to any more (a store's pages of a
+    release deleted since, or of a build that did not publish)."""
+    pool = output / POOL
+    if not pool.is_dir():
+        return
+    used = {f for r in (output / RELEASES).iterdir() for f in pool_folders(r).values()}
+    for folder in pool.iterdir():
+        if folder.name not in used:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
+def exclusive(output: Path) -> Iterator[None]:
+    """One build at a time per output directory; leftovers of killed builds are removed."""
+    output.mkdir(parents=True, exist_ok=True)
+    with (output / LOCK).open("w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise BuildError(f"{output}: another build is running") from None
+        shutil.rmtree(output / WORK, ignore_errors=True)
+        releases = output / RELEASES
+        if releases.is_dir():
+            current = (output / CURRENT).resolve() if (output / CURRENT).exists() else None
+            for release in releases.iterdir():
+                if not (release / PUBLISHED).exists() and release.resolve() != current:
+                    shutil.rmtree(release, ignore_errors=True)  # a build killed before publishing
+        for stray in output.glob(".*-2*"):  # temporary links of a killed publish
+            if stray.is_symlink():
+                stray.unlink(missing_ok=True)
+        yield

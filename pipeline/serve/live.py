@@ -1,0 +1,41 @@
+"""Live answers from the published warehouse: the same SQL and bytes the exporter uses."""
+
+from __future__ import annotations
+
+import duckdb
+
+from pipeline.api.params import InventoryParams, query_params
+from pipeline.api.responses import NO_CATEGORIES, NO_PRODUCTS, NO_STORES, ApiError, envelope
+from pipeline.db import count_rows, scalar
+from pipeline.transform.steps import STORE_INVENTORY
+
+
+def store_exists(con: duckdb.DuckDBPyConnection, store_key: str) -> bool:
+    return bool(scalar(con, "SELECT count(*) FROM marts.store WHERE store_key = ?", [store_key]))
+
+
+def store_inventory(
+    con: duckdb.DuckDBPyConnection, store_key: str, params: InventoryParams
+) -> bytes:
+    """The page of GET /v1.39.0/stores/{storeKey}/inventory/products, or ApiError(404)."""
+    key = store_key.lower()
+    if not store_exists(con, key):
+        raise ApiError(404, [NO_STORES])
+    result = con.execute(STORE_INVENTORY.sql, query_params(params, store_key=key))
+    names = [d[0] for d in result.description]
+    total, product = names.index("total_items"), names.index("product_json")
+    rows = result.fetchall()
+    if not rows:
+        raise ApiError(404, [NO_PRODUCTS])
+    return envelope(rows[0][total], (r[product] for r in rows))
+
+
+def categories_page(con: duckdb.DuckDBPyConnection, offset: int, limit: int) -> bytes:
+    total = count_rows(con, "export.category")
+    rows = con.execute(
+        "SELECT category_json FROM export.category ORDER BY category_id LIMIT ? OFFSET ?",
+        [limit, offset],
+    ).fetchall()
+    if not rows:
+        raise ApiError(404, [NO_CATEGORIES])
+    return envelope(total, (r[0] for r in rows))
