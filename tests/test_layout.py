@@ -6,9 +6,11 @@ import ast
 import graphlib
 from pathlib import Path
 
+import duckdb
 import pytest
 
-from pipeline.db import SQL_DIR
+from pipeline.contract import TABLES
+from pipeline.db import SQL_DIR, SqlFile
 from pipeline.transform.steps import all_sql_files
 from tests.conftest import rows
 
@@ -31,8 +33,6 @@ def test_sql_files_only_select() -> None:
 
 
 def test_every_table_and_column_carries_a_comment(sample_build: Path) -> None:
-    import duckdb
-
     con = duckdb.connect(str(sample_build / "warehouse.duckdb"), read_only=True)
     tables = rows(
         con,
@@ -144,3 +144,24 @@ def test_modules_stay_small() -> None:
         for p in PACKAGE.rglob("*.py")
     }
     assert {name: n for name, n in sizes.items() if n > 310} == {}
+
+
+def test_column_docs_are_written_once_in_the_contract(sample_build: Path) -> None:
+    """A staging SQL file documents its table; its columns' docs are the contract's, so the raw
+    and staging comments of a column cannot drift apart."""
+    con = duckdb.connect(str(sample_build / "warehouse.duckdb"), read_only=True)
+    comments = {
+        (schema, table, column): comment
+        for schema, table, column, comment in rows(
+            con,
+            "SELECT schema_name, table_name, column_name, comment FROM duckdb_columns() "
+            "WHERE database_name = 'warehouse' AND schema_name IN ('raw', 'staging')",
+        )
+    }
+    con.close()
+    for table in TABLES:
+        staged = {c.staged_name for c in table.columns}
+        assert not staged & set(SqlFile(f"staging/{table.name}").column_comments), table.name
+        for column in table.columns:
+            assert comments["staging", table.name, column.staged_name] == column.doc
+            assert comments["raw", table.name, column.name] == f"{column.doc} (as written)"

@@ -25,6 +25,7 @@ def _read_csv(path: Path) -> pl.DataFrame:
     bytes that are not UTF-8, ...) is read again record by record, keeping the bad records as
     rows with a parse error. A record with fewer fields than the header reads its missing
     trailing cells as empty (spreadsheet exports drop trailing empty cells)."""
+    check_names(path, _header(path))  # before reading: a reserved name is no reason to retry
     try:
         frame = pl.read_csv(
             path,
@@ -40,12 +41,24 @@ def _read_csv(path: Path) -> pl.DataFrame:
     except pl.exceptions.PolarsError:  # a malformed record or bytes: read record by record
         return _read_csv_by_record(path)
     data = [c for c in frame.columns if c != SOURCE_ROW]
-    check_names(path, data)
     # polars reads a blank line and a record of empty cells alike, as a row of nulls: the
     # record reader tells them apart (a blank line is no record; `,,,` is a bad one).
     if data and frame.select(pl.all_horizontal(pl.col(data).is_null()).any()).item():
         return _read_csv_by_record(path)
     return frame
+
+
+def _header(path: Path) -> list[str]:
+    """The column names of a CSV file's first record (none for an empty file)."""
+    csv.field_size_limit(sys.maxsize)
+    try:
+        with path.open("r", encoding="utf-8", errors="surrogateescape", newline="") as fh:
+            header = next(csv.reader(fh), [])
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except csv.Error:  # the fast reader or the record reader says what is wrong
+        return []
+    return [h.removeprefix("\ufeff") for h in header]
 
 
 def _read_csv_by_record(path: Path) -> pl.DataFrame:
@@ -58,7 +71,6 @@ def _read_csv_by_record(path: Path) -> pl.DataFrame:
         if header is None:
             return pl.DataFrame({SOURCE_ROW: pl.Series([], dtype=pl.Int64)})
         header = [h.removeprefix("\ufeff") for h in header]
-        check_names(path, header)
         if _has_bad_bytes(header) or len(set(header)) != len(header):
             raise InputError(f"{path}: the header is not valid UTF-8 or repeats a column name")
         row = 0

@@ -221,3 +221,39 @@ def test_parquet_columns_keep_a_type_that_holds_them_and_the_rest_is_text(
         ("1.50", None, None),
         ("2.25", None, "7"),
     ]
+
+
+@pytest.mark.parametrize("name", ["_source_file", "_source_row", "_parse_error"])
+def test_a_reserved_column_name_stops_without_reading_the_file_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """The header is refused by the fast reader itself: the file is not read again record by
+    record (which costs minutes on a large file) before the error shows."""
+    from pipeline.ingest import text
+
+    def read_again(path: Path) -> None:
+        raise AssertionError(f"{path} was read again record by record")
+
+    monkeypatch.setattr(text, "_read_csv_by_record", read_again)
+    write_inputs(tmp_path, listings=[])
+    (tmp_path / "stores" / "listings.csv").write_text(
+        f"storeKey,skuId,price,quantity,{name}\ns,1000,1.00,1,7\n", encoding="utf-8"
+    )
+    with pytest.raises(InputError, match=rf"listings\.csv: column name {name} is reserved"):
+        _load(tmp_path)
+
+
+def test_a_parquet_path_with_quotes_and_accents_loads(tmp_path: Path) -> None:
+    """Paths travel as bind parameters, not quoted into the SQL by hand."""
+    write_inputs(tmp_path, listings=[])
+    folder = tmp_path / "stores" / "listings"
+    folder.mkdir()
+    (tmp_path / "stores" / "listings.csv").unlink()
+    table = pa.table(
+        {"storeKey": ["s"], "skuId": [1000], "price": ["1.50"], "quantity": [2]},
+    )
+    pq.write_table(table, folder / "O'Brien's \"shop\" ü.parquet")
+    loaded = _load(tmp_path)
+    assert [(r[0], r[1], r[3], r[5], r[6]) for r in loaded] == [
+        ("stores/listings/O'Brien's \"shop\" ü.parquet", 1, "s", 1000, "1.50")
+    ]

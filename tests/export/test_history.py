@@ -1,0 +1,65 @@
+"""The build history (meta.build_run) is carried from release to release, whoever holds the
+published warehouse, and a history that cannot be read is said, never silently dropped."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+
+from pipeline.build import build
+from pipeline.paths import HISTORY
+from pipeline.settings import load_settings
+from tests.conftest import run_cli, write_inputs
+
+# Holds a DuckDB file open read-write (as the DuckDB shell does by default) until stdin closes.
+HOLDER = """
+import sys, duckdb
+con = duckdb.connect(sys.argv[1])
+print("holding", flush=True)
+sys.stdin.read()
+con.close()
+"""
+
+
+def _history(output: Path) -> list[str]:
+    con = duckdb.connect(str(output / "warehouse.duckdb"), read_only=True)
+    try:
+        return [r[0] for r in con.execute("SELECT build_id FROM meta.build_run").fetchall()]
+    finally:
+        con.close()
+
+
+def test_an_analyst_holding_the_warehouse_read_write_keeps_the_history(tmp_path: Path) -> None:
+    settings = load_settings(None, input=write_inputs(tmp_path / "in"), output=tmp_path / "out")
+    first = build(settings).build_id
+    warehouse = (tmp_path / "out" / "warehouse.duckdb").resolve()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(warehouse)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+        second = build(settings)
+    finally:
+        holder.communicate(timeout=60)
+    assert sorted(_history(tmp_path / "out")) == sorted([first, second.build_id])
+    assert second.report["build_warnings"] == []
+
+
+def test_a_history_that_cannot_be_read_is_reported_and_starts_again(tmp_path: Path) -> None:
+    inputs = write_inputs(tmp_path / "in")
+    output = tmp_path / "out"
+    build(load_settings(None, input=inputs, output=output))
+    history = (output / "current").resolve() / HISTORY
+    history.write_bytes(history.read_bytes()[:20])  # cut: not Parquet any more
+    result = run_cli("build", "--input", str(inputs), "--output", str(output))
+    assert result.returncode == 0, result.stderr
+    assert f"{history}: the build history could not be read" in result.stderr
+    report = (output / "build_report.json").read_text()
+    assert f"{history}: the build history could not be read" in report
+    assert len(_history(output)) == 1  # this build's row
