@@ -46,7 +46,7 @@ test: lint system-deps ## Lint, then run the test suite
 	$(BIN)/pytest -q
 
 bench: setup ## Benchmark: SCALE=quick (1M listings, default), full (10M) or tiny
-	$(BIN)/python -m pipeline.bench --scale $(or $(SCALE),quick)
+	$(BIN)/python -m pipeline.tools.bench --scale $(or $(SCALE),quick)
 
 golden: setup ## Regenerate the golden pages in tests/golden/ from the shipped sample
 	$(BIN)/python -m tests.golden
