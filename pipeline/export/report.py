@@ -216,6 +216,12 @@ rebuilt).</p>
         if summary["warnings"]
         else "<p>None.</p>"
     }
+{
+        "".join(
+            f"<p><b>Build warning:</b> {html.escape(w)}</p>"
+            for w in summary.get("build_warnings", [])
+        )
+    }
 <h2>Timings</h2>
 {_table(["stage", "seconds"], list(summary["stages_seconds"].items()))}
 {_table(["step", "rows", "seconds"], [list(s.values()) for s in summary["steps"]])}
