@@ -69,6 +69,15 @@ def _c(name: str, kind: Kind, doc: str = "", **kw: object) -> Column:
     return Column(name, kind, doc=doc, **kw)  # type: ignore[arg-type]
 
 
+# The store key, the same column in each stores table.
+STORE_KEY = _c(
+    "storeKey",
+    Kind.TEXT,
+    "Store key (case-insensitive: lower-case from staging on)",
+    required=True,
+    pattern=STORE_KEY_PATTERN,
+)
+
 TABLES: tuple[Table, ...] = (
     Table(
         "catalog",
@@ -170,13 +179,7 @@ TABLES: tuple[Table, ...] = (
         "stores",
         "stores",
         (
-            _c(
-                "storeKey",
-                Kind.TEXT,
-                "Store key (case-insensitive: lower-case from staging on)",
-                required=True,
-                pattern=STORE_KEY_PATTERN,
-            ),
+            STORE_KEY,
             _c("name", Kind.TEXT, "Store name"),
         ),
         optional=True,
@@ -186,13 +189,7 @@ TABLES: tuple[Table, ...] = (
         "stores",
         "excluded_categories",
         (
-            _c(
-                "storeKey",
-                Kind.TEXT,
-                "Store key (case-insensitive: lower-case from staging on)",
-                required=True,
-                pattern=STORE_KEY_PATTERN,
-            ),
+            STORE_KEY,
             _c(
                 "channelId",
                 Kind.INT32,
@@ -209,13 +206,7 @@ TABLES: tuple[Table, ...] = (
         "stores",
         "listings",
         (
-            _c(
-                "storeKey",
-                Kind.TEXT,
-                "Store key (case-insensitive: lower-case from staging on)",
-                required=True,
-                pattern=STORE_KEY_PATTERN,
-            ),
+            STORE_KEY,
             _c(
                 "channelId",
                 Kind.INT32,
