@@ -48,8 +48,9 @@ test: lint system-deps ## Lint, then run the test suite
 bench: setup ## Benchmark: SCALE=quick (1M listings, default), full (10M) or tiny
 	$(BIN)/python -m pipeline.tools.bench --scale $(or $(SCALE),quick)
 
-golden: setup ## Regenerate the golden pages in tests/golden/ from the shipped sample
+golden: setup ## Regenerate the golden pages (tests/golden/) and the analysts' guide's query results
 	$(BIN)/python -m tests.golden
+	$(BIN)/python -m tests.test_docs --update
 
 lint: setup ## ruff and mypy, strict
 	$(BIN)/ruff check pipeline tests data/make_sample.py

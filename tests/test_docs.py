@@ -1,10 +1,20 @@
-"""The docs and the code do not drift apart: every example query of docs/analysts.md runs on
-the sample build, and the README names every setting and every command."""
+"""The docs and the code do not drift apart: every example query of docs/analysts.md is
+followed by its result on the sample build, and the README names every setting and command.
+
+The result blocks are written, not hand-typed: when the warehouse changes on purpose, run
+`.venv/bin/python -m tests.test_docs --update` (it builds the shipped sample in a temporary
+directory and rewrites the ```text block under each ```sql block, adding missing ones), then
+review `git diff docs/analysts.md`. The tests never rewrite the guide.
+"""
 
 from __future__ import annotations
 
 import re
+import sys
+from collections.abc import Sequence
+from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -13,20 +23,104 @@ from pipeline.cli import main
 from pipeline.settings import ExportSettings, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
-QUERIES = re.findall(r"```sql\n(.*?)```", (ROOT / "docs" / "analysts.md").read_text(), re.S)
+GUIDE = ROOT / "docs" / "analysts.md"
+# A query and the result under it: ```sql ... ``` then, after blank lines, ```text ... ```.
+EXAMPLE = re.compile(r"```sql\n(?P<sql>.*?)```\n(?:\s*```text\n(?P<result>.*?)```\n)?", re.S)
+EXAMPLES = [(m["sql"], m["result"]) for m in EXAMPLE.finditer(GUIDE.read_text(encoding="utf-8"))]
 
 
-def test_the_guide_has_a_dozen_queries() -> None:
-    assert len(QUERIES) >= 12
+def _text(value: Any) -> str:
+    """One value as the guide writes it: NULL, true/false, numbers and dates as DuckDB does."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)  # the shortest exact form, as DuckDB casts a DOUBLE to text
+    if isinstance(value, Decimal):
+        return f"{value:f}"  # DECIMAL(18,2) keeps its two places: 0.10, 1267.99
+    return str(value).replace("\\", "\\\\").replace("\n", "\\n")
 
 
-@pytest.mark.parametrize("sql", QUERIES, ids=[q.splitlines()[0][3:40] for q in QUERIES])
-def test_every_example_query_runs_on_the_sample(sample_build: Path, sql: str) -> None:
-    con = duckdb.connect(str(sample_build / "warehouse.duckdb"), read_only=True)
-    result = con.execute(sql).fetchall()
-    con.close()
-    if "meta.rejects" not in sql:  # the sample has no rejects; everything else has rows
-        assert result, sql
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float | Decimal) and not isinstance(value, bool)
+
+
+def render(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A result as text: header, rule, one line per row (numbers right-aligned), row count."""
+    cells = [[_text(v) for v in row] for row in rows]
+    widths = [max(len(line[i]) for line in [list(columns), *cells]) for i in range(len(columns))]
+    numeric = [
+        any(_is_number(row[i]) for row in rows)
+        and all(row[i] is None or _is_number(row[i]) for row in rows)
+        for i in range(len(columns))
+    ]
+
+    def line(values: Sequence[str]) -> str:
+        return " | ".join(
+            v.rjust(w) if right else v.ljust(w)
+            for v, w, right in zip(values, widths, numeric, strict=True)
+        ).rstrip()
+
+    count = f"({len(rows)} row{'' if len(rows) == 1 else 's'})"
+    rule = "-+-".join("-" * w for w in widths)
+    return "\n".join([line(columns), rule, *(line(c) for c in cells), count]) + "\n"
+
+
+def run_example(warehouse: Path, sql: str) -> str:
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        cursor = con.execute(sql)
+        columns = [d[0] for d in cursor.description or []]
+        return render(columns, cursor.fetchall())
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize(
+    ("sql", "expected"), EXAMPLES, ids=[sql.splitlines()[0][3:40] for sql, _ in EXAMPLES]
+)
+def test_every_example_query_shows_its_exact_result_on_the_sample(
+    sample_build: Path, sql: str, expected: str | None
+) -> None:
+    assert expected is not None, (
+        "no ```text result block under this query: run `python -m tests.test_docs --update`"
+    )
+    assert run_example(sample_build / "warehouse.duckdb", sql) == expected
+
+
+def test_the_example_queries_section_holds_only_queries_and_their_results() -> None:
+    """A query in another kind of block (```duckdb, ```SQL) would go untested; a result block
+    without its query would go unchecked."""
+    guide = GUIDE.read_text(encoding="utf-8")
+    section = guide.split("\n## Example queries\n", 1)[1].split("\n## ", 1)[0]
+    assert EXAMPLES, "no ```sql block in docs/analysts.md"
+    stray = EXAMPLE.sub("", section)
+    assert "```" not in stray, stray[stray.index("```") :][:200]
+
+
+def update_guide() -> int:
+    """Rewrite the result block under every query from a fresh build of the shipped sample."""
+    import tempfile
+
+    from pipeline.build import build
+    from pipeline.settings import load_settings
+
+    with tempfile.TemporaryDirectory() as tmp:
+        output = Path(tmp) / "out"
+        build(load_settings(None, input=ROOT / "data", output=output))
+        warehouse = output / "warehouse.duckdb"
+
+        def example(match: re.Match[str]) -> str:
+            result = run_example(warehouse, match["sql"])
+            return f"```sql\n{match['sql']}```\n\n```text\n{result}```\n"
+
+        old = GUIDE.read_text(encoding="utf-8")
+        new, count = EXAMPLE.subn(example, old)
+    GUIDE.write_text(new, encoding="utf-8")
+    changed = "unchanged" if new == old else "rewritten"
+    print(f"{GUIDE.relative_to(ROOT)}: {count} query results {changed}")
+    return 0
 
 
 def test_the_readme_names_every_setting_and_command() -> None:
@@ -91,3 +185,11 @@ def test_build_history_is_carried_from_build_to_build(tmp_path: Path) -> None:
         ).fetchall()
     ] == sorted(ids)
     con.close()
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--update"]:
+        sys.exit(
+            "usage: python -m tests.test_docs --update  (rewrites the results in docs/analysts.md)"
+        )
+    sys.exit(update_guide())
