@@ -20,9 +20,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.adapters import SELLER_PORTAL_COLUMNS
 from pipeline.contract import TABLES_BY_NAME
-from pipeline.generate import LANGUAGES  # the marketplace's language vocabulary
+from pipeline.ingest.adapters import SELLER_PORTAL_COLUMNS
+from pipeline.tools.generate import LANGUAGES  # the marketplace's language vocabulary
 
 HERE = Path(__file__).resolve().parent
 RNG = random.Random(20261121)
