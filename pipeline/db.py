@@ -200,15 +200,14 @@ def literal(text: str) -> str:
 def comment_table(
     con: duckdb.DuckDBPyConnection, target: str, table_comment: str, columns: dict[str, str]
 ) -> None:
-    # COMMENT ON takes no bind parameters; comments come from the code and the SQL headers.
-    con.execute(f"COMMENT ON TABLE {target} IS {literal(table_comment)}")
-    existing = {
-        r[0]
-        for r in con.execute(
-            "SELECT column_name FROM duckdb_columns() WHERE schema_name || '.' || table_name = ?",
-            [target],
-        ).fetchall()
-    }
-    for column, comment in columns.items():
-        if column in existing:
-            con.execute(f"COMMENT ON COLUMN {target}.{quote(column)} IS {literal(comment)}")
+    """The table's and its columns' COMMENTs (columns it lacks are skipped), sent as one batch
+    of statements. COMMENT ON takes no bind parameters; comments come from the code and the
+    SQL headers."""
+    existing = set(con.table(target).columns)
+    statements = [f"COMMENT ON TABLE {target} IS {literal(table_comment)}"]
+    statements += [
+        f"COMMENT ON COLUMN {target}.{quote(column)} IS {literal(comment)}"
+        for column, comment in columns.items()
+        if column in existing
+    ]
+    con.execute(";\n".join(statements))

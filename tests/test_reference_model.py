@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -177,8 +178,12 @@ def url(store: str, req: reference.Request) -> str:
     return f"/v1.39.0/stores/{store}/inventory/products?{urlencode(query)}"
 
 
+# About 0.85 s an example on 2 cores, most of it the real ingest and transform: the suite's
+# slowest test even at 80 examples (it was 200; the suite must stay under 4 minutes). Raise the
+# number locally when changing the SQL.
+@pytest.mark.slow
 @settings(
-    max_examples=200,
+    max_examples=80,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

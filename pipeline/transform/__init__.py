@@ -52,13 +52,12 @@ def _create_finding_tables(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _record(con: duckdb.DuckDBPyConnection, target: str, query: Query, check_name: str) -> int:
-    before = count_rows(con, target)
-    con.execute(
+    inserted = con.execute(
         f"INSERT INTO {target} SELECT table_name, source_file, source_row, column_name, "
         f"value::VARCHAR, reason, ? FROM ({query.sql})",
         [check_name, *query.params],  # the select list's ? comes before the subquery's
-    )
-    return count_rows(con, target) - before
+    ).fetchall()
+    return int(inserted[0][0])  # DuckDB answers an INSERT with the count of rows it added
 
 
 def _raw_types(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, str]:

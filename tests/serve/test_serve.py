@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import getpass
 import http.client
+import queue
 import random
+import re
 import shutil
 import socket
 import subprocess
@@ -17,6 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, quote_plus
@@ -27,6 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline import db
+from pipeline.api.urls import HELP_PATH
 from pipeline.build import build
 from pipeline.export import nginx
 from pipeline.serve.routes import answer
@@ -35,6 +39,12 @@ from tests import reference
 from tests.conftest import SAMPLE, write_inputs
 
 NGINX = shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/usr/local/sbin")
+# Only a safety net: every wait below ends on an event (a line, a socket answering, an exit).
+STARTUP_TIMEOUT = 60.0
+
+# A server's address: the preview server's TCP port on 127.0.0.1 (it reports the port it took),
+# or nginx's unix-domain socket (nginx cannot report a port, so it gets a path of its own).
+Address = int | Path
 
 
 @dataclass(frozen=True)
@@ -45,14 +55,30 @@ class Reply:
     headers: dict[str, str]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+class UnixHTTPConnection(http.client.HTTPConnection):
+    """HTTP over a unix-domain socket (sent with `Host: localhost`)."""
+
+    def __init__(self, socket_path: Path, timeout: float) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self.socket_path = socket_path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(str(self.socket_path))
+        except OSError:
+            sock.close()
+            raise
+        self.sock = sock
 
 
-def request(port: int, target: str, method: str = "GET") -> Reply:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+def request(address: Address, target: str, method: str = "GET") -> Reply:
+    conn = (
+        UnixHTTPConnection(address, timeout=30)
+        if isinstance(address, Path)
+        else http.client.HTTPConnection("127.0.0.1", address, timeout=30)
+    )
     try:
         conn.putrequest(method, target, skip_accept_encoding=True)
         conn.endheaders()
@@ -64,49 +90,79 @@ def request(port: int, target: str, method: str = "GET") -> Reply:
         conn.close()
 
 
-def wait_until_up(port: int, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 30
+def wait_until_up(address: Address, process: subprocess.Popen[bytes], log: Path) -> None:
+    """Until a request to `address` gets an answer (nginx creates its socket, then listens), or
+    the process exits."""
+    deadline = time.monotonic() + STARTUP_TIMEOUT
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(
-                f"server exited: {process.stderr.read().decode() if process.stderr else ''}"
-            )
+            raise RuntimeError(f"server exited ({process.returncode}): {log.read_text()}")
         try:
-            request(port, "/v1.39.0/help/index")
+            request(address, HELP_PATH)
             return
         except OSError:
-            time.sleep(0.1)
-    raise TimeoutError(f"nothing listens on {port}")
+            time.sleep(0.05)
+    raise TimeoutError(f"nothing answers on {address}")
+
+
+LISTENING = re.compile(
+    rf"serving (?P<output>.+) on http://127\.0\.0\.1:(?P<port>[0-9]+){re.escape(HELP_PATH)}"
+)
+
+
+@contextmanager
+def preview_server(output: Path) -> Iterator[int]:
+    """`pipeline serve --port 0` on `output`: the port it took, read from the line it prints on
+    stderr once it listens. Every test that starts the preview server starts it here."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pipeline", "serve", "--output", str(output), "--port", "0"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    ports: queue.Queue[int | None] = queue.Queue()
+    lines: list[str] = []
+
+    def drain() -> None:
+        """Read stderr to its end, so that the server never blocks on a full pipe."""
+        assert process.stderr is not None
+        for line in process.stderr:
+            lines.append(line)
+            found = LISTENING.fullmatch(line.rstrip("\n"))
+            if found and found["output"] == str(output):
+                ports.put(int(found["port"]))
+        ports.put(None)  # the server exited
+
+    threading.Thread(target=drain, daemon=True).start()
+    try:
+        try:
+            port = ports.get(timeout=STARTUP_TIMEOUT)
+        except queue.Empty:
+            raise TimeoutError(f"pipeline serve printed no listening line: {lines}") from None
+        if port is None:
+            raise RuntimeError(f"pipeline serve exited ({process.wait()}): {''.join(lines)}")
+        # The line comes once the socket listens: the first request needs no retry.
+        assert request(port, HELP_PATH).status == 200
+        yield port
+    finally:
+        process.terminate()
+        process.wait(10)
 
 
 @pytest.fixture(scope="module")
 def serve_port(sample_build: Path) -> Iterator[int]:
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pipeline",
-            "serve",
-            "--output",
-            str(sample_build),
-            "--port",
-            str(port),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    wait_until_up(port, process)
-    yield port
-    process.terminate()
-    process.wait(10)
+    with preview_server(sample_build) as port:
+        yield port
 
 
-def start_nginx(workdir: Path, site: Path, upstream: str) -> tuple[int, subprocess.Popen[bytes]]:
+@contextmanager
+def running_nginx(workdir: Path, site: Path, upstream: str) -> Iterator[Path]:
+    """nginx on the generated configuration, listening on a unix-domain socket in `workdir`."""
     assert NGINX, "nginx is not installed: run `make system-deps` (or `make test`)"
     workdir.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    (workdir / "site.conf").write_text(nginx.render(site, f"127.0.0.1:{port}", upstream))
+    sock = workdir / "nginx.sock"
+    assert len(str(sock)) < 100, f"{sock}: too long for a unix-domain socket (set a short TMPDIR)"
+    (workdir / "site.conf").write_text(nginx.render(site, f"unix:{sock}", upstream))
     temp = " ".join(
         f"{name}_temp_path {workdir / name};"
         for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
@@ -117,33 +173,29 @@ def start_nginx(workdir: Path, site: Path, upstream: str) -> tuple[int, subproce
         f"error_log {workdir / 'error.log'} warn;\nevents {{ worker_connections 512; }}\n"
         f"http {{ access_log off; {temp} include {workdir / 'site.conf'}; }}\n"
     )
-    process = subprocess.Popen(
-        [
-            NGINX,
-            "-p",
-            str(workdir),
-            "-c",
-            str(workdir / "nginx.conf"),
-            "-e",
-            str(workdir / "error.log"),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    wait_until_up(port, process)
-    return port, process
+    log = workdir / "error.log"
+    with log.open("ab") as stderr:
+        process = subprocess.Popen(
+            [NGINX, "-p", str(workdir), "-c", str(workdir / "nginx.conf"), "-e", str(log)],
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+    try:
+        wait_until_up(sock, process, log)
+        yield sock
+    finally:
+        process.terminate()
+        process.wait(10)
 
 
 @pytest.fixture(scope="module")
-def nginx_port(
+def nginx_socket(
     sample_build: Path, serve_port: int, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[int]:
-    port, process = start_nginx(
+) -> Iterator[Path]:
+    with running_nginx(
         tmp_path_factory.mktemp("nginx"), sample_build / "site", f"127.0.0.1:{serve_port}"
-    )
-    yield port
-    process.terminate()
-    process.wait(10)
+    ) as sock:
+        yield sock
 
 
 def materialised_targets(output: Path) -> list[str]:
@@ -215,6 +267,7 @@ def test_malformed_requests_get_an_envelope(
     )
 
 
+@pytest.mark.slow
 def test_static_pages_equal_the_live_computation(sample_build: Path) -> None:
     """Every materialised page, computed live from the warehouse (no site given)."""
     con = db.connect(sample_build / "warehouse.duckdb", read_only=True)
@@ -257,14 +310,7 @@ def test_server_picks_up_a_new_build(tmp_path: Path) -> None:
             None, input=write_inputs(tmp_path / "a", listings=listings("1.00")), output=output
         )
     )
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pipeline", "serve", "--output", str(output), "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        wait_until_up(port, process)
+    with preview_server(output) as port:
         live = "/v1.39.0/stores/s1/inventory/products?sort=name"
         static = "/v1.39.0/stores/s1/inventory/products"
         assert orjson.loads(request(port, live).body)["results"][0]["lowestPrice"] == 1.0
@@ -275,9 +321,6 @@ def test_server_picks_up_a_new_build(tmp_path: Path) -> None:
         )
         assert orjson.loads(request(port, live).body)["results"][0]["lowestPrice"] == 2.5
         assert orjson.loads(request(port, static).body)["results"][0]["lowestPrice"] == 2.5
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 # --- random requests against the independent reference model ---------------------------------
@@ -374,7 +417,7 @@ def _variants(target: str, rng: random.Random) -> list[str]:
 
 
 def test_nginx_and_the_preview_server_agree(
-    nginx_port: int, serve_port: int, sample_build: Path
+    nginx_socket: Path, serve_port: int, sample_build: Path
 ) -> None:
     rng = random.Random(7)
     materialised = materialised_targets(sample_build)
@@ -411,7 +454,7 @@ def test_nginx_and_the_preview_server_agree(
     ]
     compared = 0
     for target in materialised + others:
-        a, b = request(nginx_port, target), request(serve_port, target)
+        a, b = request(nginx_socket, target), request(serve_port, target)
         assert (a.status, a.content_type, a.body) == (b.status, b.content_type, b.body), target
         compared += 1
     for method in ("POST", "PUT", "DELETE", "PATCH"):
@@ -420,7 +463,7 @@ def test_nginx_and_the_preview_server_agree(
             "/v1.39.0/help/index",
             "/nowhere",
         ):
-            a, b = request(nginx_port, target, method), request(serve_port, target, method)
+            a, b = request(nginx_socket, target, method), request(serve_port, target, method)
             assert (a.status, a.content_type, a.body) == (b.status, b.content_type, b.body), (
                 method,
                 target,
@@ -432,22 +475,17 @@ def test_nginx_and_the_preview_server_agree(
 
 def test_nginx_serves_materialised_pages_from_files(sample_build: Path, tmp_path: Path) -> None:
     """With no live upstream at all, every materialised page still comes from nginx."""
-    port, process = start_nginx(
-        tmp_path / "nginx", sample_build / "site", f"127.0.0.1:{free_port()}"
-    )
-    try:
+    nobody = tmp_path / "nobody.sock"  # a socket path nothing ever listens on
+    with running_nginx(tmp_path / "nginx", sample_build / "site", f"unix:{nobody}") as sock:
         for target in materialised_targets(sample_build):
             path, _, query = target.partition("?")
             file = sample_build / "site" / path.lstrip("/") / f"{query or 'index'}.json"
-            got = request(port, target)
+            got = request(sock, target)
             assert (got.status, got.body) == (200, file.read_bytes()), target
-        unavailable = request(port, "/v1.39.0/stores/tiny7/inventory/products?sort=name")
+        unavailable = request(sock, "/v1.39.0/stores/tiny7/inventory/products?sort=name")
         assert unavailable.status == 503
-        assert request(port, "/v1.39.0/nothing").status == 404
-        assert request(port, "/v1.39.0/help/index", "DELETE").status == 405
-    finally:
-        process.terminate()
-        process.wait(10)
+        assert request(sock, "/v1.39.0/nothing").status == 404
+        assert request(sock, "/v1.39.0/help/index", "DELETE").status == 405
 
 
 def test_the_build_emits_the_nginx_configuration(sample_build: Path) -> None:
