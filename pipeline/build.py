@@ -92,7 +92,7 @@ def _build(settings: Settings, reporter: Reporter) -> BuildResult:
         # written by a thread while DuckDB reports and checkpoints the warehouse.
         with ThreadPoolExecutor(1, thread_name_prefix="release-files") as files:
             written = files.submit(export.write_release_files, release, site, settings)
-            problem = history.carry_history(con, previous)
+            problem = history.carry_history(con, output)
             if problem:
                 reporter.warning(problem)
             summary = report.collect(

@@ -2,7 +2,7 @@
 
 Nothing is auto-detected. Ingest reads exactly these columns (as text, so that a bad value can be
 reported as it was written; Parquet columns of a type that holds their values as typed), and the
-generated row checks in `pipeline.checks` apply the rules declared here. Relational rules
+generated row checks of `pipeline.transform.rules` apply the rules declared here. Relational rules
 (unknown ids, duplicate keys) live in `sql/checks/`.
 """
 
@@ -13,7 +13,7 @@ from enum import StrEnum
 
 
 class Kind(StrEnum):
-    """The type a raw value is parsed to (`pipeline.checks.parsed`)."""
+    """The type a raw value is parsed to (`pipeline.transform.rules.parsed`)."""
 
     INT32 = "INTEGER"
     INT64 = "BIGINT"

@@ -10,39 +10,45 @@ import orjson
 from pydantic.json_schema import models_json_schema
 
 from pipeline.api.models import CategoryPage, ErrorResponse, InventoryPage
-from pipeline.api.params import DEFAULTS, MAX_LIMIT, PAGING, PARAMETER_NAMES
+from pipeline.api.params import (
+    BOOLS,
+    DEFAULTS,
+    INT32,
+    INT_RANGES,
+    MAX_LIMIT,
+    PAGING,
+    PARAMETER_NAMES,
+)
 from pipeline.api.responses import NO_CATEGORIES, NO_PRODUCTS, NO_STORES, URL_NOT_FOUND
 from pipeline.api.urls import VERSION
 
-_PARAM_DOCS: dict[str, tuple[str, str, str]] = {
-    # name: (type, format, meaning)
-    "categoryId": ("integer", "int32", "Only products of this category."),
-    "categoryName": (
-        "string",
-        "",
-        "Only products of this category, by name (case-insensitive, exact).",
-    ),
-    "groupId": ("integer", "int64", "Only products of this group."),
-    "groupName": ("string", "", "Only products of this group, by name (case-insensitive, exact)."),
-    "productName": ("string", "", "Only products whose name contains this (case-insensitive)."),
-    "skuLimit": ("integer", "int32", "Maximum number of SKUs shown per product (>= 0)."),
-    "sort": (
-        "string",
-        "",
-        "price|minprice|name|productname, then asc (default) or desc. "
-        "Without sort: price desc. Ties break on productId.",
-    ),
-    "includeGeneric": ("boolean", "", "When true, generic listings are returned."),
-    "includeCustom": ("boolean", "", "When true, custom listings are returned."),
-    "channelId": ("integer", "int32", "Channel searched; 0 is the default marketplace channel."),
-    "includeExcludedCategories": ("boolean", "", "When true, excluded categories are returned."),
-    "offset": ("integer", "int32", "Products to skip (>= 0)."),
-    "limit": ("integer", "int32", f"Products per page (1..{MAX_LIMIT})."),
+_PARAM_DOCS: dict[str, str] = {
+    "categoryId": "Only products of this category.",
+    "categoryName": "Only products of this category, by name (case-insensitive, exact).",
+    "groupId": "Only products of this group.",
+    "groupName": "Only products of this group, by name (case-insensitive, exact).",
+    "productName": "Only products whose name contains this (case-insensitive).",
+    "skuLimit": "Maximum number of SKUs shown per product (>= 0).",
+    "sort": "price|minprice|name|productname, then asc (default) or desc. "
+    "Without sort: price desc. Ties break on productId.",
+    "includeGeneric": "When true, generic listings are returned.",
+    "includeCustom": "When true, custom listings are returned.",
+    "channelId": "Channel searched; 0 is the default marketplace channel.",
+    "includeExcludedCategories": "When true, excluded categories are returned.",
+    "offset": "Products to skip (>= 0).",
+    "limit": f"Products per page (1..{MAX_LIMIT}).",
 }
 
 
+def _schema_type(name: str) -> tuple[str, str]:
+    """A parameter's OpenAPI type and format, from its definition in `pipeline.api.params`."""
+    if name in INT_RANGES:
+        return "integer", "int32" if INT_RANGES[name] == INT32 else "int64"
+    return ("boolean", "") if name in BOOLS else ("string", "")
+
+
 def _parameter(name: str) -> dict[str, Any]:
-    kind, fmt, meaning = _PARAM_DOCS[name]
+    (kind, fmt), meaning = _schema_type(name), _PARAM_DOCS[name]
     schema: dict[str, Any] = {"type": kind}
     if fmt:
         schema["format"] = fmt
@@ -136,9 +142,9 @@ def _default_text(name: str) -> str:
 def help_page() -> str:
     """The human page served at /v1.39.0/help/index."""
     rows = "\n".join(
-        f"<tr><td><code>{n}</code></td><td>{_PARAM_DOCS[n][0]}</td>"
+        f"<tr><td><code>{n}</code></td><td>{_schema_type(n)[0]}</td>"
         f"<td>{html.escape(_default_text(n))}</td>"
-        f"<td>{html.escape(_PARAM_DOCS[n][2])}</td></tr>"
+        f"<td>{html.escape(_PARAM_DOCS[n])}</td></tr>"
         for n in PARAMETER_NAMES
     )
     return f"""<!doctype html>

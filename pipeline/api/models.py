@@ -13,14 +13,16 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
 from pydantic.json_schema import WithJsonSchema
 
+from pipeline.api.params import INT32, INT64
+
 Int32 = Annotated[
     StrictInt,
-    Field(ge=-(2**31), le=2**31 - 1),
+    Field(ge=INT32[0], le=INT32[1]),
     WithJsonSchema({"type": "integer", "format": "int32"}),
 ]
 Int64 = Annotated[
     StrictInt,
-    Field(ge=-(2**63), le=2**63 - 1),
+    Field(ge=INT64[0], le=INT64[1]),
     WithJsonSchema({"type": "integer", "format": "int64"}),
 ]
 Money = Annotated[

@@ -53,7 +53,7 @@ INT_RANGES = {
     "offset": INT32,
     "limit": INT32,
 }
-_BOOLS = ("includeGeneric", "includeCustom", "includeExcludedCategories")
+BOOLS = ("includeGeneric", "includeCustom", "includeExcludedCategories")
 PARAMETER_NAMES = tuple(f.name for f in fields(InventoryParams))
 PAGING = ("offset", "limit")  # the parameters of the category listing
 
@@ -109,7 +109,7 @@ def parse_inventory_params(query: str, names: Sequence[str] = PARAMETER_NAMES) -
                 errors.append(invalid_value(name, value))
                 continue
             values[name] = int(value)
-        elif name in _BOOLS:
+        elif name in BOOLS:
             if value.lower() not in ("true", "false"):
                 errors.append(invalid_value(name, value))
                 continue

@@ -25,15 +25,17 @@ from pipeline.contract import STORE_KEY_PATTERN
 VERSION = "v1.39.0"
 MAX_TARGET = 8192  # longer request targets get 414
 
-INVENTORY_PATH = re.compile(rf"/{re.escape(VERSION)}/stores/([^/]+)/inventory/products")
-CATEGORIES_PATH = f"/{VERSION}/catalog/categories"
+STORES_DIR = f"{VERSION}/stores"  # a store's pages: STORES_DIR/<key>/inventory/products/
+PRODUCTS_DIR = "inventory/products"  # a store's inventory pages, under its folder
+CATEGORIES_DIR = f"{VERSION}/catalog/categories"
+# The paths of the operations (the site's folders, as URLs) and of the help.
+INVENTORY_PATH = re.compile(rf"/{re.escape(STORES_DIR)}/([^/]+)/{re.escape(PRODUCTS_DIR)}")
+CATEGORIES_PATH = f"/{CATEGORIES_DIR}"
 HELP_PATH = f"/{VERSION}/help/index"
 OPENAPI_PATH = f"/{VERSION}/help/openapi.json"
 HELP_FILE = PurePosixPath(VERSION, "help", "index.html")
 OPENAPI_FILE = PurePosixPath(VERSION, "help", "openapi.json")
 STORE_KEY = re.compile(STORE_KEY_PATTERN)
-STORES_DIR = f"{VERSION}/stores"  # a store's pages: STORES_DIR/<key>/inventory/products/
-PRODUCTS_DIR = "inventory/products"  # a store's inventory pages, under its folder
 
 
 def _canonical_value(value: object) -> str:
@@ -108,4 +110,4 @@ def categories_page_path(offset: int, limit: int = DEFAULTS.limit) -> PurePosixP
         for name, value in (("offset", offset), ("limit", limit))
         if value != getattr(DEFAULTS, name)
     ]
-    return PurePosixPath(VERSION, "catalog", "categories", f"{'&'.join(pairs) or 'index'}.json")
+    return PurePosixPath(CATEGORIES_DIR, f"{'&'.join(pairs) or 'index'}.json")

@@ -12,7 +12,7 @@ from typing import Any
 import duckdb
 
 from pipeline import db
-from pipeline.paths import HISTORY, WAREHOUSE
+from pipeline.paths import HISTORY, WAREHOUSE, published_release
 
 BUILD_RUN_COLUMNS = {
     "build_id": ("VARCHAR", "Build identifier: UTC start time and a random suffix"),
@@ -36,23 +36,25 @@ BUILD_RUN_DDL = (
 )
 
 
-def carry_history(con: duckdb.DuckDBPyConnection, previous_release: Path | None) -> str | None:
-    """Create meta.build_run with the published release's rows: from its `build_run.parquet`,
-    or from its warehouse for a release from before that file was kept. Returns why the history
-    could not be read, if it could not (the history then starts again with this build)."""
+def carry_history(con: duckdb.DuckDBPyConnection, output: Path) -> str | None:
+    """Create meta.build_run with the published build's rows: from its release's
+    `build_run.parquet`, or from its warehouse (a release from before that file was kept, or an
+    output directory from before releases). Returns why the history could not be read, if it
+    could not (the history then starts again with this build)."""
     con.execute(BUILD_RUN_DDL)
-    if previous_release is None:
+    release = published_release(output)
+    sources = [release / HISTORY, release / WAREHOUSE] if release else [output / WAREHOUSE]
+    source = next((s for s in sources if s.is_file()), None)
+    if source is None:
         return None
-    parquet, warehouse = previous_release / HISTORY, previous_release / WAREHOUSE
-    source = parquet if parquet.is_file() else warehouse
     try:
-        if source is parquet:
+        if source.suffix == ".parquet":
             con.execute(
                 "INSERT INTO meta.build_run BY NAME SELECT * FROM read_parquet($path)",
-                {"path": str(parquet)},
+                {"path": str(source)},
             )
-        elif warehouse.is_file():
-            con.execute(f"ATTACH {db.literal(str(warehouse))} AS previous (READ_ONLY)")
+        else:
+            con.execute("ATTACH $path AS previous (READ_ONLY)", {"path": str(source)})
             try:
                 con.execute(
                     "INSERT INTO meta.build_run BY NAME SELECT * FROM previous.meta.build_run"

@@ -2,7 +2,7 @@
 
 It is included inside nginx's `http { }` block. nginx serves every materialised page from its
 file, mapping the query string (parameters in any order and any case, the first of repeated
-parameters winning, as the API does) to the canonical file name of `pipeline.api`; it answers
+parameters winning, as the API does) to the canonical file name of `pipeline.api.urls`; it answers
 `URL not found.` for any other path, 405 for other methods, and its own 400/414 with the error
 envelope. Every request it cannot answer from a file (a parameter combination that was not
 materialised, a bad value, an unknown store, an empty page) goes to the live upstream,
@@ -14,6 +14,7 @@ goes to the upstream, so the configuration lists no store keys.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import get_args
 
@@ -27,12 +28,22 @@ from pipeline.api.responses import (
     error_body,
     method_not_allowed,
 )
-from pipeline.api.urls import HELP_FILE, MAX_TARGET, OPENAPI_FILE, PRODUCTS_DIR, STORES_DIR, VERSION
+from pipeline.api.urls import (
+    CATEGORIES_DIR,
+    CATEGORIES_PATH,
+    HELP_FILE,
+    HELP_PATH,
+    MAX_TARGET,
+    OPENAPI_FILE,
+    OPENAPI_PATH,
+    PRODUCTS_DIR,
+    STORES_DIR,
+    VERSION,
+)
 from pipeline.contract import STORED_KEY_PATTERN
 from pipeline.paths import NGINX_CONF, SITE
 from pipeline.settings import Settings, Variant
 
-V = VERSION.replace(".", r"\.")
 # The parameters a materialised page's name may carry: the filtered variants, the channel and
 # the paging, all integers. Any other parameter goes to the live upstream.
 STATIC = tuple(n for n in PARAMETER_NAMES if n in (*get_args(Variant), "channelId", *PAGING))
@@ -95,6 +106,7 @@ def render(site_root: Path, listen: str, upstream: str) -> str:
     )
     too_long = _envelope(TOO_LONG)
     maps = "\n".join(_int_map(n.lower(), n, _default(n)) for n in STATIC)
+    stores_re, products_re = re.escape(STORES_DIR), re.escape(PRODUCTS_DIR)
     inv_args = _args_pattern(STATIC)
     cat_args = _args_pattern(PAGING)
     inv_vars = "".join(f"$inv_{n.lower()}" for n in STATIC)
@@ -157,21 +169,21 @@ server {{
         return 414 {too_long};
     }}
 
-    location ~ "^/{V}/stores/(?<inv_store>{STORED_KEY_PATTERN})/{PRODUCTS_DIR}/?$" {{
+    location ~ "^/{stores_re}/(?<inv_store>{STORED_KEY_PATTERN})/{products_re}/?$" {{
 {only_get}        try_files /{STORES_DIR}/$inv_store/{PRODUCTS_DIR}/$inv_page.json @live;
     }}
-    location ~ "^/{V}/stores/[^/]+/{PRODUCTS_DIR}/?$" {{
+    location ~ "^/{stores_re}/[^/]+/{products_re}/?$" {{
 {only_get}        error_page 418 = @live;
         return 418;
     }}
-    location ~ "^/{V}/catalog/categories/?$" {{
-{only_get}        try_files /{VERSION}/catalog/categories/$cat_page.json @live;
+    location ~ "^{re.escape(CATEGORIES_PATH)}/?$" {{
+{only_get}        try_files /{CATEGORIES_DIR}/$cat_page.json @live;
     }}
-    location ~ "^/{V}/help/index/?$" {{
+    location ~ "^{re.escape(HELP_PATH)}/?$" {{
 {only_get}        types {{ text/html html; }}
         try_files /{HELP_FILE} =404;
     }}
-    location ~ "^/{V}/help/openapi\\.json/?$" {{
+    location ~ "^{re.escape(OPENAPI_PATH)}/?$" {{
 {only_get}        try_files /{OPENAPI_FILE} =404;
     }}
     location / {{

@@ -29,7 +29,7 @@ class SiteWriter:
     `staging` and join the pool when the writer closes; a pool folder is never changed once
     there. Without a pool, stores' folders are plain folders of the site.
 
-    The files are created by child processes (`pipeline.files`, one a core beside this one's)
+    The files are created by child processes (`pipeline.export.files`, one a core beside this one's)
     while this one builds the next pages. Use as a context manager, or call `close()`: it
     waits for the last file and raises the first error."""
 

@@ -28,7 +28,7 @@ _INTEGERS |= {"U" + t for t in _INTEGERS}
 def typed_column(kind: Kind, dtype: str) -> bool:
     """Whether a Parquet column of DuckDB type `dtype` is loaded with its type, for a declared
     column of `kind`: its values need no parsing, only the range and sign checks
-    (`pipeline.checks`). Text, lists and anything else are loaded as text."""
+    (`pipeline.transform.rules`). Text, lists and anything else are loaded as text."""
     if kind in (Kind.INT32, Kind.INT64):
         return dtype in _INTEGERS
     if kind is Kind.MONEY:

@@ -13,13 +13,11 @@ import orjson
 import polars as pl
 
 from pipeline.errors import BuildError
-from pipeline.export import report
-from pipeline.export.digests import load_store_records, write_store_records
-from pipeline.export.manifest import Manifest, file_counts, write_changes
-from pipeline.export.nginx import write_nginx_conf
+from pipeline.export import Site, report, write_release_files
+from pipeline.export.digests import load_store_records
+from pipeline.export.manifest import Manifest, file_counts
 from pipeline.export.writer import SiteWriter
 from pipeline.paths import (
-    CHANGES,
     CURRENT,
     HISTORY,
     POOL,
@@ -69,11 +67,9 @@ def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
         for name, site in combined.select("path", "site").iter_rows():
             writer.adopt(site, name)
     changed, removed = manifest.changes(known)
-    manifest.write(release)
-    write_changes(release / CHANGES, changed, removed)
-    write_nginx_conf(release, settings)
-    records = [load_store_records(r) for r in releases]
-    write_store_records(release, {k: v for part in records for k, v in part.items()})
+    stores = {key: r for shard in releases for key, r in load_store_records(shard).items()}
+    counts = file_counts(manifest, changed, removed)
+    write_release_files(release, Site(manifest, changed, removed, stores, counts), settings)
     # Every shard built the whole warehouse from the same input: the first one's serves, with
     # its history.
     for name in (WAREHOUSE, HISTORY):
@@ -90,7 +86,7 @@ def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
     summary["site"] = {
         key: sum(r["site"].get(key, 0) for r in reports) for key in reports[0]["site"]
     }
-    summary["site"].update(file_counts(manifest, changed, removed))
+    summary["site"].update(counts)
     summary["stages_seconds"] = {"merge": round(time.perf_counter() - started, 3)}
     report.write(release, summary)
     publish(output, work / WAREHOUSE, release, settings.releases_kept)
@@ -109,5 +105,8 @@ def check_shards(reports: list[dict[str, Any]], outputs: list[Path]) -> None:
     if sorted(shards) != [Shard(i, count) for i in range(count)]:
         listed = ", ".join(map(str, shards))
         raise BuildError(f"shards {listed}: not every shard of {count} exactly once")
-    if len({r.get("inputs_digest") for r in reports}) != 1:
+    for report_, output in zip(reports, outputs, strict=True):
+        if report_.get("inputs_digest") is None:  # a build of a version that did not say
+            raise BuildError(f"{output}: the shard build names no inputs digest: build it again")
+    if len({r["inputs_digest"] for r in reports}) != 1:
         raise BuildError("the shards were built from different inputs or export settings")

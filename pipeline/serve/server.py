@@ -10,6 +10,7 @@ its own, which matters: DuckDB reuses an open database for a path it has seen in
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -111,12 +112,16 @@ def serve(
     on_listen: Callable[[int], None] | None = None,
 ) -> None:
     """Serve until stopped. `port` 0 takes a free port; `on_listen` is told the port listened
-    on, once the socket is bound and before the first request is taken."""
+    on (the first one, when the host names several addresses), once the sockets are bound and
+    before the first request is taken."""
     from waitress.server import create_server  # type: ignore[import-untyped]
 
-    server = create_server(
-        application(output), host=host, port=port, threads=threads, ident="pipeline"
-    )
+    logging.basicConfig()  # waitress logs its warnings (a queue of waiting requests, ...)
+    app = application(output)
+    server = create_server(app, host=host, port=port, threads=threads, ident="pipeline")
     if on_listen is not None:
-        on_listen(int(server.effective_port))
+        # One address: a server with its port; several (localhost as 127.0.0.1 and ::1): a
+        # server of servers, which lists what each listens on.
+        listening = getattr(server, "effective_listen", None)
+        on_listen(int(listening[0][1]) if listening else int(server.effective_port))
     server.run()

@@ -36,6 +36,7 @@ import polars as pl
 
 from pipeline.export.files import FRAME_FILES, Body, Folders, create
 from pipeline.export.manifest import Manifest
+from pipeline.paths import CHANGES, CURRENT, MANIFEST, REPORT_JSON
 from pipeline.tools.generate import generate
 
 SCALES = {"tiny": (20, 20_000), "quick": (200, 1_000_000), "full": (2_000, 10_000_000)}
@@ -127,7 +128,7 @@ def scan_floor(input_dir: Path) -> float:
 
 def write_floor(release: Path, target: Path) -> Span:
     """Write files of the release's sizes, in its folders, from ready-made buffers: one thread,
-    with the function the exporter's file-creating process runs (`pipeline.files.create`)."""
+    with the function the exporter's file-creating process runs (`pipeline.export.files.create`)."""
     files = Manifest.load(release).frame.select("path", "bytes")
     buffers = {size: b"x" * size for size in files["bytes"].unique().to_list()}
     folders = Folders()
@@ -173,7 +174,7 @@ def run_build(input_dir: Path, output: Path, *extra: str) -> tuple[Span, float, 
             check=True,
         )
     peak = max(_peak_rss_children_mb(), before)
-    return span, peak, json.loads((output / "build_report.json").read_text())
+    return span, peak, json.loads((output / REPORT_JSON).read_text())
 
 
 def change_stores(input_dir: Path, changed_dir: Path, share: float) -> int:
@@ -225,18 +226,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     build, peak_mb, report = run_build(input_dir, output)
     build_s, site = build.seconds, report["site"]
     settle(args.settle)
-    written = write_floor(output / "current", floor_files)
+    written = write_floor(output / CURRENT, floor_files)
     write_s = written.seconds
     scan_s = scan_floor(input_dir)
     changed = change_stores(input_dir, base / "input-changed", 0.05)
     settle(args.settle)
     rebuilt, rebuild_peak_mb, rebuild = run_build(base / "input-changed", output)
     rebuild_s = rebuilt.seconds
-    changes = orjson.loads((output / "changes.json").read_bytes())
+    changes = orjson.loads((output / CHANGES).read_bytes())
 
     # The full scale's files use most of the disk's inodes twice over: when the shards would not
     # fit beside them, the floor's files go first, and the shards wait for their inodes.
-    shards_need = site_footprint(output / "current", base)
+    shards_need = site_footprint(output / CURRENT, base)
     if not fits(base, shards_need):
         shutil.rmtree(floor_files)
         settle(args.settle and SETTLE_AFTER_DELETING_SECONDS)
@@ -256,7 +257,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     command = [sys.executable, "-m", "pipeline", "merge", "--output", str(merged)]
     subprocess.run([*command, *map(str, shard_outs)], check=True)
     merge_s = time.perf_counter() - started
-    identical = (merged / "manifest.json").read_bytes() == (output / "manifest.json").read_bytes()
+    identical = (merged / MANIFEST).read_bytes() == (output / MANIFEST).read_bytes()
 
     accepted = report["tables"]["listings"]["accepted"]
     results = {

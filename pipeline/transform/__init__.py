@@ -61,12 +61,9 @@ def _record(con: duckdb.DuckDBPyConnection, target: str, query: Query, check_nam
 
 
 def _raw_types(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, str]:
-    rows = con.execute(
-        "SELECT column_name, data_type FROM duckdb_columns() "
-        "WHERE schema_name = 'raw' AND table_name = ? AND database_name = current_database()",
-        [table],
-    ).fetchall()
-    return dict(rows)
+    """column -> DuckDB type of raw.<table> (read from the table, not by a catalog scan)."""
+    raw = con.table(f"raw.{quote(table)}")
+    return {name: str(kind) for name, kind in zip(raw.columns, raw.types, strict=True)}
 
 
 def _run_staging(con: duckdb.DuckDBPyConnection, step: Staging) -> int:

@@ -10,6 +10,7 @@ from pathlib import Path
 import duckdb
 
 from pipeline.build import build
+from pipeline.export import history
 from pipeline.paths import HISTORY
 from pipeline.settings import load_settings
 from tests.conftest import run_cli, write_inputs
@@ -63,3 +64,17 @@ def test_a_history_that_cannot_be_read_is_reported_and_starts_again(tmp_path: Pa
     report = (output / "build_report.json").read_text()
     assert f"{history}: the build history could not be read" in report
     assert len(_history(output)) == 1  # this build's row
+
+
+def test_an_output_from_before_releases_carries_its_history(tmp_path: Path) -> None:
+    """An output directory whose warehouse is a plain file (no `current`, no releases)."""
+    output = tmp_path / "out"
+    output.mkdir()
+    con = duckdb.connect(str(output / "warehouse.duckdb"))
+    con.execute("CREATE SCHEMA meta")
+    con.execute(history.BUILD_RUN_DDL)
+    con.execute("INSERT INTO meta.build_run (build_id, stores) VALUES ('20200101T000000Z-old', 1)")
+    con.close()
+    result = build(load_settings(None, input=write_inputs(tmp_path / "in"), output=output))
+    assert sorted(_history(output)) == sorted(["20200101T000000Z-old", result.build_id])
+    assert result.report["build_warnings"] == []

@@ -172,4 +172,4 @@ def test_a_shard_given_twice_is_refused(tmp_path: Path) -> None:
         merge([other, shard], load_settings(None, output=tmp_path / "merged"))
 
     with pytest.raises(ValueError, match="index must be below the count"):
-        _ = load_settings(None, shard="2/2").shard_pair
+        load_settings(None, shard="2/2")
