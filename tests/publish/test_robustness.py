@@ -444,7 +444,7 @@ def test_two_builds_of_the_same_inputs_are_byte_identical(
     assert first == second
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     key=st.from_regex(r"[A-Za-z0-9_-]{1,64}", fullmatch=True),
     name=st.text(min_size=1, max_size=20),
