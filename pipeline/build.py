@@ -23,7 +23,13 @@ from pipeline.export.digests import inputs_digest
 from pipeline.export.inventory import count_pages, count_store_channels
 from pipeline.paths import POOL, RELEASES, SITE, WAREHOUSE, WORK, published_release
 from pipeline.progress import SILENT, Reporter
-from pipeline.publish.release import BuildResult, exclusive, new_build_id, publish
+from pipeline.publish.release import (
+    BuildResult,
+    check_release,
+    exclusive,
+    new_build_id,
+    publish,
+)
 from pipeline.settings import Settings
 from pipeline.transform.audit import audit, rejected_rows
 from pipeline.transform.steps import STEPS
@@ -89,9 +95,11 @@ def _build(settings: Settings, reporter: Reporter) -> BuildResult:
                 advance=advance,
             )
         # The manifest and the changes (1.7 GB at 10M listings, about 5 s of one core) are
-        # written by a thread while DuckDB reports and checkpoints the warehouse.
+        # written, and the site checked against the manifest, by a thread while DuckDB reports
+        # and checkpoints the warehouse.
         with ThreadPoolExecutor(1, thread_name_prefix="release-files") as files:
             written = files.submit(export.write_release_files, release, site, settings)
+            checked = files.submit(check_release, release, site.manifest)
             problem = history.carry_history(con, output)
             if problem:
                 reporter.warning(problem)
@@ -106,6 +114,7 @@ def _build(settings: Settings, reporter: Reporter) -> BuildResult:
             report.write(release, summary)
             con.execute("CHECKPOINT")
             written.result()
+            checked.result()
     finally:
         con.close()
     with _timed(stages, "publish"), reporter.stage("publish"):

@@ -10,6 +10,8 @@ OUTPUT/.build.lock                       one build at a time
 
 from __future__ import annotations
 
+import os
+import secrets
 from pathlib import Path
 
 WAREHOUSE = "warehouse.duckdb"
@@ -29,6 +31,7 @@ RELEASES = "releases"
 POOL = "pages"  # stores' page folders, shared by the releases that link to them
 WORK = ".work"
 LOCK = ".build.lock"
+DISCARDED = ".discarded-"  # a folder being deleted: renamed out of its name first
 
 # The release's files a reader finds at OUTPUT/<name>, through `current`.
 LINKS = (WAREHOUSE, SITE, MANIFEST, CHANGES, REPORT_JSON, REPORT_HTML, NGINX_CONF)
@@ -38,3 +41,13 @@ def published_release(output: Path) -> Path | None:
     """The release `OUTPUT/current` points to, or None before the first publish."""
     current = output / CURRENT
     return current.resolve() if current.is_symlink() and current.exists() else None
+
+
+def set_aside(folder: Path) -> Path:
+    """Rename `folder` out of its name, atomically, before it is deleted: a kill in the middle
+    of a deletion then never leaves part of a folder under a name a build would use. Returns
+    the new path, a sibling whose name starts with DISCARDED (never a release, a store's pool
+    folder or a link), for the caller or a later clean-up to delete."""
+    aside = folder.with_name(f"{DISCARDED}{folder.name}-{secrets.token_hex(4)}")
+    os.rename(folder, aside)
+    return aside

@@ -16,6 +16,7 @@ import polars as pl
 from pipeline.api.urls import STORES_DIR
 from pipeline.export.files import FileCreator
 from pipeline.export.manifest import CHUNK, SCHEMA, Manifest
+from pipeline.paths import set_aside
 
 
 @dataclass
@@ -156,10 +157,15 @@ class SiteWriter:
                 staged.mkdir(parents=True)
             try:
                 staged.rename(self.pool / folder)
-            except OSError:  # already in the pool: the same digest, the same files
-                if not (self.pool / folder).is_dir():
+            except OSError:  # already in the pool: the same digest, so the same files
+                pooled = self.pool / folder
+                if not pooled.is_dir():
                     raise
-                shutil.rmtree(staged)
+                if _files(pooled) == _files(staged):
+                    shutil.rmtree(staged)
+                else:  # what a kill in the middle of a deletion left: replaced, never used
+                    shutil.rmtree(set_aside(pooled))
+                    staged.rename(pooled)
         self._staged = []
 
     def _target(self, name: str) -> str:
@@ -197,3 +203,12 @@ class SiteWriter:
         if folder != self._folder:  # pages come folder by folder: one slice per store
             self._folder, self._folder_digests = folder, self.previous.under(folder)
         return self._folder_digests.get(name)
+
+
+def _files(folder: Path) -> set[str]:
+    """The files under `folder`, as paths relative to it."""
+    return {
+        os.path.relpath(os.path.join(parent, name), folder)
+        for parent, _, names in os.walk(folder)
+        for name in names
+    }

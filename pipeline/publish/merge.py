@@ -29,7 +29,14 @@ from pipeline.paths import (
     WORK,
     published_release,
 )
-from pipeline.publish.release import BuildResult, exclusive, new_build_id, pool_folders, publish
+from pipeline.publish.release import (
+    BuildResult,
+    check_release,
+    exclusive,
+    new_build_id,
+    pool_folders,
+    publish,
+)
 from pipeline.settings import Settings, Shard
 
 
@@ -89,6 +96,7 @@ def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
     summary["site"].update(counts)
     summary["stages_seconds"] = {"merge": round(time.perf_counter() - started, 3)}
     report.write(release, summary)
+    check_release(release, manifest)
     publish(output, work / WAREHOUSE, release, settings.releases_kept)
     shutil.rmtree(work, ignore_errors=True)
     return BuildResult(build_id, release, summary, summary["stages_seconds"])

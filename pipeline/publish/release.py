@@ -27,10 +27,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from pipeline.api.urls import STORES_DIR
 from pipeline.errors import BuildError
+from pipeline.export.manifest import Manifest
 from pipeline.paths import (
     CURRENT,
+    DISCARDED,
     LINKS,
     LOCK,
     POOL,
@@ -39,6 +43,7 @@ from pipeline.paths import (
     SITE,
     WAREHOUSE,
     WORK,
+    set_aside,
 )
 
 
@@ -76,11 +81,55 @@ def publish(output: Path, work_db: Path, release: Path, keep: int) -> None:
             if stable.is_dir():
                 shutil.rmtree(stable)
             os.replace(tmp, stable)
-    published = sorted(r for r in (output / RELEASES).iterdir() if (r / PUBLISHED).exists())
+    # Oldest first, by when each was published: two builds may start within one second, and
+    # build ids sort by their start time, to the second, then by a random suffix.
+    published = sorted(
+        (r for r in (output / RELEASES).iterdir() if not r.name.startswith(DISCARDED)),
+        key=_published_at,
+    )
+    published = [r for r in published if (r / PUBLISHED).exists()]
     for old in published[:-keep]:
         if old != release:
-            shutil.rmtree(old, ignore_errors=True)
+            shutil.rmtree(set_aside(old), ignore_errors=True)
     collect_pool(output)
+
+
+def _published_at(release: Path) -> tuple[int, str]:
+    """When the release was published (its mark's time), then its name; 0 when it was not."""
+    try:
+        return (release / PUBLISHED).stat().st_mtime_ns, release.name
+    except OSError:
+        return 0, release.name
+
+
+def missing_files(site: Path, manifest: Manifest, chunk: int = 100_000) -> list[str]:
+    """The files the manifest names that are not in `site` (through the stores' links): a
+    listing a folder, so that checking millions of files costs no stat a file."""
+    missing: list[str] = []
+    listed: tuple[str, set[str]] = ("", set())
+    for start in range(0, len(manifest), chunk):
+        part = manifest.frame.slice(start, chunk).select(
+            folder=pl.col("path").str.replace(r"/[^/]*$", ""),
+            name=pl.col("path").str.replace(r"^.*/", ""),
+        )
+        for folder, names in part.group_by("folder", maintain_order=True).agg("name").iter_rows():
+            if folder != listed[0]:
+                try:
+                    listed = (folder, set(os.listdir(site / folder)))
+                except OSError:  # no such folder, or a link to none
+                    listed = (folder, set())
+            missing += [f"{folder}/{name}" for name in names if name not in listed[1]]
+    return missing
+
+
+def check_release(release: Path, manifest: Manifest) -> None:
+    """Refuse to publish a release that lacks a file its manifest names."""
+    missing = missing_files(release / SITE, manifest)
+    if missing:
+        raise BuildError(
+            f"{release}: {len(missing)} files its manifest names are missing "
+            f"(first: {missing[0]}); nothing was published"
+        )
 
 
 def pool_folders(release: Path) -> dict[str, str]:
@@ -100,8 +149,10 @@ def collect_pool(output: Path) -> None:
         return
     used = {f for r in (output / RELEASES).iterdir() for f in pool_folders(r).values()}
     for folder in pool.iterdir():
-        if folder.name not in used:
+        if folder.name.startswith(DISCARDED):  # set aside by a build that was killed since
             shutil.rmtree(folder, ignore_errors=True)
+        elif folder.name not in used:
+            shutil.rmtree(set_aside(folder), ignore_errors=True)
 
 
 @contextmanager
@@ -118,7 +169,9 @@ def exclusive(output: Path) -> Iterator[None]:
         if releases.is_dir():
             current = (output / CURRENT).resolve() if (output / CURRENT).exists() else None
             for release in releases.iterdir():
-                if not (release / PUBLISHED).exists() and release.resolve() != current:
+                if release.name.startswith(DISCARDED):  # a deletion a kill interrupted
+                    shutil.rmtree(release, ignore_errors=True)
+                elif not (release / PUBLISHED).exists() and release.resolve() != current:
                     shutil.rmtree(release, ignore_errors=True)  # a build killed before publishing
         for stray in output.glob(".*-2*"):  # temporary links of a killed publish
             if stray.is_symlink():
