@@ -260,7 +260,7 @@ def damaged_files(draw: st.DrawFn) -> tuple[str, bytes]:
 
 @pytest.mark.slow
 @settings(
-    max_examples=60,
+    max_examples=45,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -310,7 +310,7 @@ def test_a_killed_build_leaves_the_published_build_and_the_next_one_succeeds(
     run_cli("build", "--input", str(SAMPLE), "--output", str(tmp_path / "timing"))
     duration = time.monotonic() - started
     rng = random.Random(20261121)
-    for _ in range(20):
+    for _ in range(14):  # at random moments of the build; ~2 s a round on 2 cores
         process = subprocess.Popen(
             [
                 sys.executable,
