@@ -102,6 +102,18 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else orjson.dumps(value).decode()
 
 
+def _row(item: dict[str, Any], table: str) -> dict[str, str | int | None]:
+    """A catalog API result's values, as text."""
+    if table == "products":
+        row: dict[str, str | int | None] = {
+            k: _text(item.get(k)) for k in ("productId", "categoryId", "groupId", "name")
+        }
+        row["rarity"] = _extended(item, "Rarity")
+        row["number"] = _extended(item, "Number")
+        return row
+    return {k: _text(v) for k, v in item.items() if not isinstance(v, dict | list)}
+
+
 def read_api_dump(path: Path, table: str) -> pl.DataFrame:
     """Rows (text, `_source_row` = position in `results`) of one catalog API page dump."""
     try:
@@ -117,14 +129,11 @@ def read_api_dump(path: Path, table: str) -> pl.DataFrame:
         row: dict[str, str | int | None] = {SOURCE_ROW: index}
         if not isinstance(item, dict):
             row[PARSE_ERROR] = "not a JSON object"
-        elif table == "products":
-            row.update(
-                {k: _text(item.get(k)) for k in ("productId", "categoryId", "groupId", "name")}
-            )
-            row["rarity"] = _extended(item, "Rarity")
-            row["number"] = _extended(item, "Number")
         else:
-            row.update({k: _text(v) for k, v in item.items() if not isinstance(v, dict | list)})
+            try:
+                row.update(_row(item, table))
+            except orjson.JSONEncodeError as exc:  # a value nested deeper than orjson writes
+                row[PARSE_ERROR] = f"nested too deeply ({exc})"
         rows.append(row)
     columns = list(dict.fromkeys([SOURCE_ROW, *(k for r in rows for k in r)]))
     return pl.DataFrame(

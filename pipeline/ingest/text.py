@@ -117,6 +117,18 @@ def _json_text(value: object) -> str | None:
     return orjson.dumps(value).decode()
 
 
+def _json_texts(obj: dict[str, object]) -> dict[str, str | None]:
+    """Each value of a record as its JSON text, or the record's parse error for a list nested
+    deeper than JSON is written here (orjson's limit): a reject, not a crash."""
+    values: dict[str, str | None] = {}
+    for key, value in obj.items():
+        try:
+            values[key] = _json_text(value)
+        except orjson.JSONEncodeError as exc:
+            return {PARSE_ERROR: f"{key}: nested too deeply ({exc})"}
+    return values
+
+
 def read_ndjson(path: Path, list_columns: frozenset[str]) -> pl.DataFrame:
     """One row per non-blank line; a line that is not a JSON object, or that has an object or
     an array where a scalar belongs, is kept with a parse error."""
@@ -147,7 +159,7 @@ def read_ndjson(path: Path, list_columns: frozenset[str]) -> pl.DataFrame:
                                 f"{nested[0]}: a JSON object or array, not a value"
                             )
                         else:
-                            record.update({k: _json_text(v) for k, v in obj.items()})
+                            record.update(_json_texts(obj))
                 records.append(record)
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror}") from exc

@@ -257,3 +257,38 @@ def test_a_parquet_path_with_quotes_and_accents_loads(tmp_path: Path) -> None:
     assert [(r[0], r[1], r[3], r[5], r[6]) for r in loaded] == [
         ("stores/listings/O'Brien's \"shop\" ü.parquet", 1, "s", 1000, "1.50")
     ]
+
+
+def test_a_value_nested_too_deeply_is_a_reject_not_a_crash(tmp_path: Path) -> None:
+    """orjson writes at most 254 levels: a list nested 300 deep becomes its row's parse error."""
+    write_inputs(tmp_path, listings=[])
+    (tmp_path / "stores" / "listings.csv").unlink()
+    deep = "[" * 300 + '"x"' + "]" * 300
+    (tmp_path / "stores" / "listings.ndjson").write_text(
+        '{"storeKey":"s","skuId":1000,"price":"1.00","quantity":1}\n'
+        '{"storeKey":"s","skuId":1001,"price":"1.00","quantity":1,"isCustom":true,'
+        f'"storePriceCustomId":5,"additionalImageUrls":{deep}}}\n',
+        encoding="utf-8",
+    )
+    loaded = _load(tmp_path)
+    assert [(r[0], r[1], r[2], r[3]) for r in loaded] == [
+        ("stores/listings.ndjson", 1, None, "s"),
+        (
+            "stores/listings.ndjson",
+            2,
+            "additionalImageUrls: nested too deeply (Recursion limit reached)",
+            None,
+        ),
+    ]
+    (tmp_path / "catalog" / "products.csv").unlink()
+    (tmp_path / "catalog" / "products.json").write_text(
+        '{"success":true,"errors":[],"results":['
+        '{"productId":7,"categoryId":1,"groupId":10,"name":"x"},'
+        f'{{"productId":8,"categoryId":1,"groupId":10,"name":{deep}}}]}}',
+        encoding="utf-8",
+    )
+    products = _load(tmp_path, "products")
+    assert [(r[1], r[2], r[3]) for r in products] == [
+        (1, None, "7"),
+        (2, "nested too deeply (Recursion limit reached)", None),
+    ]
