@@ -18,6 +18,7 @@ from pipeline.ingest import adapters
 from pipeline.ingest.raw import PARSE_ERROR, RESERVED, SOURCE_ROW, check_names
 
 MAX_FIELD = 1 << 20  # characters; a longer CSV field makes its record a reject
+csv.field_size_limit(sys.maxsize)  # the csv module's own limit: MAX_FIELD is checked instead
 
 
 def _read_csv(path: Path) -> pl.DataFrame:
@@ -50,7 +51,6 @@ def _read_csv(path: Path) -> pl.DataFrame:
 
 def _header(path: Path) -> list[str]:
     """The column names of a CSV file's first record (none for an empty file)."""
-    csv.field_size_limit(sys.maxsize)
     try:
         with path.open("r", encoding="utf-8", errors="surrogateescape", newline="") as fh:
             header = next(csv.reader(fh), [])
@@ -63,7 +63,6 @@ def _header(path: Path) -> list[str]:
 
 def _read_csv_by_record(path: Path) -> pl.DataFrame:
     """The slow, forgiving reader: one row per CSV record, bad records kept with the reason."""
-    csv.field_size_limit(sys.maxsize)
     records: list[dict[str, str | int | None]] = []
     with path.open("r", encoding="utf-8", errors="surrogateescape", newline="") as fh:
         reader = csv.reader(fh)

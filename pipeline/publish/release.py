@@ -84,22 +84,22 @@ def publish(output: Path, work_db: Path, release: Path, keep: int) -> None:
     # Oldest first, by when each was published: two builds may start within one second, and
     # build ids sort by their start time, to the second, then by a random suffix.
     published = sorted(
-        (r for r in (output / RELEASES).iterdir() if not r.name.startswith(DISCARDED)),
-        key=_published_at,
+        (stamp, r)
+        for r in (output / RELEASES).iterdir()
+        if not r.name.startswith(DISCARDED) and (stamp := _published_at(r)) is not None
     )
-    published = [r for r in published if (r / PUBLISHED).exists()]
-    for old in published[:-keep]:
+    for _, old in published[:-keep]:
         if old != release:
             shutil.rmtree(set_aside(old), ignore_errors=True)
     collect_pool(output)
 
 
-def _published_at(release: Path) -> tuple[int, str]:
-    """When the release was published (its mark's time), then its name; 0 when it was not."""
+def _published_at(release: Path) -> int | None:
+    """When the release was published (its mark's time, in ns); None when it was not."""
     try:
-        return (release / PUBLISHED).stat().st_mtime_ns, release.name
+        return (release / PUBLISHED).stat().st_mtime_ns
     except OSError:
-        return 0, release.name
+        return None
 
 
 def missing_files(site: Path, manifest: Manifest, chunk: int = 100_000) -> list[str]:
