@@ -21,6 +21,7 @@ from pipeline.errors import BuildError
 from pipeline.export import history, report
 from pipeline.export.digests import inputs_digest
 from pipeline.export.inventory import count_pages, count_store_channels
+from pipeline.export.state import previous_volumes, seal
 from pipeline.paths import POOL, RELEASES, SITE, WAREHOUSE, WORK, published_release
 from pipeline.progress import SILENT, Reporter
 from pipeline.publish.release import (
@@ -30,8 +31,9 @@ from pipeline.publish.release import (
     new_build_id,
     publish,
 )
-from pipeline.settings import Settings
-from pipeline.transform.audit import audit, rejected_rows
+from pipeline.settings import SITE_FILES, Settings
+from pipeline.transform import staged_rows
+from pipeline.transform.audit import audit, check_volumes, rejected_rows
 from pipeline.transform.steps import STEPS
 
 
@@ -57,6 +59,13 @@ def _build(settings: Settings, reporter: Reporter) -> BuildResult:
     previous = published_release(output)
     stages: dict[str, float] = {}
     started_at = datetime.now(UTC)
+    warnings: list[str] = []  # problems the build went past, for the log and the report
+
+    def warn(problem: str | None) -> None:
+        if problem:
+            reporter.warning(problem)
+            warnings.append(problem)
+
     work_db = work / WAREHOUSE
     con = db.connect(
         work_db,
@@ -80,6 +89,12 @@ def _build(settings: Settings, reporter: Reporter) -> BuildResult:
             audit(con, settings)
         except BuildError as exc:
             raise BuildError(f"{exc} (kept for a look: {work_db})") from exc
+        published, problem = previous_volumes(previous)
+        warn(problem)
+        staged = staged_rows(steps)
+        check_volumes(
+            published, {f"{t.group}/{t.name}": staged.get(t.name, 0) for t in TABLES}, settings
+        )
         total = count_store_channels(con, settings.shard)
         with (
             _timed(stages, "export"),
@@ -94,27 +109,28 @@ def _build(settings: Settings, reporter: Reporter) -> BuildResult:
                 pool=(output / POOL, work / POOL),
                 advance=advance,
             )
+        warn(site.previous_problem)
+        check_volumes(published, {SITE_FILES: site.counts["files"]}, settings)
         # The manifest and the changes (1.7 GB at 10M listings, about 5 s of one core) are
         # written, and the site checked against the manifest, by a thread while DuckDB reports
         # and checkpoints the warehouse.
         with ThreadPoolExecutor(1, thread_name_prefix="release-files") as files:
             written = files.submit(export.write_release_files, release, site, settings)
             checked = files.submit(check_release, release, site.manifest)
-            problem = history.carry_history(con, output)
-            if problem:
-                reporter.warning(problem)
+            warn(history.carry_history(con, output))
             summary = report.collect(
                 con, build_id, settings, ingested, steps, site.counts, stages, started_at
             )
             summary["shard"] = None if settings.shard is None else str(settings.shard)
-            summary["inputs_digest"] = inputs_digest(settings.input, ingested, settings.export)
-            summary["build_warnings"] = [problem] if problem else []
+            summary["inputs_digest"] = inputs_digest(con, settings.export)
+            summary["build_warnings"] = warnings
             history.record_run(con, summary)
             history.write_history(con, release)
             report.write(release, summary)
             con.execute("CHECKPOINT")
             written.result()
             checked.result()
+        seal(release)
     finally:
         con.close()
     with _timed(stages, "publish"), reporter.stage("publish"):

@@ -35,6 +35,13 @@ published_output = click.option(
     help="Output directory of a build.",
 )
 
+accept_volume_change = click.option(
+    "--accept-volume-change",
+    "accept_change",
+    is_flag=True,
+    help="Publish though a count moved past the volume limits (the change is real).",
+)
+
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def main() -> None:
@@ -47,6 +54,7 @@ def main() -> None:
 @click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="TOML settings.")
 @click.option("--shard", help="I/N: export only the stores of shard I of N.")
 @click.option("--dry-run", is_flag=True, help="Validate the input and say what would be built.")
+@accept_volume_change
 @click.option("--debug", is_flag=True, help="Show the traceback of a failure.")
 def build_command(
     input_dir: Path | None,
@@ -54,11 +62,18 @@ def build_command(
     config: Path | None,
     shard: str | None,
     dry_run: bool,
+    accept_change: bool,
     debug: bool,
 ) -> None:
     """Build the warehouse and the site from INPUT into OUTPUT, then publish them atomically."""
     try:
-        settings = load_settings(config, input=input_dir, output=output_dir, shard=shard)
+        settings = load_settings(
+            config,
+            input=input_dir,
+            output=output_dir,
+            shard=shard,
+            accept_volume_change=accept_change or None,
+        )
         if dry_run:
             summary = validate(settings)
             click.echo(orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode())
@@ -152,11 +167,17 @@ def generate_command(output_dir: Path, stores: int, listings: int, seed: int) ->
     help="Output directory of the merged release.",
 )
 @click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="TOML settings.")
+@accept_volume_change
 @click.argument("shards", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
-def merge_command(output_dir: Path, config: Path | None, shards: tuple[Path, ...]) -> None:
+def merge_command(
+    output_dir: Path, config: Path | None, accept_change: bool, shards: tuple[Path, ...]
+) -> None:
     """Publish one release from the outputs of `pipeline build --shard I/N` (every I)."""
     try:
-        result = merge(list(shards), load_settings(config, output=output_dir))
+        settings = load_settings(
+            config, output=output_dir, accept_volume_change=accept_change or None
+        )
+        result = merge(list(shards), settings)
     except BuildError as exc:
         click.echo(f"merge failed: {exc}", err=True)
         sys.exit(1)

@@ -24,7 +24,8 @@ HISTORY = "build_run.parquet"  # meta.build_run as published, which the next bui
 REPORT_JSON = "build_report.json"
 REPORT_HTML = "build_report.html"
 NGINX_CONF = "nginx.conf"
-PUBLISHED = ".published"  # marks a release whose build completed
+SEAL = "state.sha256"  # the SHA-256 of the files above that the next build reads
+PUBLISHED = ".published"  # marks a release that went live, with when
 
 CURRENT = "current"
 RELEASES = "releases"

@@ -18,6 +18,7 @@ from pydantic import (
     Field,
     PlainSerializer,
     ValidationError,
+    field_validator,
 )
 from pydantic_settings import (
     BaseSettings,
@@ -27,7 +28,10 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from pipeline.contract import TABLES
+
 Variant = Literal["categoryId", "groupId"]
+SITE_FILES = "site"  # the site's file count, among the tables in the volume limits
 PageSize = Annotated[int, Field(ge=1, le=100)]  # the API's limit range
 
 
@@ -91,6 +95,56 @@ class ExportSettings(BaseModel):
     )
 
 
+class VolumeLimit(BaseModel):
+    """One count's own limits; unset: the defaults of `VolumeSettings`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_drop: float | None = Field(default=None, ge=0, le=1)
+    max_rise: float | None = Field(default=None, ge=0)
+
+
+class VolumeSettings(BaseModel):
+    """How far tonight's counts may move from the published build's before the build stops:
+    each input table's accepted rows, and the site's file count ("site")."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_drop: float = Field(
+        default=0.2, ge=0, le=1, description="Largest share by which a count may fall"
+    )
+    max_rise: float = Field(
+        default=1.0, ge=0, description="Largest share by which a count may rise (1.0: double)"
+    )
+    min_count: int = Field(
+        default=1000,
+        ge=0,
+        description="Counts the published build had fewer of are not compared (small ones "
+        "move by large shares)",
+    )
+    tables: dict[str, VolumeLimit] = Field(
+        default={},
+        description='Limits of one count: a table ("stores/listings") or "site"',
+    )
+
+    @field_validator("tables")
+    @classmethod
+    def _known(cls, tables: dict[str, VolumeLimit]) -> dict[str, VolumeLimit]:
+        known = [f"{t.group}/{t.name}" for t in TABLES] + [SITE_FILES]
+        for name in tables:
+            if name not in known:
+                raise ValueError(f"{name!r}: not a table or site (one of {', '.join(known)})")
+        return tables
+
+    def limits(self, name: str) -> tuple[float, float]:
+        """(max_drop, max_rise) of the count `name`."""
+        own = self.tables.get(name, VolumeLimit())
+        return (
+            self.max_drop if own.max_drop is None else own.max_drop,
+            self.max_rise if own.max_rise is None else own.max_rise,
+        )
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="PIPELINE_", env_nested_delimiter="__", extra="forbid", frozen=True
@@ -105,6 +159,12 @@ class Settings(BaseSettings):
         ge=0,
         le=1,
         description="Share of rejected rows of any input table above which the build fails",
+    )
+    volume: VolumeSettings = VolumeSettings()
+    accept_volume_change: bool = Field(
+        default=False,
+        description="Publish though a count moved past the volume limits (a night when the "
+        "change is real; `pipeline build --accept-volume-change`)",
     )
     duckdb_memory_limit: str = Field(
         default="2GB", description="DuckDB memory_limit (the build's whole peak is about 1.5x)"

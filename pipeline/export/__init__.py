@@ -19,10 +19,11 @@ import polars as pl
 
 from pipeline import db
 from pipeline.export.common import write_category_pages, write_help
-from pipeline.export.digests import StoreRecord, load_store_records, write_store_records
+from pipeline.export.digests import StoreRecord, write_store_records
 from pipeline.export.inventory import write_inventory_pages
 from pipeline.export.manifest import Manifest, file_counts, write_changes
 from pipeline.export.nginx import write_nginx_conf
+from pipeline.export.state import previous_pages
 from pipeline.export.writer import SiteWriter
 from pipeline.paths import CHANGES, SITE
 from pipeline.progress import Advance
@@ -32,13 +33,15 @@ from pipeline.settings import Settings
 @dataclass
 class Site:
     """What `write_site` wrote: the manifest, the paths changed and removed since the previous
-    release, the stores' records and the counts for the report."""
+    release, the stores' records, the counts for the report, and why the previous release's
+    pages could not be carried over, if they could not (`state.previous_pages`)."""
 
     manifest: Manifest
     changed: pl.Series
     removed: pl.Series
     stores: dict[str, StoreRecord]
     counts: dict[str, int]
+    previous_problem: str | None = None
 
 
 def write_site(
@@ -56,13 +59,12 @@ def write_site(
     DuckDB's cache is given back to the system before each step that takes memory of its own."""
     memory_limit = settings.duckdb_memory_limit
     db.release_memory(con, memory_limit)  # the transform's, before the previous manifest is read
-    previous = Manifest.load(previous_release)
-    previous_site = previous_release / SITE if previous_release and len(previous) else None
-    known = load_store_records(previous_release) if previous_site else {}
+    previous = previous_pages(previous_release)
+    previous_site = previous.release / SITE if previous.release else None
     shared, staging = pool or (None, None)
-    with SiteWriter(site_dir, previous_site, previous, shared, staging) as writer:
+    with SiteWriter(site_dir, previous_site, previous.manifest, shared, staging) as writer:
         counts, stores = write_inventory_pages(
-            con, writer, settings, previous_stores=known, advance=advance
+            con, writer, settings, previous_stores=previous.stores, advance=advance
         )
         counts["category_pages"] = 0
         if settings.shard is None or settings.shard.index == 0:
@@ -70,9 +72,9 @@ def write_site(
             write_help(writer)
     db.release_memory(con, memory_limit)  # the export's, before the manifest is sorted
     manifest = writer.manifest()
-    changed, removed = manifest.changes(previous)
+    changed, removed = manifest.changes(previous.manifest)
     counts.update(file_counts(manifest, changed, removed))
-    return Site(manifest, changed, removed, stores, counts)
+    return Site(manifest, changed, removed, stores, counts, previous.problem)
 
 
 def write_release_files(release: Path, site: Site, settings: Settings) -> None:

@@ -6,14 +6,13 @@ listings before they are hashed.
 - `code_digest`: the pipeline's code and SQL (a change may rename or reshape pages);
 - `store_digest`: one store's inputs, the export settings and the code: a store whose digest
   equals the previous release's is carried over without being answered;
-- `inputs_digest`: every input file that was ingested and the export settings: shards merge
-  only when theirs are equal.
+- `inputs_digest`: every row that was ingested and the export settings: shards merge only when
+  theirs are equal.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -21,7 +20,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from pipeline.ingest import IngestedTable
+from pipeline.contract import TABLES
 from pipeline.paths import STORES
 from pipeline.settings import ExportSettings
 
@@ -68,18 +67,16 @@ def store_digest(settings: ExportSettings, inputs: bytes) -> bytes:
     return hashlib.sha256(code_digest() + settings_json + b"\0" + inputs).digest()
 
 
-def inputs_digest(
-    input_dir: Path, ingested: Iterable[IngestedTable], settings: ExportSettings
-) -> str:
-    """What a build's pages depend on besides the code: every ingested file's bytes and the
-    export settings (hex)."""
+def inputs_digest(con: duckdb.DuckDBPyConnection, settings: ExportSettings) -> str:
+    """What a build's pages depend on besides the code: every row as ingested (`raw.*`, with
+    its file and row number: what was read, not the files as they are now) and the export
+    settings (hex). Summed up by DuckDB like `store_inputs`."""
     digest = hashlib.sha256(settings.model_dump_json().encode())
-    for table in ingested:
-        for name in table.files:
-            digest.update(name.encode())
-            with (input_dir / name).open("rb") as fh:
-                for block in iter(lambda: fh.read(1 << 20), b""):
-                    digest.update(block)
+    for table in TABLES:
+        n, xor, total = con.execute(
+            f"SELECT count(*), bit_xor(hash(t)), sum(hash(t)::HUGEINT) FROM raw.{table.name} AS t"
+        ).fetchone() or (0, None, None)
+        digest.update(f"{table.name}:{n}:{xor}:{total}\n".encode())
     return digest.hexdigest()
 
 

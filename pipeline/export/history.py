@@ -12,6 +12,7 @@ from typing import Any
 import duckdb
 
 from pipeline import db
+from pipeline.export.state import damage
 from pipeline.paths import HISTORY, WAREHOUSE, published_release
 
 BUILD_RUN_COLUMNS = {
@@ -47,6 +48,10 @@ def carry_history(con: duckdb.DuckDBPyConnection, output: Path) -> str | None:
     source = next((s for s in sources if s.is_file()), None)
     if source is None:
         return None
+    restart = "meta.build_run starts again with this build"
+    problem = damage(release, HISTORY) if release and source.name == HISTORY else None
+    if problem:
+        return f"{problem}; {restart}"
     try:
         if source.suffix == ".parquet":
             con.execute(
@@ -65,7 +70,7 @@ def carry_history(con: duckdb.DuckDBPyConnection, output: Path) -> str | None:
         con.execute("DELETE FROM meta.build_run")
         return (
             f"{source}: the build history could not be read ({str(exc).splitlines()[0]}); "
-            "meta.build_run starts again with this build"
+            + restart
         )
     return None
 

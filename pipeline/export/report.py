@@ -15,7 +15,7 @@ from pipeline import db
 from pipeline.ingest import IngestedTable
 from pipeline.paths import REPORT_HTML, REPORT_JSON
 from pipeline.settings import Settings
-from pipeline.transform import StepResult
+from pipeline.transform import StepResult, staged_rows
 from pipeline.transform.audit import rejected_rows
 
 
@@ -37,9 +37,7 @@ def collect(
     stages: dict[str, float],
     started_at: datetime,
 ) -> dict[str, Any]:
-    staged = {
-        s.name.removeprefix("staging."): s.rows for s in steps if s.name.startswith("staging.")
-    }
+    staged = staged_rows(steps)
     rejected = rejected_rows(con)
     tables = {
         i.table.name: {

@@ -16,6 +16,7 @@ from pipeline.errors import BuildError
 from pipeline.export import Site, report, write_release_files
 from pipeline.export.digests import load_store_records
 from pipeline.export.manifest import Manifest, file_counts
+from pipeline.export.state import SEALED, damage, previous_pages, previous_volumes, seal
 from pipeline.export.writer import SiteWriter
 from pipeline.paths import (
     CURRENT,
@@ -37,7 +38,8 @@ from pipeline.publish.release import (
     pool_folders,
     publish,
 )
-from pipeline.settings import Settings, Shard
+from pipeline.settings import SITE_FILES, Settings, Shard
+from pipeline.transform.audit import check_volumes
 
 
 def merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
@@ -52,12 +54,16 @@ def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
     work, release = output / WORK / build_id, output / RELEASES / build_id
     work.mkdir(parents=True)
     started = time.perf_counter()
-    known = Manifest.load(published_release(output))
+    previous = previous_pages(published_release(output))
     reports = []
     releases = [(s / CURRENT).resolve() for s in shard_outputs]
     for shard_output, shard_release in zip(shard_outputs, releases, strict=True):
         if not (shard_release / PUBLISHED).exists():
             raise BuildError(f"{shard_output}: no published shard build")
+        for name in SEALED:
+            problem = damage(shard_release, name)
+            if problem:
+                raise BuildError(f"{problem}: build that shard again")
         reports.append(orjson.loads((shard_release / REPORT_JSON).read_bytes()))
     check_shards(reports, shard_outputs)
     parts = [Manifest.load(r).frame.with_columns(site=pl.lit(str(r / SITE))) for r in releases]
@@ -73,7 +79,9 @@ def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
                 writer.open_store(key, folder)
         for name, site in combined.select("path", "site").iter_rows():
             writer.adopt(site, name)
-    changed, removed = manifest.changes(known)
+    published, problem = previous_volumes(published_release(output))
+    check_volumes(published, {SITE_FILES: len(manifest)}, settings)
+    changed, removed = manifest.changes(previous.manifest)
     stores = {key: r for shard in releases for key, r in load_store_records(shard).items()}
     counts = file_counts(manifest, changed, removed)
     write_release_files(release, Site(manifest, changed, removed, stores, counts), settings)
@@ -95,7 +103,11 @@ def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
     }
     summary["site"].update(counts)
     summary["stages_seconds"] = {"merge": round(time.perf_counter() - started, 3)}
+    shards_warnings = [w for r in reports for w in r.get("build_warnings", [])]
+    merge_warnings = [p for p in (previous.problem, problem) if p]
+    summary["build_warnings"] = list(dict.fromkeys(shards_warnings + merge_warnings))
     report.write(release, summary)
+    seal(release)
     check_release(release, manifest)
     publish(output, work / WAREHOUSE, release, settings.releases_kept)
     shutil.rmtree(work, ignore_errors=True)

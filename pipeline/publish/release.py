@@ -43,6 +43,7 @@ from pipeline.paths import (
     SITE,
     WAREHOUSE,
     WORK,
+    published_release,
     set_aside,
 )
 
@@ -66,11 +67,11 @@ def publish(output: Path, work_db: Path, release: Path, keep: int) -> None:
     """Switch `current` to the new release: one rename publishes the warehouse, the site, the
     manifest, the report and the nginx configuration together."""
     os.replace(work_db, release / WAREHOUSE)
-    (release / PUBLISHED).touch()
     tmp = output / f".{CURRENT}-{release.name}"
     tmp.unlink(missing_ok=True)
     tmp.symlink_to(Path(RELEASES) / release.name)
     os.replace(tmp, output / CURRENT)  # the commit point
+    mark_published(release)  # after the swap: a marked release has been live
     for name in LINKS:
         stable = output / name
         if not stable.is_symlink():
@@ -92,6 +93,12 @@ def publish(output: Path, work_db: Path, release: Path, keep: int) -> None:
         if old != release:
             shutil.rmtree(set_aside(old), ignore_errors=True)
     collect_pool(output)
+
+
+def mark_published(release: Path) -> None:
+    """Mark a release that went live, with when (UTC). Only a release that went live is kept
+    and counted in `releases_kept`."""
+    (release / PUBLISHED).write_text(datetime.now(UTC).isoformat(timespec="seconds") + "\n")
 
 
 def _published_at(release: Path) -> int | None:
@@ -157,7 +164,8 @@ def collect_pool(output: Path) -> None:
 
 @contextmanager
 def exclusive(output: Path) -> Iterator[None]:
-    """One build at a time per output directory; leftovers of killed builds are removed."""
+    """One build at a time per output directory; leftovers of killed builds are removed and the
+    mark of a release that went live is repaired (see `_repair`)."""
     output.mkdir(parents=True, exist_ok=True)
     with (output / LOCK).open("w") as lock:
         try:
@@ -165,15 +173,43 @@ def exclusive(output: Path) -> Iterator[None]:
         except BlockingIOError:
             raise BuildError(f"{output}: another build is running") from None
         shutil.rmtree(output / WORK, ignore_errors=True)
-        releases = output / RELEASES
-        if releases.is_dir():
-            current = (output / CURRENT).resolve() if (output / CURRENT).exists() else None
-            for release in releases.iterdir():
-                if release.name.startswith(DISCARDED):  # a deletion a kill interrupted
-                    shutil.rmtree(release, ignore_errors=True)
-                elif not (release / PUBLISHED).exists() and release.resolve() != current:
-                    shutil.rmtree(release, ignore_errors=True)  # a build killed before publishing
+        _repair(output)
         for stray in output.glob(".*-2*"):  # temporary links of a killed publish
             if stray.is_symlink():
                 stray.unlink(missing_ok=True)
         yield
+
+
+def _repair(output: Path) -> None:
+    """Make the releases say what went live: the release `current` links to is marked (a kill
+    between the swap and the mark leaves it unmarked); a release that never went live is
+    removed, whether unmarked (a build killed before publishing) or marked later than the live
+    one without a date (marked before the swap by builds of an earlier version, then killed).
+    Refuses an output whose `current` is not a link (copied with links followed)."""
+    current = output / CURRENT
+    if current.exists() and not current.is_symlink():
+        raise BuildError(
+            f"{current}: a folder, not the link to the published release (was the output copied "
+            "with links followed, cp -rL?): restore it with links kept (cp -a), or move "
+            f"{CURRENT} away to build from scratch"
+        )
+    releases = output / RELEASES
+    if not releases.is_dir():
+        return
+    live = published_release(output)
+    live_at = _published_at(live) if live is not None else None
+    for release in releases.iterdir():
+        if release.name.startswith(DISCARDED):  # a deletion a kill interrupted
+            shutil.rmtree(release, ignore_errors=True)
+        elif release.resolve() != live and not _went_live(release, live_at):
+            shutil.rmtree(set_aside(release), ignore_errors=True)
+    if live is not None and live_at is None:
+        mark_published(live)
+
+
+def _went_live(release: Path, live_at: int | None) -> bool:
+    marked_at = _published_at(release)
+    if marked_at is None:
+        return False
+    undated = (release / PUBLISHED).stat().st_size == 0
+    return not (undated and live_at is not None and marked_at > live_at)

@@ -9,6 +9,7 @@ file, row, column, value, reason and the check that found it.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import duckdb
@@ -113,3 +114,8 @@ def run_steps(con: duckdb.DuckDBPyConnection, advance: Advance | None = None) ->
         if advance:
             advance(1)
     return results
+
+
+def staged_rows(steps: Sequence[StepResult]) -> dict[str, int]:
+    """Accepted rows per input table (its `staging.<table>` step's rows), by table name."""
+    return {s.name.removeprefix("staging."): s.rows for s in steps if s.name.startswith("staging.")}

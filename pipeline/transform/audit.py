@@ -3,12 +3,14 @@ anything is written for publishing."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import duckdb
 
 from pipeline import db
 from pipeline.contract import TABLES
 from pipeline.errors import BuildError
-from pipeline.settings import Settings
+from pipeline.settings import SITE_FILES, Settings
 
 
 def rejected_rows(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
@@ -31,4 +33,26 @@ def audit(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
                 f"{table.group}/{table.name}: {bad} of {raw_rows} rows rejected "
                 f"({bad / raw_rows:.1%}, above max_reject_share "
                 f"{settings.max_reject_share:.1%}); the rows are in meta.rejects"
+            )
+
+
+def check_volumes(
+    published: Mapping[str, int], tonight: Mapping[str, int], settings: Settings
+) -> None:
+    """Stop the build when a count moved from the published build's past its limits
+    (`settings.volume`): an export cut in half must not publish half a site."""
+    if settings.accept_volume_change:
+        return
+    for name, before in published.items():
+        if name not in tonight or before < max(settings.volume.min_count, 1):
+            continue
+        now, (max_drop, max_rise) = tonight[name], settings.volume.limits(name)
+        change = (now - before) / before
+        if change < -max_drop or change > max_rise:
+            past = f"max_drop {max_drop:.0%}" if change < 0 else f"max_rise {max_rise:.0%}"
+            what = "files" if name == SITE_FILES else "accepted rows"
+            raise BuildError(
+                f"{name}: {now} {what}, against {before} in the published build "
+                f"({change:+.1%}, past volume.{past}); if the change is real, build with "
+                "--accept-volume-change"
             )

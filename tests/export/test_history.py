@@ -8,10 +8,11 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from pipeline.build import build
 from pipeline.export import history
-from pipeline.paths import HISTORY
+from pipeline.paths import HISTORY, SEAL
 from pipeline.settings import load_settings
 from tests.conftest import run_cli, write_inputs
 
@@ -52,17 +53,28 @@ def test_an_analyst_holding_the_warehouse_read_write_keeps_the_history(tmp_path:
     assert second.report["build_warnings"] == []
 
 
-def test_a_history_that_cannot_be_read_is_reported_and_starts_again(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("sealed", "said"),
+    [
+        (True, "damaged since it was published"),  # state.sha256 knows its SHA-256
+        (False, "the build history could not be read"),  # a release from before the seal
+    ],
+)
+def test_a_history_that_cannot_be_read_is_reported_and_starts_again(
+    tmp_path: Path, sealed: bool, said: str
+) -> None:
     inputs = write_inputs(tmp_path / "in")
     output = tmp_path / "out"
     build(load_settings(None, input=inputs, output=output))
     history = (output / "current").resolve() / HISTORY
     history.write_bytes(history.read_bytes()[:20])  # cut: not Parquet any more
+    if not sealed:
+        (history.parent / SEAL).unlink()
     result = run_cli("build", "--input", str(inputs), "--output", str(output))
     assert result.returncode == 0, result.stderr
-    assert f"{history}: the build history could not be read" in result.stderr
+    assert f"{history}: {said}" in result.stderr
     report = (output / "build_report.json").read_text()
-    assert f"{history}: the build history could not be read" in report
+    assert f"{history}: {said}" in report
     assert len(_history(output)) == 1  # this build's row
 
 

@@ -4,6 +4,7 @@ manifest before the swap."""
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 from pathlib import Path
@@ -13,10 +14,10 @@ import pytest
 from pipeline.build import build
 from pipeline.errors import BuildError
 from pipeline.export.manifest import Manifest
-from pipeline.paths import POOL, SITE
+from pipeline.paths import CURRENT, POOL, PUBLISHED, RELEASES, SITE
 from pipeline.publish.release import missing_files, pool_folders
 from pipeline.settings import load_settings
-from tests.conftest import write_inputs
+from tests.conftest import run_cli, write_inputs
 
 LISTINGS = [
     {"storeKey": "alpha", "skuId": 1000, "price": "3.00", "quantity": 2},
@@ -80,3 +81,66 @@ def test_the_releases_kept_are_the_last_published(
     assert kept == sorted(published[1:])
     assert (tmp_path / "out" / "current").resolve().name == published[-1]
     assert _complete(tmp_path / "out") == []
+
+
+# --- what went live ----------------------------------------------------------------------------
+
+
+def test_a_release_that_never_went_live_is_neither_kept_nor_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk at the commit point: the release is complete but never went live."""
+    inputs = write_inputs(tmp_path / "in", listings=LISTINGS)
+    settings = load_settings(None, input=inputs, output=tmp_path / "out", releases_kept=2)
+    first = build(settings).build_id
+    replace = os.replace
+
+    def disk_full_at_the_swap(src: str, dst: str) -> None:
+        if Path(dst).name == CURRENT:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        replace(src, dst)
+
+    monkeypatch.setattr("pipeline.publish.release.os.replace", disk_full_at_the_swap)
+    with pytest.raises(OSError, match="No space left"):
+        build(settings)
+    monkeypatch.setattr("pipeline.publish.release.os.replace", replace)
+    last = build(settings).build_id
+    assert sorted(r.name for r in (tmp_path / "out" / RELEASES).iterdir()) == [first, last]
+
+
+def test_a_legacy_mark_that_never_went_live_is_removed_and_the_live_release_is_marked(
+    tmp_path: Path,
+) -> None:
+    inputs = write_inputs(tmp_path / "in", listings=LISTINGS)
+    settings = load_settings(None, input=inputs, output=tmp_path / "out", releases_kept=2)
+    output = settings.output
+    first = build(settings).release
+    # An earlier version marked a release before its swap, then was killed: marked (empty),
+    # later than the live one, never live.
+    never = output / RELEASES / "20990101T000000Z-000000"
+    shutil.copytree(first, never, symlinks=True)
+    (never / PUBLISHED).write_bytes(b"")  # as an earlier version marked: no date
+    second = build(settings).release
+    assert sorted((output / RELEASES).iterdir()) == [first, second]
+    # A kill between the swap and the mark: the live release has no mark. It is marked, with a
+    # date, and counted: the next build keeps it and itself, not the first.
+    (second / PUBLISHED).unlink()
+    third = build(settings).release
+    assert sorted((output / RELEASES).iterdir()) == [second, third]
+    assert (second / PUBLISHED).read_text().strip()
+
+
+def test_an_output_copied_with_links_followed_is_refused_in_one_line(tmp_path: Path) -> None:
+    inputs = write_inputs(tmp_path / "in", listings=LISTINGS)
+    build(load_settings(None, input=inputs, output=tmp_path / "out"))
+    copy = tmp_path / "copy"
+    shutil.copytree(tmp_path / "out", copy, symlinks=False)  # cp -rL: `current` is a folder
+    releases = sorted((copy / RELEASES).iterdir())
+    result = run_cli("build", "--input", str(inputs), "--output", str(copy))
+    assert result.returncode == 1, result.stderr
+    assert result.stderr == (
+        f"build failed: {copy / CURRENT}: a folder, not the link to the published release (was "
+        "the output copied with links followed, cp -rL?): restore it with links kept (cp -a), "
+        "or move current away to build from scratch\n"
+    )
+    assert sorted((copy / RELEASES).iterdir()) == releases  # no release left behind

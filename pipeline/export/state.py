@@ -1,0 +1,114 @@
+"""What a release leaves for the next build, sealed: its manifest's rows, its stores' records,
+its history and its report, each with its SHA-256 in `state.sha256` (the format `sha256sum -c`
+reads). The next build verifies a file before it trusts it: a truncated file or a flipped byte
+is never read as the truth. A damaged file costs what it held (the pages are built from scratch,
+the history starts again, the volumes are not compared), and the build says why in a warning.
+A release from before the seal is trusted as far as it can be read."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+import polars as pl
+
+from pipeline.contract import TABLES
+from pipeline.export.digests import StoreRecord, load_store_records
+from pipeline.export.manifest import Manifest
+from pipeline.paths import HISTORY, MANIFEST_PARQUET, REPORT_JSON, SEAL, STORES
+from pipeline.settings import SITE_FILES
+
+SEALED = (MANIFEST_PARQUET, STORES, HISTORY, REPORT_JSON)
+_REBUILT = "every store's pages are built again"
+_UNCOMPARED = "the volumes are not compared with it"
+_UNREADABLE = (OSError, ValueError, pl.exceptions.PolarsError, orjson.JSONDecodeError)
+
+
+def _sha256(path: Path) -> str:
+    with path.open("rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def seal(release: Path) -> None:
+    """Write `state.sha256`: the SHA-256 of each state file the release has."""
+    present = [name for name in SEALED if (release / name).is_file()]
+    (release / SEAL).write_text("".join(f"{_sha256(release / n)}  {n}\n" for n in present))
+
+
+def damage(release: Path, name: str) -> str | None:
+    """Why the state file `name` of `release` cannot be trusted, or None. A release without a
+    seal (from before it) cannot say: its readers catch what they cannot read."""
+    seal_file = release / SEAL
+    if not seal_file.is_file():
+        return None
+    try:
+        sealed = dict(line.split("  ", 1)[::-1] for line in seal_file.read_text().splitlines())
+    except (OSError, UnicodeDecodeError, ValueError):
+        return f"{seal_file}: unreadable"
+    path = release / name
+    if name not in sealed:
+        return f"{path}: not in {SEAL}" if path.exists() else None
+    if not path.is_file():
+        return f"{path}: missing (sealed in {SEAL})"
+    if _sha256(path) != sealed[name]:
+        return f"{path}: damaged since it was published (its SHA-256 is not the one in {SEAL})"
+    return None
+
+
+@dataclass
+class PreviousPages:
+    """The published release's pages as the next build may carry them over: its manifest and
+    its stores' records, both empty when there is none or when they cannot be trusted (then
+    `problem` says why, and every store is built again)."""
+
+    release: Path | None = None
+    manifest: Manifest = field(default_factory=Manifest)
+    stores: dict[str, StoreRecord] = field(default_factory=dict)
+    problem: str | None = None
+
+
+def previous_pages(release: Path | None) -> PreviousPages:
+    if release is None:
+        return PreviousPages()
+    for name in (MANIFEST_PARQUET, STORES):
+        problem = damage(release, name)
+        if problem:
+            return PreviousPages(problem=f"{problem}; {_REBUILT}")
+    try:
+        manifest = Manifest.load(release)
+    except _UNREADABLE as exc:
+        return PreviousPages(problem=f"{_unreadable(release / MANIFEST_PARQUET, exc)}; {_REBUILT}")
+    try:
+        stores = load_store_records(release)
+    except _UNREADABLE as exc:
+        return PreviousPages(problem=f"{_unreadable(release / STORES, exc)}; {_REBUILT}")
+    return PreviousPages(release if len(manifest) else None, manifest, stores)
+
+
+def previous_volumes(release: Path | None) -> tuple[dict[str, int], str | None]:
+    """The published build's accepted rows per table ("stores/listings") and its site's file
+    count ("site"), from its report; with why they cannot be had (nothing is compared then)."""
+    if release is None or not (release / REPORT_JSON).is_file():
+        return {}, None
+    problem = damage(release, REPORT_JSON)
+    if problem:
+        return {}, f"{problem}; {_UNCOMPARED}"
+    try:
+        report = orjson.loads((release / REPORT_JSON).read_bytes())
+        tables = report["tables"]
+        volumes = {
+            f"{t.group}/{t.name}": int(tables[t.name]["accepted"])
+            for t in TABLES
+            if t.name in tables
+        }
+        volumes[SITE_FILES] = int(report["site"]["files"])
+    except (*_UNREADABLE, KeyError, TypeError) as exc:
+        return {}, f"{_unreadable(release / REPORT_JSON, exc)}; {_UNCOMPARED}"
+    return volumes, None
+
+
+def _unreadable(path: Path, exc: Exception) -> str:
+    reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return f"{path}: cannot be read ({reason})"
