@@ -122,23 +122,40 @@ def query_command(output_dir: Path, target: str) -> None:
 
 
 @main.command("serve")
-@published_output
+@click.option(
+    "--output",
+    "output_dir",
+    type=click.Path(path_type=Path),
+    help="Output directory of a build (default: the settings' output, data/out).",
+)
+@click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="TOML settings.")
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option(
     "--port", default=8000, show_default=True, type=int, help="0: any free port (printed)."
 )
-@click.option("--threads", default=8, show_default=True, type=int)
-def serve_command(output_dir: Path, host: str, port: int, threads: int) -> None:
+@click.option("--threads", type=click.IntRange(min=1), help="Worker threads (serve.threads).")
+def serve_command(
+    output_dir: Path | None, config: Path | None, host: str, port: int, threads: int | None
+) -> None:
     """Serve the published build over HTTP as the generated nginx configuration would, and
-    answer parameter combinations that were not materialised live from the warehouse."""
-    if not (output_dir / WAREHOUSE).is_file():
-        click.echo(f"{output_dir / WAREHOUSE}: no published build (run `pipeline build`)", err=True)
+    answer parameter combinations that were not materialised live from the warehouse. The
+    limits (connections, sizes, idle timeout) are the settings' `serve` table."""
+    try:
+        settings = load_settings(config, output=output_dir)
+    except (FileNotFoundError, ValueError) as exc:
+        click.echo(f"serve failed: {exc}", err=True)
+        sys.exit(1)
+    output, limits = settings.output, settings.serve
+    if threads is not None:
+        limits = limits.model_copy(update={"threads": threads})
+    if not (output / WAREHOUSE).is_file():
+        click.echo(f"{output / WAREHOUSE}: no published build (run `pipeline build`)", err=True)
         sys.exit(1)
 
     def listening(bound: int) -> None:  # the port taken, also when --port 0 let the system pick
-        click.echo(f"serving {output_dir} on http://{host}:{bound}{HELP_PATH}", err=True)
+        click.echo(f"serving {output} on http://{host}:{bound}{HELP_PATH}", err=True)
 
-    serve(output_dir, host, port, threads, on_listen=listening)
+    serve(output, host, port, limits, on_listen=listening)
 
 
 @main.command("generate")

@@ -145,6 +145,44 @@ class VolumeSettings(BaseModel):
         )
 
 
+HEADER_BUFFER = 16384  # bytes: nginx's header buffer, the longest request or header line
+
+
+class ServeSettings(BaseModel):
+    """The live server's limits (`pipeline serve`, waitress); the generated nginx.conf uses the
+    same numbers where nginx has the same limit, so that one setting governs both."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    threads: int = Field(
+        default=8, ge=1, description="Worker threads: requests answered at once (live ones query)"
+    )
+    connection_limit: int = Field(
+        default=1000,
+        ge=1,
+        description="Connections held open at once, idle ones included; more wait to be "
+        "accepted (nginx: worker_connections, in nginx's own events block)",
+    )
+    channel_timeout: int = Field(
+        default=60,
+        ge=1,
+        description="Seconds an idle connection is kept open (nginx: keepalive_timeout, "
+        "client_header_timeout, client_body_timeout, send_timeout)",
+    )
+    max_request_header_size: int = Field(
+        default=65536,
+        ge=HEADER_BUFFER,
+        multiple_of=HEADER_BUFFER,
+        description="Bytes of request line and headers; more, or a header line over 16 KiB: "
+        "431 (nginx: large_client_header_buffers <this / 16k> 16k)",
+    )
+    max_request_body_size: int = Field(
+        default=1048576,
+        ge=1,
+        description="Bytes of request body; more: 413 (nginx: client_max_body_size)",
+    )
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="PIPELINE_", env_nested_delimiter="__", extra="forbid", frozen=True
@@ -154,6 +192,7 @@ class Settings(BaseSettings):
     input: Path = Field(default=Path("data"), description="Input directory of raw exports")
     output: Path = Field(default=Path("data/out"), description="Output directory")
     export: ExportSettings = ExportSettings()
+    serve: ServeSettings = ServeSettings()
     max_reject_share: float = Field(
         default=0.05,
         ge=0,

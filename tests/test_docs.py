@@ -20,7 +20,7 @@ import duckdb
 import pytest
 
 from pipeline.cli import main
-from pipeline.settings import ExportSettings, Settings
+from pipeline.settings import ExportSettings, ServeSettings, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "docs" / "analysts.md"
@@ -125,7 +125,7 @@ def update_guide() -> int:
 
 def test_the_readme_names_every_setting_and_command() -> None:
     readme = (ROOT / "README.md").read_text()
-    for name in [*Settings.model_fields, *ExportSettings.model_fields]:
+    for name in [*Settings.model_fields, *ExportSettings.model_fields, *ServeSettings.model_fields]:
         if name not in ("input", "output", "shard"):
             assert name in readme, name
     for command in main.commands:
@@ -140,8 +140,9 @@ def test_the_example_settings_file_is_valid_and_complete(tmp_path: Path) -> None
     assert settings.model_dump() == load_settings(None).model_dump()  # it states the defaults
     text = example.read_text()
     assert "\n[export]\n" in text
-    for name in [*Settings.model_fields, *ExportSettings.model_fields]:
-        if name != "export":
+    assert re.search(r"^\[serve\] ", text, re.M)
+    for name in [*Settings.model_fields, *ExportSettings.model_fields, *ServeSettings.model_fields]:
+        if name not in ("export", "serve"):
             assert re.search(rf"^#? ?{name} = ", text, re.M), name
 
 

@@ -20,7 +20,24 @@ MALFORMED = "The request is malformed."
 TOO_LONG = "The request URL is too long."
 NOT_UTF8 = "The query string is not valid UTF-8 after percent-decoding."
 UNAVAILABLE = "The service is unavailable."
+BODY_TOO_LARGE = "The request body is too large."
+HEADERS_TOO_LARGE = "The request headers are too large."
+NOT_IMPLEMENTED = "The request's transfer encoding is not supported."
+INTERNAL_ERROR = "An error has occurred."
 ALLOWED_METHODS = ("GET", "HEAD")
+
+# The message of each error the servers answer before (or without) routing a request: a request
+# nginx or waitress refuses while reading it, a failed upstream, a warehouse that cannot be
+# opened. nginx's 494 (a header line or the whole head too large) is answered as 431.
+STATUS_MESSAGES = {
+    400: MALFORMED,
+    413: BODY_TOO_LARGE,
+    414: TOO_LONG,
+    431: HEADERS_TOO_LARGE,
+    500: INTERNAL_ERROR,
+    501: NOT_IMPLEMENTED,
+    503: UNAVAILABLE,
+}
 
 
 def method_not_allowed(method: str) -> str:

@@ -3,10 +3,13 @@
 It is included inside nginx's `http { }` block. nginx serves every materialised page from its
 file, mapping the query string (parameters in any order and any case, the first of repeated
 parameters winning, as the API does) to the canonical file name of `pipeline.api.urls`; it answers
-`URL not found.` for any other path, 405 for other methods, and its own 400/414 with the error
-envelope. Every request it cannot answer from a file (a parameter combination that was not
-materialised, a bad value, an unknown store, an empty page) goes to the live upstream,
-`pipeline serve`, which answers it from the warehouse with the same bytes.
+`URL not found.` for any other path, 405 for other methods (TRACE too, which nginx refuses
+before any location), and every error it raises itself (400, 413, 414, 431 for its 494, 500,
+501, 503 for a failed upstream) with the error envelope, as `pipeline serve` does. The limits
+`pipeline serve` takes from the `serve` settings (header and body sizes, idle timeout) are
+written here with the same numbers. Every request it cannot answer from a file (a parameter
+combination that was not materialised, a bad value, an unknown store, an empty page) goes to the
+live upstream, `pipeline serve`, which answers it from the warehouse with the same bytes.
 
 Store keys are matched by nginx only in lower case (the site's spelling); any other spelling
 goes to the upstream, so the configuration lists no store keys.
@@ -21,9 +24,8 @@ from typing import get_args
 from pipeline.api.params import DEFAULTS, INT_RANGES, PAGING, PARAMETER_NAMES
 from pipeline.api.responses import (
     ALLOWED_METHODS,
-    MALFORMED,
+    STATUS_MESSAGES,
     TOO_LONG,
-    UNAVAILABLE,
     URL_NOT_FOUND,
     error_body,
     method_not_allowed,
@@ -42,7 +44,7 @@ from pipeline.api.urls import (
 )
 from pipeline.contract import STORED_KEY_PATTERN
 from pipeline.paths import NGINX_CONF, SITE
-from pipeline.settings import Settings, Variant
+from pipeline.settings import HEADER_BUFFER, ServeSettings, Settings, Variant
 
 # The parameters a materialised page's name may carry: the filtered variants, the channel and
 # the paging, all integers. Any other parameter goes to the live upstream.
@@ -91,8 +93,42 @@ def _envelope(message: str) -> str:
     return '"' + body.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def render(site_root: Path, listen: str, upstream: str) -> str:
-    """The configuration for a site published at `site_root` (absolute)."""
+# The statuses nginx raises under another code: 494 (a header line past a buffer, or all the
+# buffers full) is 431, as waitress says it; a failed upstream is 503.
+_RAISED_AS = {431: "494", 503: "502 503 504"}
+
+
+def _error_pages() -> tuple[str, str]:
+    """The `error_page` lines and their internal locations: each error nginx raises itself is
+    answered with the error envelope. 405 is TRACE, refused before any location: after the
+    redirect `$request_method` says GET, so the message takes the method from the request line."""
+    pages = ["    error_page 405 /.errors/405;"]
+    locations = [
+        "    location = /.errors/405 {\n"
+        "        internal;\n"
+        f'        add_header Allow "{", ".join(ALLOWED_METHODS)}" always;\n'
+        f"        return 405 {_envelope(method_not_allowed('$refused_method'))};\n"
+        "    }"
+    ]
+    for status, message in STATUS_MESSAGES.items():
+        raised = _RAISED_AS.get(status, str(status))
+        overwrite = "" if raised == str(status) else f"={status} "
+        pages.append(f"    error_page {raised} {overwrite}/.errors/{status};")
+        locations.append(
+            f"    location = /.errors/{status} {{\n"
+            "        internal;\n"
+            f"        return {status} {_envelope(message)};\n"
+            "    }"
+        )
+    return "\n".join(pages), "\n".join(locations)
+
+
+def render(site_root: Path, listen: str, upstream: str, limits: ServeSettings | None = None) -> str:
+    """The configuration for a site published at `site_root` (absolute), with the limits of
+    `pipeline serve` (the `serve` settings)."""
+    limits = limits or ServeSettings()
+    error_pages, error_locations = _error_pages()
+    timeout = f"{limits.channel_timeout}s"
     not_found = _envelope(URL_NOT_FOUND)
     method = _envelope(method_not_allowed("$request_method"))
     methods = "|".join(ALLOWED_METHODS)
@@ -145,6 +181,12 @@ map $request_uri $target_too_long {{
     "~^.{{{MAX_TARGET + 1},}}" 1;
 }}
 
+# The method of the request line, for the 405 of a request nginx refuses before any location.
+map $request $refused_method {{
+    default "";
+    "~^(?<rm>[^ ]+) " $rm;
+}}
+
 upstream pipeline_live {{
     server {upstream};
 }}
@@ -155,15 +197,21 @@ server {{
     default_type application/json;
     charset utf-8;
     charset_types application/json;
-    large_client_header_buffers 4 {2 * MAX_TARGET};
     absolute_redirect off;
     server_tokens off;
 
+    # The limits of `pipeline serve` (settings `serve.*`), with the same numbers. A request or
+    # header line fits one buffer ({HEADER_BUFFER} bytes: a target past {MAX_TARGET} is 414).
+    large_client_header_buffers {limits.max_request_header_size // HEADER_BUFFER} {HEADER_BUFFER};
+    client_max_body_size {limits.max_request_body_size};
+    keepalive_timeout {timeout};
+    client_header_timeout {timeout};
+    client_body_timeout {timeout};
+    send_timeout {timeout};
+
     # Error pages are internal URIs, not named locations: a request nginx rejects while
     # reading the request line has no URI to carry into a named location.
-    error_page 400 /.errors/400;
-    error_page 414 /.errors/414;
-    error_page 502 503 504 =503 /.errors/503;
+{error_pages}
 
     if ($target_too_long) {{
         return 414 {too_long};
@@ -198,18 +246,7 @@ server {{
         proxy_http_version 1.1;
         proxy_set_header Connection "";
     }}
-    location = /.errors/400 {{
-        internal;
-        return 400 {_envelope(MALFORMED)};
-    }}
-    location = /.errors/414 {{
-        internal;
-        return 414 {too_long};
-    }}
-    location = /.errors/503 {{
-        internal;
-        return 503 {_envelope(UNAVAILABLE)};
-    }}
+{error_locations}
 }}
 """
 
@@ -217,5 +254,5 @@ server {{
 def write_nginx_conf(release: Path, settings: Settings) -> None:
     """The release's nginx configuration, for the site as published at OUTPUT/site."""
     site = (settings.output / SITE).absolute()
-    conf = render(site, settings.nginx_listen, settings.nginx_upstream)
+    conf = render(site, settings.nginx_listen, settings.nginx_upstream, settings.serve)
     (release / NGINX_CONF).write_text(conf, encoding="utf-8")

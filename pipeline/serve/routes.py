@@ -3,6 +3,8 @@ else answered live from the warehouse, with the same bytes (DESIGN §3)."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -22,12 +24,34 @@ from pipeline.api.responses import (
 )
 from pipeline.serve import live
 
+# A warehouse connection, or what opens one when a live answer needs it (ApiError(503) when it
+# cannot be opened): files and the help pages never wait on the warehouse.
+Warehouse = duckdb.DuckDBPyConnection | Callable[[], duckdb.DuckDBPyConnection]
+
+# The scheme and authority of an absolute-form target (`GET http://host/path HTTP/1.1`).
+ABSOLUTE_FORM = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*")
+# What nginx refuses in a path (400): a `%` not followed by two hex digits, an encoded NUL.
+BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})|%00")
+
 
 def _is_file(path: Path) -> bool:
     try:
         return path.is_file()
     except OSError:  # e.g. a name longer than the file system allows: never materialised
         return False
+
+
+def origin_form(target: str) -> str:
+    """The request target as a path and query string. An absolute-form target (as sent to a
+    proxy) is read as its path and query, as nginx does; any other target that does not start
+    with `/` is malformed."""
+    absolute = ABSOLUTE_FORM.match(target)
+    if absolute:
+        rest = target[absolute.end() :]
+        return rest if rest.startswith("/") else f"/{rest}"
+    if not target.startswith("/"):
+        raise ApiError(400, [MALFORMED])
+    return target
 
 
 def normalize_path(path: str) -> str:
@@ -45,14 +69,21 @@ def normalize_path(path: str) -> str:
     return "/" + "/".join(segments) + trailing
 
 
-def answer(con: duckdb.DuckDBPyConnection, target: str, site: Path | None = None) -> Response:
-    """The API's response to `GET target` (a path with its query string, path not yet
-    percent-decoded). With `site`, a materialised page is read from its file; anything else is
-    computed from the warehouse, with the same bytes."""
-    path, _, query = target.partition("?")
+def answer(con: Warehouse, target: str, site: Path | None = None) -> Response:
+    """The API's response to `GET target` (as the request line sends it: a path with its query
+    string, not yet percent-decoded, or an absolute URL). With `site`, a materialised page is
+    read from its file; anything else is computed from the warehouse, with the same bytes."""
+
+    def warehouse() -> duckdb.DuckDBPyConnection:
+        return con if isinstance(con, duckdb.DuckDBPyConnection) else con()
+
     try:
+        target = origin_form(target)
+        path, _, query = target.partition("?")
         if len(target) > urls.MAX_TARGET:
             raise ApiError(414, [TOO_LONG])
+        if BAD_ESCAPE.search(path):
+            raise ApiError(400, [MALFORMED])
         path = normalize_path(unquote(path))
         if len(path) > 1:
             path = path.rstrip("/")  # a trailing slash names the same resource
@@ -65,13 +96,13 @@ def answer(con: duckdb.DuckDBPyConnection, target: str, site: Path | None = None
             page = site / urls.inventory_page_path(key, params) if site else None
             if page is not None and _is_file(page):
                 return Response(200, page.read_bytes())
-            return Response(200, live.store_inventory(con, key, params))
+            return Response(200, live.store_inventory(warehouse(), key, params))
         if path == urls.CATEGORIES_PATH:
             params = parse_inventory_params(query, PAGING)
             page = site / urls.categories_page_path(params.offset, params.limit) if site else None
             if page is not None and page.is_file():
                 return Response(200, page.read_bytes())
-            return Response(200, live.categories_page(con, params.offset, params.limit))
+            return Response(200, live.categories_page(warehouse(), params.offset, params.limit))
         if path == urls.HELP_PATH:
             return Response(200, help_page().encode(), HTML)
         if path == urls.OPENAPI_PATH:

@@ -6,6 +6,12 @@ server follows `OUTPUT/current`: each release holds its site and a link to its w
 request sees one build whole. When a new build is published, the next request uses it; requests
 already running finish on the build they started with. (Each release's warehouse has a path of
 its own, which matters: DuckDB reuses an open database for a path it has seen in the process.)
+
+The warehouse is opened on the first live answer, not before: while it cannot be opened (an
+analyst's DuckDB shell holding it read-write), live answers are 503 with the error envelope and
+every file is served as usual. The limits (connections, sizes, idle timeout) are the `serve`
+settings, which the generated nginx configuration shares; a request waitress refuses while
+reading it gets the error envelope too, with nginx's status.
 """
 
 from __future__ import annotations
@@ -14,25 +20,44 @@ import logging
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from http import HTTPStatus
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import duckdb
+from waitress.channel import HTTPChannel  # type: ignore[import-untyped]
+from waitress.parser import HTTPRequestParser, ParsingError  # type: ignore[import-untyped]
+from waitress.server import BaseWSGIServer, create_server  # type: ignore[import-untyped]
+from waitress.task import ErrorTask  # type: ignore[import-untyped]
+from waitress.utilities import RequestHeaderFieldsTooLarge  # type: ignore[import-untyped]
 
 from pipeline import db
-from pipeline.api.responses import ALLOWED_METHODS, ApiError, method_not_allowed
+from pipeline.api.responses import (
+    ALLOWED_METHODS,
+    INTERNAL_ERROR,
+    JSON,
+    STATUS_MESSAGES,
+    UNAVAILABLE,
+    ApiError,
+    Response,
+    error_body,
+    method_not_allowed,
+)
 from pipeline.paths import CURRENT, SITE, WAREHOUSE
-from pipeline.serve.routes import answer
+from pipeline.serve.routes import answer, origin_form
+from pipeline.settings import HEADER_BUFFER, ServeSettings
 
 StartResponse = Callable[..., Any]
+log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
+@dataclass
 class Published:
-    """One published release: its warehouse connection and its site directory."""
+    """One published release: its site directory and, once a live answer opened it, its
+    warehouse connection."""
 
     release: Path
-    connection: duckdb.DuckDBPyConnection
+    connection: duckdb.DuckDBPyConnection | None = None
 
     @property
     def site(self) -> Path:
@@ -40,59 +65,76 @@ class Published:
 
 
 class PublishedBuild:
-    """Follows OUTPUT/warehouse.duckdb and OUTPUT/current; one DuckDB cursor per thread."""
+    """Follows OUTPUT/current; one DuckDB cursor per thread on the release's warehouse."""
 
     def __init__(self, output: Path) -> None:
         self.output = output
         self._lock = threading.Lock()
         self._current: Published | None = None
         self._local = threading.local()
+        self._refused: str | None = None  # why the warehouse last could not be opened
 
-    def _published(self) -> Published:
-        release = (self.output / CURRENT).resolve(strict=True)
+    def current(self) -> Published:
+        """The release OUTPUT/current names now; ApiError(503) before any is published."""
+        try:
+            release = (self.output / CURRENT).resolve(strict=True)
+        except OSError:
+            raise ApiError(503, [UNAVAILABLE]) from None
         with self._lock:
             if self._current is None or self._current.release != release:
-                self._current = Published(release, db.connect(release / WAREHOUSE, read_only=True))
+                self._current = Published(release)
             return self._current
 
-    def cursor(self) -> tuple[duckdb.DuckDBPyConnection, Path]:
-        published = self._published()
-        cached = getattr(self._local, "cursor", None)
-        if cached is None or cached[0] is not published:
+    def cursor(self, published: Published) -> duckdb.DuckDBPyConnection:
+        """This thread's cursor on the release's warehouse, which is opened (read-only) on first
+        use; ApiError(503) while it cannot be, and the next live answer tries again."""
+        cached = cast(
+            tuple[Published, duckdb.DuckDBPyConnection] | None,
+            getattr(self._local, "cursor", None),
+        )
+        if cached is not None and cached[0] is published:
+            return cached[1]
+        with self._lock:
+            if published.connection is None:
+                try:
+                    published.connection = db.connect(published.release / WAREHOUSE, read_only=True)
+                except duckdb.Error as exc:
+                    if str(exc) != self._refused:  # once per cause, not once per request
+                        log.warning("warehouse unavailable, live answers are 503: %s", exc)
+                        self._refused = str(exc)
+                    raise ApiError(503, [UNAVAILABLE]) from None
+                self._refused = None
             cursor = published.connection.cursor()
-            for macro in db.MACROS:  # temporary macros belong to one connection
-                cursor.execute(macro)
-            self._local.cursor = (published, cursor)
-            cached = self._local.cursor
-        return cached[1], published.site
+        for macro in db.MACROS:  # temporary macros belong to one connection
+            cursor.execute(macro)
+        self._local.cursor = (published, cursor)
+        return cursor
 
 
 def application(output: Path) -> Callable[[dict[str, Any], StartResponse], Iterable[bytes]]:
     build = PublishedBuild(output)
 
+    def respond(method: str, target: str) -> tuple[Response, list[tuple[str, str]]]:
+        try:
+            if method not in ALLOWED_METHODS:
+                origin_form(target)  # a malformed target is 400 before the method is looked at
+                allow = [("Allow", ", ".join(ALLOWED_METHODS))]
+                return ApiError(405, [method_not_allowed(method)]).response(), allow
+            published = build.current()
+            return answer(lambda: build.cursor(published), target, published.site), []
+        except ApiError as exc:
+            return exc.response(), []
+
     def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         method = environ["REQUEST_METHOD"]
-        if method not in ALLOWED_METHODS:
-            response = ApiError(405, [method_not_allowed(method)]).response()
-            extra = [("Allow", ", ".join(ALLOWED_METHODS))]
-        else:
-            # The raw target, as the client sent it (PATH_INFO is already percent-decoded).
-            raw_path = environ.get("RAW_URI") or environ.get("REQUEST_URI")
-            if not raw_path:
-                query = environ.get("QUERY_STRING", "")
-                raw_path = environ.get("PATH_INFO", "/") + (f"?{query}" if query else "")
-            con, site = build.cursor()
-            response = answer(con, raw_path, site)
-            extra = []
-        reason = {
-            200: "OK",
-            400: "Bad Request",
-            404: "Not Found",
-            405: "Method Not Allowed",
-            414: "URI Too Long",
-        }.get(response.status, "Error")
+        # The raw target, as the client sent it (PATH_INFO is already percent-decoded).
+        target = environ.get("RAW_URI") or environ.get("REQUEST_URI")
+        if not target:
+            query = environ.get("QUERY_STRING", "")
+            target = environ.get("PATH_INFO", "/") + (f"?{query}" if query else "")
+        response, extra = respond(method, target)
         start_response(
-            f"{response.status} {reason}",
+            f"{response.status} {HTTPStatus(response.status).phrase}",
             [
                 ("Content-Type", response.content_type),
                 ("Content-Length", str(len(response.body))),
@@ -104,21 +146,98 @@ def application(output: Path) -> Callable[[dict[str, Any], StartResponse], Itera
     return app
 
 
+# --- what waitress answers before the application: as nginx does, with the envelope -----------
+
+
+class _RequestParser(HTTPRequestParser):  # type: ignore[misc]
+    """waitress's request parser, reading a request head as nginx does: a header line longer
+    than nginx's buffer is 431 as well as a head past `max_request_header_size`, and such a head
+    is read (and dropped) to its end before the 431 is sent. Closing the connection with the
+    rest unread would reset it, and the client would lose the answer."""
+
+    _line_too_long = False
+    _dropping = False  # reading an oversized head to its end
+    _dropped = 0
+    _tail = b""  # the last bytes seen, in case the blank line ending the head is split
+
+    def received(self, data: bytes) -> int:
+        if self._dropping:
+            return self._drop(data)
+        seen = self.header_plus + data
+        consumed: int = super().received(data)
+        if self._line_too_long:
+            self.error = RequestHeaderFieldsTooLarge("a header line is longer than nginx's buffer")
+        elif isinstance(self.error, RequestHeaderFieldsTooLarge) and b"\r\n\r\n" not in seen:
+            self.completed, self._dropping, self._tail = False, True, seen[-3:]
+        return consumed
+
+    def _drop(self, data: bytes) -> int:
+        seen = self._tail + data
+        end = seen.find(b"\r\n\r\n")
+        self._dropped += len(data)
+        if end < 0 and self._dropped < 4 * self.adj.max_request_header_size:
+            self._tail = seen[-3:]
+            return len(data)
+        self.completed = True  # the head ended (or goes on without end: answer and close)
+        return len(data) if end < 0 else end + 4 - len(self._tail)
+
+    def parse_header(self, header_plus: bytes) -> None:
+        super().parse_header(header_plus)
+        lines = header_plus.split(b"\r\n")[1:]  # the request line is the target's (414)
+        if any(len(line) + 2 > HEADER_BUFFER for line in lines):
+            self._line_too_long = True
+            raise ParsingError("header line too long")
+
+
+class _ErrorTask(ErrorTask):  # type: ignore[misc]
+    """A request waitress refuses (400, 413, 431, 501) or an application crash (500): the error
+    envelope with nginx's status and message."""
+
+    def execute(self) -> None:
+        status = int(self.request.error.code)
+        body = error_body([STATUS_MESSAGES.get(status, INTERNAL_ERROR)])
+        self.status = f"{status} {HTTPStatus(status).phrase}"
+        self.response_headers.append(("Content-Type", JSON))
+        self.set_close_on_finish()
+        self.content_length = len(body)
+        self.write(body)
+
+
+class _Channel(HTTPChannel):  # type: ignore[misc]
+    parser_class = _RequestParser
+    error_task_class = _ErrorTask
+
+
 def serve(
     output: Path,
     host: str,
     port: int,
-    threads: int = 8,
+    limits: ServeSettings | None = None,
     on_listen: Callable[[int], None] | None = None,
 ) -> None:
     """Serve until stopped. `port` 0 takes a free port; `on_listen` is told the port listened
     on (the first one, when the host names several addresses), once the sockets are bound and
     before the first request is taken."""
-    from waitress.server import create_server  # type: ignore[import-untyped]
-
+    limits = limits or ServeSettings()
     logging.basicConfig()  # waitress logs its warnings (a queue of waiting requests, ...)
-    app = application(output)
-    server = create_server(app, host=host, port=port, threads=threads, ident="pipeline")
+    sockets: dict[int, Any] = {}
+    server = create_server(
+        application(output),
+        map=sockets,
+        host=host,
+        port=port,
+        ident="pipeline",
+        threads=limits.threads,
+        connection_limit=limits.connection_limit,
+        channel_timeout=limits.channel_timeout,
+        # waitress refuses a size equal to its limit, nginx one past it
+        max_request_header_size=limits.max_request_header_size + 1,
+        max_request_body_size=limits.max_request_body_size + 1,
+        asyncore_use_poll=True,  # select() cannot watch a descriptor past 1023
+    )
+    for listener in list(sockets.values()):  # one per address the host names
+        if isinstance(listener, BaseWSGIServer):
+            listener.channel_class = _Channel
     if on_listen is not None:
         # One address: a server with its port; several (localhost as 127.0.0.1 and ::1): a
         # server of servers, which lists what each listens on.
