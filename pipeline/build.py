@@ -79,7 +79,7 @@ def _build(settings: Settings, reporter: Reporter) -> BuildResult:
             _timed(stages, "ingest"),
             reporter.stage("ingest", len(TABLES), "tables") as advance,
         ):
-            ingested = ingest.ingest_all(con, settings.input, advance)
+            ingested = ingest.ingest_all(con, settings.input, advance, settings.max_columns)
         with (
             _timed(stages, "transform"),
             reporter.stage("transform", len(STEPS), "steps") as advance,
@@ -145,7 +145,7 @@ def dry_run(settings: Settings) -> dict[str, Any]:
     con = db.connect(memory_limit=settings.duckdb_memory_limit, threads=settings.duckdb_threads)
     try:
         db.create_schemas(con)
-        ingested = ingest.ingest_all(con, settings.input)
+        ingested = ingest.ingest_all(con, settings.input, max_columns=settings.max_columns)
         transform.run_steps(con)
         audit(con, settings)
         rejected = rejected_rows(con)

@@ -183,6 +183,9 @@ class ServeSettings(BaseModel):
     )
 
 
+MAX_COLUMNS = 1_000  # the default of Settings.max_columns: real exports have tens of columns
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="PIPELINE_", env_nested_delimiter="__", extra="forbid", frozen=True
@@ -198,6 +201,12 @@ class Settings(BaseSettings):
         ge=0,
         le=1,
         description="Share of rejected rows of any input table above which the build fails",
+    )
+    max_columns: int = Field(
+        default=MAX_COLUMNS,
+        ge=1,
+        description="Columns an input file may have (header fields, Parquet columns, NDJSON "
+        "keys); a file with more stops the build",
     )
     volume: VolumeSettings = VolumeSettings()
     accept_volume_change: bool = Field(

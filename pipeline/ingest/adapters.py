@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 import polars as pl
 
-from pipeline.ingest.raw import PARSE_ERROR, SOURCE_FILE, SOURCE_ROW
+from pipeline.ingest.raw import PARSE_ERROR, SOURCE_FILE, SOURCE_ROW, text_frame
 
 # The 18-column "My Store" export; the 16-column one lacks the last two. Only the header is
 # the contract: the adapter reads columns by name.
@@ -114,8 +114,9 @@ def _row(item: dict[str, Any], table: str) -> dict[str, str | int | None]:
     return {k: _text(v) for k, v in item.items() if not isinstance(v, dict | list)}
 
 
-def read_api_dump(path: Path, table: str) -> pl.DataFrame:
-    """Rows (text, `_source_row` = position in `results`) of one catalog API page dump."""
+def read_api_dump(path: Path, table: str, max_columns: int) -> pl.DataFrame:
+    """Rows (text, `_source_row` = position in `results`) of one catalog API page dump, of at
+    most `max_columns` columns."""
     try:
         envelope = orjson.loads(path.read_bytes())
     except (OSError, orjson.JSONDecodeError) as exc:
@@ -135,8 +136,4 @@ def read_api_dump(path: Path, table: str) -> pl.DataFrame:
             except orjson.JSONEncodeError as exc:  # a value nested deeper than orjson writes
                 row[PARSE_ERROR] = f"nested too deeply ({exc})"
         rows.append(row)
-    columns = list(dict.fromkeys([SOURCE_ROW, *(k for r in rows for k in r)]))
-    return pl.DataFrame(
-        {c: [r.get(c) for r in rows] for c in columns},
-        schema={c: (pl.Int64 if c == SOURCE_ROW else pl.String) for c in columns},
-    )
+    return text_frame(rows, path=path, max_columns=max_columns)

@@ -13,6 +13,7 @@ from pipeline.contract import Kind, Table
 from pipeline.db import quote
 from pipeline.errors import InputError
 from pipeline.ingest.raw import (
+    EXTRA_COLUMNS,
     PARSE_ERROR,
     SOURCE_FILE,
     SOURCE_ROW,
@@ -71,16 +72,17 @@ def append_parquet(
     table: Table,
     path: Path,
     source: str,
-    columns: list[str],
     found: dict[str, str],
     typed: dict[str, str],
+    max_columns: int,
 ) -> int:
     """A Parquet file (of columns `found`: column -> type) into raw.<table> by DuckDB alone,
     conformed as `raw.conform` does: the `typed` columns as they are, the others as text (nested
-    ones as JSON). The rows never pass through Python."""
+    ones as JSON), the extra ones packed into `_extra_columns`. The rows never pass through
+    Python."""
     try:
         names = list(found)
-        check_names(path, names)
+        check_names(path, names, max_columns)
         check_required(table, names, source)
         value = {c: f"NULL::{t}" for c, t in typed.items()}
         for name, dtype in found.items():
@@ -92,17 +94,18 @@ def append_parquet(
             else:
                 value[name] = f"{quoted}::VARCHAR"
         extras = [c for c in names if c not in table.column_names]
+        packed = ", ".join(f"{quote(c)} := {value[c]}" for c in extras)
         select = ", ".join(
             [
                 f"$source AS {SOURCE_FILE}",
                 f"file_row_number + 1 AS {SOURCE_ROW}",
                 f"NULL::VARCHAR AS {PARSE_ERROR}",
                 *(f"{value.get(c, 'NULL::VARCHAR')} AS {quote(c)}" for c in table.column_names),
-                *(f"{value[c]} AS {quote(c)}" for c in extras),
+                (f"to_json(struct_pack({packed}))::VARCHAR" if extras else "NULL::VARCHAR")
+                + f" AS {EXTRA_COLUMNS}",
             ]
         )
-        output = [SOURCE_FILE, SOURCE_ROW, PARSE_ERROR, *table.column_names, *extras]
         sql = f"SELECT {select} FROM read_parquet($path, file_row_number = true)"
-        return append(con, table, columns, output, sql, {"source": source, "path": str(path)})
+        return append(con, table, sql, {"source": source, "path": str(path)})
     except duckdb.Error as exc:
         raise InputError(f"{path}: cannot read Parquet: {str(exc).splitlines()[0]}") from exc

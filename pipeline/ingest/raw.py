@@ -1,6 +1,14 @@
 """The raw layer: one file's rows into `raw.<table>`, by column name, as loaded, with source
 file, row number and parse error; the bookkeeping columns and the header rules every format
-shares."""
+shares.
+
+`raw.<table>` has the same columns whatever its files hold: the bookkeeping columns, the
+contract's columns, and `_extra_columns`, every column not in the contract packed into one JSON
+object (name -> value as written). DuckDB adds and comments a column one statement at a time,
+each copying the table's catalog entry, so columns added per unknown name cost time and memory
+that grow with the square of their number (2,000 extra columns: minutes, or out of memory); one
+column costs the same for any number of them.
+"""
 
 from __future__ import annotations
 
@@ -17,23 +25,46 @@ from pipeline.errors import InputError
 SOURCE_FILE = "_source_file"
 SOURCE_ROW = "_source_row"
 PARSE_ERROR = "_parse_error"
-RESERVED = (SOURCE_FILE, SOURCE_ROW, PARSE_ERROR)
+EXTRA_COLUMNS = "_extra_columns"
+RESERVED = (SOURCE_FILE, SOURCE_ROW, PARSE_ERROR, EXTRA_COLUMNS)
 # What the bookkeeping columns hold, for the comments of every table that carries them.
 SOURCE_DOCS = {
     SOURCE_FILE: "Input file, relative to the input directory",
     SOURCE_ROW: "Data record number in that file, from 1 (NDJSON: line number)",
 }
+EXTRA_DOC = (
+    "The file's columns that are not in the contract, as a JSON object of name -> value as "
+    "written (null when it has none): `_extra_columns->>'name'`"
+)
 
 
-def check_names(path: Path, names: Sequence[str]) -> None:
-    """Input columns may be named anything but the raw layer's own bookkeeping columns, and
-    without a NUL character (which no table column can hold)."""
+def check_width(path: Path, columns: int, max_columns: int) -> None:
+    if columns > max_columns:
+        raise InputError(
+            f"{path}: header: {columns:,} columns, more than max_columns ({max_columns:,})"
+        )
+
+
+def check_names(path: Path, names: Sequence[str], max_columns: int) -> None:
+    """A file's column names: at most `max_columns` of them, each named, once, and neither one
+    of the raw layer's own bookkeeping columns nor holding a NUL character (which no table
+    column can hold)."""
+    check_width(path, len(names), max_columns)
     taken = [n for n in names if n in RESERVED]
     if taken:
         raise InputError(f"{path}: column name {taken[0]} is reserved")
     broken = [n for n in names if "\x00" in n]
     if broken:
         raise InputError(f"{path}: header: column name {broken[0]!r} holds a NUL character")
+    if "" in names:
+        position = names.index("")
+        hint = " (a trailing comma?)" if position == len(names) - 1 else ""
+        raise InputError(f"{path}: header: column {position + 1} has no name{hint}")
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise InputError(f"{path}: header: column {name} appears more than once")
+        seen.add(name)
 
 
 def check_required(table: Table, names: Sequence[str], source: str) -> None:
@@ -43,33 +74,63 @@ def check_required(table: Table, names: Sequence[str], source: str) -> None:
 
 
 def conform(df: pl.DataFrame, table: Table, source: str) -> pl.DataFrame:
-    """Declared columns first (missing optional ones as null), then any extra columns."""
+    """The columns of raw.<table>: bookkeeping, the declared ones (missing optional ones as
+    null), then any others packed into `_extra_columns`."""
     check_required(table, df.columns, source)
     declared = [
         pl.col(c).cast(pl.String) if c in df.columns else pl.lit(None, pl.String).alias(c)
         for c in table.column_names
     ]
-    extras = [
-        pl.col(c).cast(pl.String)
-        for c in df.columns
-        if c not in table.column_names and c not in (SOURCE_FILE, SOURCE_ROW, PARSE_ERROR)
-    ]
+    extras = [c for c in df.columns if c not in table.column_names and c not in RESERVED]
+    packed = (
+        pl.struct([pl.col(c).cast(pl.String) for c in extras]).struct.json_encode()
+        if extras
+        else pl.lit(None, pl.String)
+    )
     error = pl.col(PARSE_ERROR) if PARSE_ERROR in df.columns else pl.lit(None, pl.String)
     return df.select(
         (pl.col(SOURCE_FILE) if SOURCE_FILE in df.columns else pl.lit(source)).alias(SOURCE_FILE),
         pl.col(SOURCE_ROW).cast(pl.Int64),
         error.alias(PARSE_ERROR),
         *declared,
-        *extras,
+        packed.alias(EXTRA_COLUMNS),
     )
 
 
-def append_frame(
-    con: duckdb.DuckDBPyConnection, table: Table, columns: list[str], frame: pl.DataFrame
-) -> int:
+def text_frame(
+    records: list[dict[str, str | int | None]],
+    header: Sequence[str] = (),
+    *,
+    path: Path,
+    max_columns: int,
+) -> pl.DataFrame:
+    """Records (NDJSON, CSV record by record, catalog API results) as a frame of text columns:
+    the header's columns, then any others the records have, at most `max_columns` of them."""
+    columns = list(dict.fromkeys([SOURCE_ROW, *header, *(k for r in records for k in r)]))
+    check_width(path, sum(c not in RESERVED for c in columns), max_columns)
+    return pl.DataFrame(
+        {c: [r.get(c) for r in records] for c in columns},
+        schema={c: (pl.Int64 if c == SOURCE_ROW else pl.String) for c in columns},
+    )
+
+
+def create_raw_table(con: duckdb.DuckDBPyConnection, table: Table, typed: dict[str, str]) -> None:
+    """raw.<table>, empty, in one statement: its columns are the same whatever the files hold
+    (`typed`: the declared columns that keep their Parquet type, column -> type)."""
+    columns = [
+        f"{SOURCE_FILE} VARCHAR",
+        f"{SOURCE_ROW} BIGINT",
+        f"{PARSE_ERROR} VARCHAR",
+        *(f"{quote(c)} {typed.get(c, 'VARCHAR')}" for c in table.column_names),
+        f"{EXTRA_COLUMNS} VARCHAR",
+    ]
+    con.execute(f"CREATE OR REPLACE TABLE raw.{table.name} ({', '.join(columns)})")
+
+
+def append_frame(con: duckdb.DuckDBPyConnection, table: Table, frame: pl.DataFrame) -> int:
     con.register("ingest_frame", frame.to_arrow())
     try:
-        return append(con, table, columns, frame.columns, "SELECT * FROM ingest_frame")
+        return append(con, table, "SELECT * FROM ingest_frame")
     finally:
         con.unregister("ingest_frame")
 
@@ -77,30 +138,18 @@ def append_frame(
 def append(
     con: duckdb.DuckDBPyConnection,
     table: Table,
-    columns: list[str],
-    names: list[str],
     select: str,
     params: dict[str, object] | None = None,
 ) -> int:
-    """Add one file's rows (`select`, of columns `names`) to raw.<table>, which the first
-    creates, by column name; a column only some files have is added as it comes (null for the
-    others). Returns the rows added. One file at a time: the whole input as text would not fit
-    in memory at scale. `columns`: raw.<table>'s so far."""
-    if not columns:
-        create = f"CREATE OR REPLACE TABLE raw.{table.name} AS {select}"
-        added = con.execute(create, params).fetchall()
-    else:
-        for column in names:
-            if column not in columns:
-                con.execute(f"ALTER TABLE raw.{table.name} ADD COLUMN {quote(column)} VARCHAR")
-        added = con.execute(f"INSERT INTO raw.{table.name} BY NAME {select}", params).fetchall()
-    columns.extend(c for c in names if c not in columns)
+    """Add one file's rows (`select`, of the columns of raw.<table>) to raw.<table>, by column
+    name. Returns the rows added. One file at a time: the whole input as text would not fit in
+    memory at scale."""
+    added = con.execute(f"INSERT INTO raw.{table.name} BY NAME {select}", params).fetchall()
     return int(added[0][0])
 
 
-def comment_raw_table(con: duckdb.DuckDBPyConnection, table: Table, columns: list[str]) -> None:
-    """raw.<table>'s comments: the contract's column docs, and the extra columns as such."""
-    docs = {c.name: f"{c.doc} (as written)" for c in table.columns}
+def comment_raw_table(con: duckdb.DuckDBPyConnection, table: Table) -> None:
+    """raw.<table>'s comments: the contract's column docs and the bookkeeping columns'."""
     comment_table(
         con,
         f"raw.{table.name}",
@@ -109,10 +158,7 @@ def comment_raw_table(con: duckdb.DuckDBPyConnection, table: Table, columns: lis
         {
             **SOURCE_DOCS,
             PARSE_ERROR: "Why the row could not be parsed at all (null when it could)",
-            **{
-                c: docs.get(c, "Extra column, not in the contract: kept as loaded")
-                for c in columns
-                if c not in RESERVED
-            },
+            **{c.name: f"{c.doc} (as written)" for c in table.columns},
+            EXTRA_COLUMNS: EXTRA_DOC,
         },
     )

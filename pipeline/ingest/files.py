@@ -1,0 +1,127 @@
+"""An input table's files: which entries of the input directory make it, what format each is
+in, and how a compressed one is opened. An entry named for a table that cannot be read as one
+of its files is refused by name, never skipped: a file that is skipped is rows that vanish.
+
+- The extension names the format, in any case (`.csv`, `.CSV`, `.Csv`): `.csv`, `.parquet`,
+  `.ndjson` or `.jsonl`, and `.json` for catalog API dumps.
+- CSV and NDJSON may be compressed, `.gz` (gzip) or `.zst` (zstd): `part-1.csv.gz`. Parquet
+  compresses its own pages, so a compressed Parquet file is refused.
+- An entry must be a regular file, or a symbolic link to one inside the input directory: a
+  folder, a named pipe (reading it would wait for a writer), a socket or device, a broken link,
+  and a link (or a file reached through a linked folder) that leads outside the input directory
+  are refused. A build reads what its input directory holds and nothing else: a copy of the
+  directory builds the same site, and a link to another night's export or anywhere else on the
+  machine is not read by mistake.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+import pyarrow as pa  # type: ignore[import-untyped]  # no stubs; only its codecs are used
+
+from pipeline.contract import Table
+from pipeline.errors import InputError
+
+FORMATS = {".csv": "csv", ".parquet": "parquet", ".ndjson": "ndjson", ".jsonl": "ndjson"}
+FORMATS[".json"] = "json"  # catalog API page dumps (`adapters`)
+COMPRESSIONS = {".gz": "gzip", ".zst": "zstd"}
+COMPRESSIBLE = ("csv", "ndjson")
+_MAGIC = {"gzip": b"\x1f\x8b", "zstd": b"\x28\xb5\x2f\xfd"}
+_ACCEPTED = ".csv, .parquet, .ndjson, .jsonl or .json; CSV and NDJSON also as .gz or .zst"
+
+
+@dataclass(frozen=True, order=True)
+class InputFile:
+    """One file of a table: its path (as found under the input directory), its format (csv,
+    parquet, ndjson, json) and its compression (gzip, zstd or None)."""
+
+    path: Path
+    format: str
+    compression: str | None = None
+
+    @property
+    def stem(self) -> str:
+        """The name without its format and compression extensions: `Shop-A.csv.gz` -> `Shop-A`."""
+        parts = 2 if self.compression else 1
+        return self.path.name.rsplit(".", parts)[0]
+
+
+def kind_of(name: str) -> tuple[str, str | None] | None:
+    """(format, compression) that a file name's extensions say, in any case; None: none."""
+    stem, ext = os.path.splitext(name.lower())
+    compression = COMPRESSIONS.get(ext)
+    if compression:
+        stem, ext = os.path.splitext(stem)
+    fmt = FORMATS.get(ext)
+    if fmt is None or (compression and fmt not in COMPRESSIBLE):
+        return None
+    return fmt, compression
+
+
+def find_files(input_dir: Path, table: Table) -> list[InputFile]:
+    """The files of a table, in a stable (sorted) order: `<group>/<table>.<ext>` and every
+    entry of the folder `<group>/<table>/`. An entry that is not one is refused with its name."""
+    root = input_dir.resolve()
+    base = input_dir / table.group
+    entries = []
+    if base.is_dir():
+        entries = [p for p in base.iterdir() if p.name.startswith(f"{table.name}.")]
+    folder = base / table.name
+    if folder.is_dir():
+        entries += list(folder.iterdir())
+    return sorted(_checked(path, root) for path in entries)
+
+
+def _checked(path: Path, root: Path) -> InputFile:
+    """The entry as an input file, or an InputError saying why it cannot be one."""
+    kind = kind_of(path.name)
+    try:
+        mode = path.stat().st_mode  # follows a link; never opens (a named pipe would block)
+    except FileNotFoundError:
+        if path.is_symlink():
+            raise InputError(f"{path}: a broken symbolic link (to {os.readlink(path)})") from None
+        raise InputError(f"{path}: cannot read: vanished while the input was listed") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    if not path.resolve().is_relative_to(root):
+        raise InputError(
+            f"{path}: leads outside the input directory (to {path.resolve()}); "
+            "a build reads only what its input directory holds"
+        )
+    if stat.S_ISDIR(mode):
+        raise InputError(f"{path}: a folder, not a file")
+    if not stat.S_ISREG(mode):
+        what = "a named pipe" if stat.S_ISFIFO(mode) else "a socket or device"
+        raise InputError(f"{path}: not a regular file ({what})")
+    if kind is None:
+        name = path.name.lower()
+        if any(name.endswith(f".parquet{ext}") for ext in COMPRESSIONS):
+            raise InputError(f"{path}: a compressed Parquet file (Parquet compresses its pages)")
+        raise InputError(f"{path}: not an input file (expected {_ACCEPTED})")
+    return InputFile(path, *kind)
+
+
+def open_binary(file: InputFile) -> BinaryIO:
+    """The file's bytes, decompressed as they are read (pyarrow's gzip and zstd codecs)."""
+    if file.compression is None:
+        return file.path.open("rb")
+    magic = _MAGIC[file.compression]
+    with file.path.open("rb") as fh:
+        if fh.read(len(magic)) != magic:
+            raise InputError(f"{file.path}: not {file.compression} data, as its name says")
+    stream = pa.input_stream(str(file.path), compression=file.compression)
+    return io.BufferedReader(stream)  # lines and read-ahead over pyarrow's raw stream
+
+
+def open_text(file: InputFile) -> io.TextIOWrapper:
+    """The file as UTF-8 text, lines untranslated (for the csv module); bytes that are not
+    UTF-8 come through as surrogates, for the reader to report."""
+    return io.TextIOWrapper(
+        open_binary(file), encoding="utf-8", errors="surrogateescape", newline=""
+    )
