@@ -13,6 +13,7 @@ listings before they are hashed.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -67,15 +68,33 @@ def store_digest(settings: ExportSettings, inputs: bytes) -> bytes:
     return hashlib.sha256(code_digest() + settings_json + b"\0" + inputs).digest()
 
 
-def inputs_digest(con: duckdb.DuckDBPyConnection, settings: ExportSettings) -> str:
+TableSums = tuple[int, int, int]  # rows, xor and sum of their hashes: see `table_sums`
+
+
+def table_sums(con: duckdb.DuckDBPyConnection, table: str) -> TableSums:
+    """A table's rows summed up as `store_inputs` sums a store's: count, xor and sum of each
+    whole row's hash. Sums of parts add up (`add_sums`) to the sums of the whole."""
+    n, xor, total = con.execute(
+        f"SELECT count(*), coalesce(bit_xor(hash(t)), 0), coalesce(sum(hash(t)::HUGEINT), 0) "
+        f"FROM {table} AS t"
+    ).fetchone() or (0, 0, 0)
+    return int(n), int(xor), int(total)
+
+
+def add_sums(parts: Iterable[TableSums]) -> TableSums:
+    n, xor, total = 0, 0, 0
+    for part_n, part_xor, part_total in parts:
+        n, xor, total = n + part_n, xor ^ part_xor, total + part_total
+    return n, xor, total
+
+
+def inputs_digest(sums: Mapping[str, TableSums], settings: ExportSettings) -> str:
     """What a build's pages depend on besides the code: every row as ingested (`raw.*`, with
-    its file and row number: what was read, not the files as they are now) and the export
-    settings (hex). Summed up by DuckDB like `store_inputs`."""
+    its file and row number: what was read, not the files as they are by the end), summed up
+    per table (`table_sums`), and the export settings (hex)."""
     digest = hashlib.sha256(settings.model_dump_json().encode())
     for table in TABLES:
-        n, xor, total = con.execute(
-            f"SELECT count(*), bit_xor(hash(t)), sum(hash(t)::HUGEINT) FROM raw.{table.name} AS t"
-        ).fetchone() or (0, None, None)
+        n, xor, total = sums.get(table.name, (0, 0, 0))
         digest.update(f"{table.name}:{n}:{xor}:{total}\n".encode())
     return digest.hexdigest()
 

@@ -19,6 +19,7 @@ in a compressed file as in the file it holds. A file may have at most `max_colum
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +27,7 @@ import duckdb
 
 from pipeline.contract import TABLES, Table
 from pipeline.errors import InputError
-from pipeline.ingest.files import find_files
+from pipeline.ingest.files import InputFile, find_files
 from pipeline.ingest.parquet import append_parquet, parquet_columns, typed_columns
 from pipeline.ingest.raw import append_frame, comment_raw_table, conform, create_raw_table
 from pipeline.ingest.text import read_file
@@ -53,23 +54,41 @@ def ingest_table(
             f"{input_dir / table.group / table.name}: missing required input "
             f"(expected {table.name}.csv|.parquet|.ndjson or a folder of such files)"
         )
-    rows = 0
-    paths = [f.path for f in files]
-    schemas = {f.path: parquet_columns(con, f.path) for f in files if f.format == "parquet"}
-    typed = typed_columns(table, paths, schemas)
+    typed = raw_types(con, table, files)
     create_raw_table(con, table, typed)
-    for file in files:
-        source = file.path.relative_to(input_dir).as_posix()
-        if file.path in schemas:
-            found = schemas[file.path]
-            rows += append_parquet(con, table, file.path, source, found, typed, max_columns)
-            continue
-        frame = read_file(file, table, source, max_columns)
-        if file.format in ("ndjson", "json") and frame.height == 0:
-            continue  # no records, so no columns to check
-        rows += append_frame(con, table, conform(frame, table, source))
+    rows = sum(ingest_file(con, input_dir, table, file, typed, max_columns) for file in files)
     comment_raw_table(con, table)
-    return IngestedTable(table, tuple(p.relative_to(input_dir).as_posix() for p in paths), rows)
+    return IngestedTable(
+        table, tuple(f.path.relative_to(input_dir).as_posix() for f in files), rows
+    )
+
+
+def raw_types(
+    con: duckdb.DuckDBPyConnection, table: Table, files: Sequence[InputFile]
+) -> dict[str, str]:
+    """The declared columns that `raw.<table>` keeps typed: those its Parquet files all hold in
+    a type that holds their values (`typed_columns`); the rest are text."""
+    schemas = {f.path: parquet_columns(con, f.path) for f in files if f.format == "parquet"}
+    return typed_columns(table, [f.path for f in files], schemas)
+
+
+def ingest_file(
+    con: duckdb.DuckDBPyConnection,
+    input_dir: Path,
+    table: Table,
+    file: InputFile,
+    typed: dict[str, str],
+    max_columns: int = MAX_COLUMNS,
+) -> int:
+    """Append one file's rows to `raw.<table>` (created with `typed`); returns how many."""
+    source = file.path.relative_to(input_dir).as_posix()
+    if file.format == "parquet":
+        found = parquet_columns(con, file.path)
+        return append_parquet(con, table, file.path, source, found, typed, max_columns)
+    frame = read_file(file, table, source, max_columns)
+    if file.format in ("ndjson", "json") and frame.height == 0:
+        return 0  # no records, so no columns to check
+    return append_frame(con, table, conform(frame, table, source))
 
 
 def ingest_all(

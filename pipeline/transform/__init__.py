@@ -19,7 +19,7 @@ from pipeline.db import build_table, comment_table, count_rows, quote
 from pipeline.ingest.raw import SOURCE_DOCS
 from pipeline.progress import Advance
 from pipeline.transform.rules import Query, duplicate_key_check, parsed, row_checks
-from pipeline.transform.steps import STEPS, Staging
+from pipeline.transform.steps import STEPS, Staging, Step
 
 # The source columns as staging and the findings name them (raw.<table> has them as _<name>).
 STAGED_SOURCE_DOCS = {name.removeprefix("_"): doc for name, doc in SOURCE_DOCS.items()}
@@ -103,10 +103,15 @@ def _run_staging(con: duckdb.DuckDBPyConnection, step: Staging) -> int:
     return count_rows(con, f"staging.{name}")
 
 
-def run_steps(con: duckdb.DuckDBPyConnection, advance: Advance | None = None) -> list[StepResult]:
+def run_steps(
+    con: duckdb.DuckDBPyConnection,
+    advance: Advance | None = None,
+    steps: Sequence[Step] = STEPS,
+) -> list[StepResult]:
+    """Run `steps` (every step, or the catalog's or the stores' part of them)."""
     _create_finding_tables(con)
     results = []
-    for step in STEPS:
+    for step in steps:
         started = time.perf_counter()
         rows = _run_staging(con, step) if isinstance(step, Staging) else build_table(con, step.file)
         name = f"{step.file.schema}.{step.file.name}"

@@ -3,13 +3,13 @@ anything is written for publishing."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import duckdb
 
 from pipeline import db
-from pipeline.contract import TABLES
 from pipeline.errors import BuildError
+from pipeline.ingest import IngestedTable
 from pipeline.settings import SITE_FILES, Settings
 
 
@@ -21,13 +21,16 @@ def rejected_rows(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
     return {table: int(n) for table, n in rows}
 
 
-def audit(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
+def audit(
+    con: duckdb.DuckDBPyConnection, settings: Settings, ingested: Sequence[IngestedTable]
+) -> None:
     """Stop the build when the input is too broken to publish."""
     if db.count_rows(con, "staging.products") == 0:
         raise BuildError("catalog/products: no usable product rows (empty catalog)")
     rejected = rejected_rows(con)
-    for table in TABLES:
-        raw_rows, bad = db.count_rows(con, f"raw.{table.name}"), rejected.get(table.name, 0)
+    for ingested_table in ingested:
+        table = ingested_table.table
+        raw_rows, bad = ingested_table.rows, rejected.get(table.name, 0)
         if raw_rows and bad / raw_rows > settings.max_reject_share:
             raise BuildError(
                 f"{table.group}/{table.name}: {bad} of {raw_rows} rows rejected "

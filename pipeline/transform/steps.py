@@ -77,6 +77,17 @@ STEPS: tuple[Step, ...] = (
     Model("export/category"),
 )
 
+# The steps that read the stores' tables (their rows partition by store: a shard of stores runs
+# them over its rows alone), and the catalog's, which every shard shares (`pipeline.distributed`).
+STORE_TABLES = ("stores", "excluded_categories", "listings")
+STORE_STEPS: tuple[Step, ...] = tuple(
+    s
+    for s in STEPS
+    if (s.table if isinstance(s, Staging) else s.path)
+    in (*STORE_TABLES, "marts/store", "marts/listing", "marts/store_product")
+)
+CATALOG_STEPS: tuple[Step, ...] = tuple(s for s in STEPS if s not in STORE_STEPS)
+
 STORE_INVENTORY = SqlFile("api/store_inventory_products")
 QUERIES: tuple[SqlFile, ...] = (STORE_INVENTORY,)
 
