@@ -17,6 +17,7 @@ from pipeline import db
 from pipeline.api.urls import HELP_PATH
 from pipeline.build import build
 from pipeline.build import dry_run as validate
+from pipeline.distributed import build_on_ray
 from pipeline.errors import BuildError
 from pipeline.paths import WAREHOUSE
 from pipeline.progress import Reporter
@@ -55,6 +56,13 @@ def main() -> None:
 @click.option("--shard", help="I/N: export only the stores of shard I of N.")
 @click.option("--dry-run", is_flag=True, help="Validate the input and say what would be built.")
 @accept_volume_change
+@click.option(
+    "--engine",
+    type=click.Choice(["duckdb", "ray"]),
+    help="Build in this process (duckdb, the default) or on a Ray cluster (ray).",
+)
+@click.option("--shards", type=click.IntRange(min=1), help="--engine ray: shards of stores.")
+@click.option("--address", help="--engine ray: the cluster's address (default: a local one).")
 @click.option("--debug", is_flag=True, help="Show the traceback of a failure.")
 def build_command(
     input_dir: Path | None,
@@ -63,16 +71,22 @@ def build_command(
     shard: str | None,
     dry_run: bool,
     accept_change: bool,
+    engine: str | None,
+    shards: int | None,
+    address: str | None,
     debug: bool,
 ) -> None:
     """Build the warehouse and the site from INPUT into OUTPUT, then publish them atomically."""
     try:
+        ray = {k: v for k, v in (("shards", shards), ("address", address)) if v is not None}
         settings = load_settings(
             config,
             input=input_dir,
             output=output_dir,
             shard=shard,
             accept_volume_change=accept_change or None,
+            engine=engine,
+            ray=ray or None,
         )
         if dry_run:
             summary = validate(settings)
@@ -80,7 +94,8 @@ def build_command(
             return
         reporter = Reporter()
         try:
-            result = build(settings, reporter)
+            run = build_on_ray if settings.engine == "ray" else build
+            result = run(settings, reporter)
         finally:
             reporter.close()
     except (BuildError, FileNotFoundError, ValueError) as exc:

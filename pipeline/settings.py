@@ -186,6 +186,23 @@ class ServeSettings(BaseModel):
 MAX_COLUMNS = 1_000  # the default of Settings.max_columns: real exports have tens of columns
 
 
+class RaySettings(BaseModel):
+    """`pipeline build --engine ray`: the build on a Ray cluster (`pipeline.distributed`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    address: str | None = Field(
+        default=None,
+        description="The cluster to run on (`ray://head:10001`, `head:6379`, `auto`); "
+        "unset: a local cluster of this machine's cores, for the build's time",
+    )
+    shards: int = Field(default=2, ge=1, description="Shards of stores: one task each")
+    cpus_per_shard: float = Field(
+        default=1, gt=0, description="CPUs a shard's task reserves (set duckdb_threads to match)"
+    )
+    retries: int = Field(default=2, ge=0, description="Times a task whose worker died is run again")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="PIPELINE_", env_nested_delimiter="__", extra="forbid", frozen=True
@@ -209,6 +226,11 @@ class Settings(BaseSettings):
         "keys); a file with more stops the build",
     )
     volume: VolumeSettings = VolumeSettings()
+    engine: Literal["duckdb", "ray"] = Field(
+        default="duckdb",
+        description="Where the build runs: in this process (duckdb), or on a Ray cluster (ray)",
+    )
+    ray: RaySettings = RaySettings()
     accept_volume_change: bool = Field(
         default=False,
         description="Publish though a count moved past the volume limits (a night when the "

@@ -48,12 +48,7 @@ def ingest_table(
     table: Table,
     max_columns: int = MAX_COLUMNS,
 ) -> IngestedTable:
-    files = find_files(input_dir, table)
-    if not files and not table.optional:
-        raise InputError(
-            f"{input_dir / table.group / table.name}: missing required input "
-            f"(expected {table.name}.csv|.parquet|.ndjson or a folder of such files)"
-        )
+    files = table_files(input_dir, table)
     typed = raw_types(con, table, files)
     create_raw_table(con, table, typed)
     rows = sum(ingest_file(con, input_dir, table, file, typed, max_columns) for file in files)
@@ -61,6 +56,17 @@ def ingest_table(
     return IngestedTable(
         table, tuple(f.path.relative_to(input_dir).as_posix() for f in files), rows
     )
+
+
+def table_files(input_dir: Path, table: Table) -> list[InputFile]:
+    """The table's files; none is an error for a required table."""
+    files = find_files(input_dir, table)
+    if not files and not table.optional:
+        raise InputError(
+            f"{input_dir / table.group / table.name}: missing required input "
+            f"(expected {table.name}.csv|.parquet|.ndjson or a folder of such files)"
+        )
+    return files
 
 
 def raw_types(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +36,8 @@ from pipeline.publish.release import (
     check_release,
     exclusive,
     new_build_id,
-    pool_folders,
     publish,
+    store_folders,
 )
 from pipeline.settings import SITE_FILES, Settings, Shard
 from pipeline.transform.audit import check_volumes
@@ -66,19 +67,7 @@ def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
                 raise BuildError(f"{problem}: build that shard again")
         reports.append(orjson.loads((shard_release / REPORT_JSON).read_bytes()))
     check_shards(reports, shard_outputs)
-    parts = [Manifest.load(r).frame.with_columns(site=pl.lit(str(r / SITE))) for r in releases]
-    combined = pl.concat(parts)
-    try:
-        manifest = Manifest(combined)
-    except ValueError as exc:  # a file in two shards
-        raise BuildError(f"{exc} (written by two shards)") from None
-    (output / POOL).mkdir(exist_ok=True)
-    with SiteWriter(release / SITE, pool=output / POOL, staging=work / POOL) as writer:
-        for shard_release in releases:  # each shard's store folders, under the same names
-            for key, folder in pool_folders(shard_release).items():
-                writer.open_store(key, folder)
-        for name, site in combined.select("path", "site").iter_rows():
-            writer.adopt(site, name)
+    manifest = union_sites(release, work, [(r / SITE, Manifest.load(r)) for r in releases])
     published, problem = previous_volumes(published_release(output))
     check_volumes(published, {SITE_FILES: len(manifest)}, settings)
     changed, removed = manifest.changes(previous.manifest)
@@ -130,3 +119,24 @@ def check_shards(reports: list[dict[str, Any]], outputs: list[Path]) -> None:
             raise BuildError(f"{output}: the shard build names no inputs digest: build it again")
     if len({r["inputs_digest"] for r in reports}) != 1:
         raise BuildError("the shards were built from different inputs or export settings")
+
+
+def union_sites(release: Path, work: Path, sites: Sequence[tuple[Path, Manifest]]) -> Manifest:
+    """The site of `release` as the union of shards' sites (each with its manifest), without a
+    byte copied: each shard's store folders under the same names in the pool, every other
+    file hard-linked. A path written by two shards is refused. Returns the union's manifest."""
+    parts = [m.frame.with_columns(site=pl.lit(str(site))) for site, m in sites]
+    combined = pl.concat(parts) if parts else Manifest().frame.with_columns(site=pl.lit(""))
+    try:
+        manifest = Manifest(combined)
+    except ValueError as exc:  # a file in two shards
+        raise BuildError(f"{exc} (written by two shards)") from None
+    output = release.parent.parent
+    (output / POOL).mkdir(exist_ok=True)
+    with SiteWriter(release / SITE, pool=output / POOL, staging=work / POOL) as writer:
+        for site, _ in sites:  # each shard's store folders, under the same names
+            for key, folder in store_folders(site).items():
+                writer.open_store(key, folder)
+        for name, site in combined.select("path", "site").iter_rows():
+            writer.adopt(site, name)
+    return manifest

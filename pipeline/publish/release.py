@@ -141,7 +141,12 @@ def check_release(release: Path, manifest: Manifest) -> None:
 
 def pool_folders(release: Path) -> dict[str, str]:
     """store key -> the pool folder its symlink in the release's site points to."""
-    stores = release / SITE / STORES_DIR
+    return store_folders(release / SITE)
+
+
+def store_folders(site: Path) -> dict[str, str]:
+    """store key -> the pool folder its symlink in `site` points to."""
+    stores = site / STORES_DIR
     if not stores.is_dir():  # no store at all
         return {}
     with os.scandir(stores) as entries:

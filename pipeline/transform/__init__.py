@@ -48,7 +48,7 @@ def _create_finding_tables(con: duckdb.DuckDBPyConnection) -> None:
         ("rejects", "Rows left out of the build because they break the input contract"),
         ("warnings", "Rows kept but worth a look (unknown condition, language, printing, ...)"),
     ):
-        con.execute(f"CREATE OR REPLACE TABLE meta.{table} ({columns})")
+        con.execute(f"CREATE TABLE IF NOT EXISTS meta.{table} ({columns})")
         comment_table(con, f"meta.{table}", what, FINDING_COLUMNS)
 
 

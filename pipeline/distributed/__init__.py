@@ -1,0 +1,237 @@
+"""`pipeline build --engine ray`: the same build on a Ray cluster, the engine moving the data.
+
+1. The driver (this process) ingests and checks the catalog once, in the warehouse being
+   built, and hands its tables to the shards through Ray's object store (Arrow).
+2. One task a listings file ingests it as the one-machine build does (adapters, source file
+   and row) and cuts it by the shard of each row's store (the CRC-32 rule of `--shard`), one
+   part a shard (`num_returns`): the engine moves each part to its shard's task, so no task
+   reads every listing.
+3. One task a shard runs the stores' steps (staging, checks, marts) over its rows and the
+   catalog, in DuckDB, and writes its stores' pages into the pool (an unchanged store is
+   carried over by its digest, as in the one-machine build) and its tables as Parquet.
+4. The driver finalizes: every shard once, holding every ingested listing; the union of their
+   manifests (a path written twice is refused); their tables gathered into the warehouse (the
+   listings' raw rows stay as the shards' Parquet, in the release's `shards/`); then the same
+   audit, volume guards, report, history, seal, check and swap as the one-machine build.
+
+A task whose worker dies is run again by the engine (`ray.retries`); when it cannot be, the
+build fails and the published release stays online: nothing is published before every shard
+finished. The output directory must be one that every node reads and writes (one machine, or a
+shared filesystem): the shards write their pages into its pool.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from pipeline import db, transform
+from pipeline.build import Night
+from pipeline.contract import TABLES, TABLES_BY_NAME
+from pipeline.distributed.tasks import (
+    SHARD_TABLES,
+    ShardResult,
+    build_shard,
+    ingest_listings,
+    split_by_shard,
+)
+from pipeline.errors import BuildError
+from pipeline.export import Site
+from pipeline.export.digests import TableSums, add_sums, table_sums
+from pipeline.export.manifest import Manifest, file_counts
+from pipeline.export.state import previous_pages
+from pipeline.ingest import IngestedTable, ingest_table, raw_types, table_files
+from pipeline.ingest.raw import comment_raw_table, create_raw_table
+from pipeline.progress import SILENT, Reporter
+from pipeline.publish.merge import union_sites
+from pipeline.publish.release import BuildResult, exclusive
+from pipeline.settings import RaySettings, Settings, Shard
+from pipeline.transform import StepResult
+from pipeline.transform.steps import CATALOG_STEPS, STORE_STEPS, STORE_TABLES, Staging
+
+LISTINGS = TABLES_BY_NAME["listings"]
+SHARDS_DIR = "shards"  # in the release: each shard's raw listing rows, as Parquet
+# The catalog's tables every shard reads: what the catalog's steps build.
+CATALOG_TABLES = tuple(
+    f"staging.{s.table}" if isinstance(s, Staging) else s.path.replace("/", ".")
+    for s in CATALOG_STEPS
+)
+
+
+def build_on_ray(settings: Settings, reporter: Reporter = SILENT) -> BuildResult:
+    with exclusive(settings.output), _cluster(settings.ray) as ray:
+        return _build(Night(settings, reporter), ray)
+
+
+@contextmanager
+def _cluster(config: RaySettings) -> Iterator[Any]:
+    """Ray, connected: to the cluster of `ray.address`, to the one this process is already
+    connected to, or to a new local one (this machine's cores), shut down after the build."""
+    try:
+        import ray
+    except ImportError:
+        raise BuildError("engine ray: Ray is not installed (pip install -e '.[ray]')") from None
+    if ray.is_initialized():
+        yield ray
+        return
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    ray.init(address=config.address, include_dashboard=False, log_to_driver=False)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+def _build(night: Night, ray: Any) -> BuildResult:
+    settings, config = night.settings, night.settings.ray
+    shards = config.shards
+    options = {"max_retries": config.retries, "retry_exceptions": False}
+    con = night.connect()
+    try:
+        db.create_schemas(con)
+        with night.stage("ingest", len(TABLES), "tables") as advance:
+            files = table_files(settings.input, LISTINGS)
+            typed = raw_types(con, LISTINGS, files)
+            task = ray.remote(ingest_listings).options(num_returns=shards + 1, **options)
+            parts = [
+                task.remote(settings.input, f, typed, shards, settings.max_columns) for f in files
+            ]
+            ingested = {}
+            for table in TABLES:
+                if table is not LISTINGS:
+                    ingested[table.name] = ingest_table(
+                        con, settings.input, table, settings.max_columns
+                    )
+                advance(1)
+            file_sums: list[TableSums] = ray.get([p[0] for p in parts])
+            names = tuple(f.path.relative_to(settings.input).as_posix() for f in files)
+            rows = add_sums(file_sums)[0]
+            ingested[LISTINGS.name] = IngestedTable(LISTINGS, names, rows)
+        with night.stage("catalog", len(CATALOG_STEPS), "steps") as advance:
+            steps = transform.run_steps(con, advance, CATALOG_STEPS)
+            catalog = ray.put(
+                {t: con.sql(f"SELECT * FROM {t}").to_arrow_table() for t in CATALOG_TABLES}
+            )
+            stores = {
+                f"raw.{t}": split_by_shard(con, f"raw.{t}", shards)
+                for t in STORE_TABLES
+                if t != LISTINGS.name
+            }
+            _store_tables_emptied(con, typed)
+            empty = con.sql("SELECT * FROM raw.listings").to_arrow_table()
+        with night.stage("shards", shards, "shards") as advance:
+            task = ray.remote(build_shard).options(num_cpus=config.cpus_per_shard, **options)
+            pending = [
+                task.remote(
+                    settings,
+                    Shard(i, shards),
+                    night.work / SHARDS_DIR / str(i),
+                    night.previous,
+                    catalog,
+                    {name: cut[i] for name, cut in stores.items()},
+                    empty,
+                    *(p[i + 1] for p in parts),
+                )
+                for i in range(shards)
+            ]
+            results: list[ShardResult] = []
+            while pending:  # as they finish, for the progress
+                done, pending = ray.wait(pending)
+                results += ray.get(done)
+                advance(len(done))
+        with night.stage("finalize"):
+            results.sort(key=lambda r: r.shard)
+            _check_shards(results, shards, add_sums(file_sums))
+            _gather_tables(con, results)
+            steps += _store_steps(results)
+            ordered = [ingested[t.name] for t in TABLES]
+            night.audit(con, ordered, steps)
+            site = _union_site(night, results)
+            sums = {t.name: table_sums(con, f"raw.{t.name}") for t in TABLES if t is not LISTINGS}
+            sums[LISTINGS.name] = add_sums(file_sums)
+            _keep_listings_rows(con, night, results)
+    except BaseException:
+        con.close()
+        raise
+    return night.finish(con, site, ordered, steps, sums)
+
+
+def _store_tables_emptied(con: duckdb.DuckDBPyConnection, typed: dict[str, str]) -> None:
+    """The stores' tables, empty and documented, for the shards' rows: the raw ones (their rows
+    were cut by shard; `raw.listings` with the listings files' types), and what the stores'
+    steps build over them."""
+    for name in STORE_TABLES:
+        if name == LISTINGS.name:
+            create_raw_table(con, LISTINGS, typed)
+            comment_raw_table(con, LISTINGS)
+        else:
+            con.execute(f"DELETE FROM raw.{name}")
+    transform.run_steps(con, steps=STORE_STEPS)
+
+
+def _check_shards(results: list[ShardResult], shards: int, listings: TableSums) -> None:
+    """Every shard came once, and together they hold every listing the files' tasks read."""
+    came = [r.shard for r in results]
+    if came != [Shard(i, shards) for i in range(shards)]:
+        raise BuildError(f"shards {', '.join(map(str, came))}: not every shard of {shards} once")
+    held = add_sums(r.sums for r in results)
+    if held != listings:
+        raise BuildError(
+            f"the shards hold {held[0]} listings rows, the files' tasks read {listings[0]} "
+            "(or other rows): nothing was published"
+        )
+
+
+def _gather_tables(con: duckdb.DuckDBPyConnection, results: list[ShardResult]) -> None:
+    """The shards' tables into the warehouse's (empty, documented) ones; raw.listings stays."""
+    for table in SHARD_TABLES:
+        if table == "raw.listings":
+            continue
+        files = [str(r.parquet(table)) for r in results]
+        con.execute(f"INSERT INTO {table} SELECT * FROM read_parquet($files)", {"files": files})
+
+
+def _store_steps(results: list[ShardResult]) -> list[StepResult]:
+    """The stores' steps over every shard: their rows added up, the longest shard's seconds."""
+    return [
+        StepResult(
+            step.name,
+            sum(r.steps[i].rows for r in results),
+            max(r.steps[i].seconds for r in results),
+        )
+        for i, step in enumerate(results[0].steps)
+    ]
+
+
+def _union_site(night: Night, results: list[ShardResult]) -> Site:
+    """The release's site from the shards' (`union_sites`), with its changes since the
+    published release and the counts the report gives."""
+    sites = [(r.site, Manifest(pl.from_arrow(r.manifest))) for r in results]  # type: ignore[arg-type]
+    manifest = union_sites(night.release, night.work, sites)
+    previous = previous_pages(night.previous)
+    changed, removed = manifest.changes(previous.manifest)
+    counts: dict[str, int] = {}
+    for result in results:
+        for key, value in result.counts.items():
+            counts[key] = counts.get(key, 0) + value
+    counts.update(file_counts(manifest, changed, removed))
+    stores = {key: record for r in results for key, record in r.stores.items()}
+    return Site(manifest, changed, removed, stores, counts, previous.problem)
+
+
+def _keep_listings_rows(
+    con: duckdb.DuckDBPyConnection, night: Night, results: list[ShardResult]
+) -> None:
+    """The listings' raw rows stay as each shard's Parquet, in the release's `shards/<i>/`;
+    the warehouse drops its empty raw.listings."""
+    for result in results:
+        target = night.release / SHARDS_DIR / str(result.shard.index)
+        target.mkdir(parents=True)
+        shutil.move(result.parquet("raw.listings"), target / "raw.listings.parquet")
+    con.execute("DROP TABLE raw.listings")

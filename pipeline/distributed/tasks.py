@@ -1,0 +1,165 @@
+"""The work of a distributed build's tasks, as plain functions (Ray runs them remotely; see
+`pipeline.distributed`): a listings file ingested and cut into its shards' parts, and a shard
+of stores built from its parts and the catalog.
+
+A task holds nothing between calls and writes only under its own folder, so the engine may run
+it again after its worker died: a shard's pool folders are staged under a folder of its
+attempt, and a store folder already in the pool is kept only when it holds the same files."""
+
+from __future__ import annotations
+
+import itertools
+import secrets
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
+
+from pipeline import db, export, transform
+from pipeline.contract import STORE_KEY, TABLES_BY_NAME
+from pipeline.export.digests import StoreRecord, TableSums, table_sums
+from pipeline.ingest import ingest_file
+from pipeline.ingest.files import InputFile
+from pipeline.ingest.raw import create_raw_table
+from pipeline.paths import POOL
+from pipeline.settings import Settings, Shard, shard_of
+from pipeline.transform import StepResult
+from pipeline.transform.steps import STORE_STEPS, STORE_TABLES
+
+# What a shard hands back as Parquet, table by table: what the warehouse gathers from every
+# shard (the stores' raw and staging rows, the marts, the findings), and raw.listings, kept only
+# as the shards' Parquet files.
+SHARD_TABLES = (
+    *(f"raw.{t}" for t in STORE_TABLES),
+    *(f"staging.{t}" for t in STORE_TABLES),
+    "marts.store",
+    "marts.listing",
+    "marts.store_product",
+    "meta.rejects",
+    "meta.warnings",
+)
+
+
+def split_by_shard(con: duckdb.DuckDBPyConnection, table: str, shards: int) -> list[pa.Table]:
+    """The rows of `table` (a raw stores table) cut into one Arrow table a shard, by the shard
+    of their store key as staging writes it (lower-case; CRC-32, as `--shard`). A row without a
+    key goes to shard 0, whose checks reject it."""
+    found = con.execute(f'SELECT DISTINCT lower("{STORE_KEY.name}") FROM {table}').fetchall()
+    keys = [key for (key,) in found if key is not None]
+    shard_of_key = pa.table(
+        {
+            "store_key": pa.array(keys, pa.string()),
+            "shard": pa.array([shard_of(key, shards) for key in keys], pa.int32()),
+        }
+    )
+    con.register("shard_of_key", shard_of_key)
+    cut: pa.Table = con.sql(
+        f"SELECT t.*, coalesce(s.shard, 0) AS _shard FROM {table} AS t "
+        f'LEFT JOIN shard_of_key AS s ON s.store_key = lower(t."{STORE_KEY.name}") '
+        "ORDER BY _shard"
+    ).to_arrow_table()
+    con.unregister("shard_of_key")
+    counts = cut.group_by("_shard").aggregate([("_shard", "count")]).to_pydict()
+    sizes = dict(zip(counts["_shard"], counts["_shard_count"], strict=True))
+    bounds = list(itertools.accumulate((sizes.get(i, 0) for i in range(shards)), initial=0))
+    rows = cut.drop_columns(["_shard"])
+    return [rows.slice(lo, hi - lo) for lo, hi in itertools.pairwise(bounds)]
+
+
+def ingest_listings(
+    input_dir: Path, file: InputFile, typed: dict[str, str], shards: int, max_columns: int
+) -> tuple[TableSums, *tuple[pa.Table, ...]]:
+    """One listings file as the one-machine ingest loads it (adapters, source file and row),
+    cut into its shards' parts. Returns its rows' sums (`table_sums`), then one part a shard."""
+    table = TABLES_BY_NAME["listings"]
+    con = db.connect(threads=1)
+    try:
+        con.execute("CREATE SCHEMA raw")
+        create_raw_table(con, table, typed)
+        ingest_file(con, input_dir, table, file, typed, max_columns)
+        return (table_sums(con, "raw.listings"), *split_by_shard(con, "raw.listings", shards))
+    finally:
+        con.close()
+
+
+@dataclass
+class ShardResult:
+    """What a shard built: where its site and tables are, its manifest (Arrow), its stores'
+    records, its steps' rows and the sums of the listings it received."""
+
+    shard: Shard
+    folder: Path
+    manifest: pa.Table
+    stores: dict[str, StoreRecord]
+    counts: dict[str, int]
+    steps: list[StepResult]
+    sums: TableSums
+    seconds: float
+
+    @property
+    def site(self) -> Path:
+        return self.folder / "site"
+
+    def parquet(self, table: str) -> Path:
+        return self.folder / f"{table}.parquet"
+
+
+def build_shard(
+    settings: Settings,
+    shard: Shard,
+    folder: Path,
+    previous_release: Path | None,
+    catalog: dict[str, pa.Table],
+    stores: dict[str, pa.Table],
+    *listings: pa.Table,
+) -> ShardResult:
+    """The stores of `shard`: their raw rows (`stores`: the stores tables' parts; `listings`:
+    this shard's part of each listings file) and the catalog's tables, through the stores'
+    steps (staging, checks, marts) and the export of their pages, in DuckDB under `folder`."""
+    started = time.perf_counter()
+    shutil.rmtree(folder, ignore_errors=True)  # an earlier attempt's
+    folder.mkdir(parents=True)
+    con = db.connect(
+        folder / "shard.duckdb",
+        memory_limit=settings.duckdb_memory_limit,
+        threads=settings.duckdb_threads,
+        temp_directory=folder / "tmp",
+    )
+    try:
+        db.create_schemas(con)
+        for name, rows in catalog.items():
+            con.register("catalog_rows", rows)
+            con.execute(f"CREATE TABLE {name} AS SELECT * FROM catalog_rows")
+            con.unregister("catalog_rows")
+        parts = {**stores, "raw.listings": pa.concat_tables(listings)}
+        for name, rows in parts.items():
+            con.register("shard_rows", rows)
+            con.execute(f"CREATE TABLE {name} AS SELECT * FROM shard_rows")
+            con.unregister("shard_rows")
+        steps = transform.run_steps(con, steps=STORE_STEPS)
+        (folder / "site").mkdir()  # a shard may have no store at all
+        site = export.write_site(
+            con,
+            settings.model_copy(update={"shard": shard}),
+            folder / "site",
+            previous_release=previous_release,
+            pool=(settings.output / POOL, folder / f"pool-{secrets.token_hex(4)}"),
+        )
+        for table in SHARD_TABLES:
+            path = db.literal(str(folder / f"{table}.parquet"))
+            con.execute(f"COPY {table} TO {path} (FORMAT parquet)")
+        return ShardResult(
+            shard,
+            folder,
+            site.manifest.frame.to_arrow(),
+            site.stores,
+            site.counts,
+            steps,
+            table_sums(con, "raw.listings"),
+            round(time.perf_counter() - started, 3),
+        )
+    finally:
+        con.close()

@@ -1,0 +1,143 @@
+"""The distributed build on a real local Ray cluster: the same site, byte for byte, and the same
+warehouse rows as the one-machine build, with 1, 2 and 3 shards; a worker killed in the middle
+of a shard is run again, and the build publishes the same release."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import orjson
+import pytest
+import ray
+
+from pipeline.build import build
+from pipeline.distributed import SHARDS_DIR, build_on_ray
+from pipeline.paths import MANIFEST, REPORT_JSON, WAREHOUSE
+from pipeline.settings import load_settings
+from pipeline.tools.generate import generate
+from tests.conftest import ROOT, SAMPLE
+
+TRIGGER = "PIPELINE_TEST_KILL_TRIGGER"
+
+
+def _kill_a_shard_once() -> None:
+    """In every Ray worker: when the file named by $PIPELINE_TEST_KILL_TRIGGER exists, the first
+    shard task to reach its site (its stores' steps done, its pages not yet written) removes
+    the file and kills its own worker with SIGKILL."""
+    import os
+    import signal
+    import sys
+
+    trigger = os.environ.get("PIPELINE_TEST_KILL_TRIGGER")
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event == "os.mkdir" and str(args[0]).endswith("/site") and "/shards/" in str(args[0]):
+            try:
+                os.remove(trigger or "")
+            except OSError:
+                return
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    if trigger:
+        sys.addaudithook(hook)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A local Ray cluster of two CPUs, no dashboard, no usage statistics; yields the path of
+    the file that, when it exists, has one shard's worker killed."""
+    trigger = tmp_path_factory.mktemp("ray") / "kill-a-shard"
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={
+            "worker_process_setup_hook": _kill_a_shard_once,
+            # the workers import this module (for the hook) from the project's root
+            "env_vars": {TRIGGER: str(trigger), "PYTHONPATH": str(ROOT)},
+        },
+    )
+    yield trigger
+    ray.shutdown()
+
+
+def _tables(con: duckdb.DuckDBPyConnection, database: str) -> list[str]:
+    rows = con.execute(
+        "SELECT schema_name || '.' || table_name FROM duckdb_tables() "
+        "WHERE database_name = ? ORDER BY 1",
+        [database],
+    ).fetchall()
+    return [name for (name,) in rows if name != "meta.build_run"]  # one row a build
+
+
+def _differences(con: duckdb.DuckDBPyConnection, one: str, other: str) -> int:
+    return int(
+        con.execute(
+            f"SELECT (SELECT count(*) FROM (FROM {one} EXCEPT ALL FROM {other})) "
+            f"+ (SELECT count(*) FROM (FROM {other} EXCEPT ALL FROM {one}))"
+        ).fetchone()[0]  # type: ignore[index]
+    )
+
+
+def assert_same_build(one_machine: Path, distributed: Path) -> None:
+    """The same manifest, byte for byte; the same rows in every table of the warehouse, the
+    listings' raw rows being the shards' Parquet files."""
+    assert (distributed / MANIFEST).read_bytes() == (one_machine / MANIFEST).read_bytes()
+    con = duckdb.connect()
+    con.execute(f"ATTACH '{one_machine / WAREHOUSE}' AS one (READ_ONLY)")
+    con.execute(f"ATTACH '{distributed / WAREHOUSE}' AS other (READ_ONLY)")
+    tables = _tables(con, "one")
+    assert sorted([*_tables(con, "other"), "raw.listings"]) == tables
+    for table in tables:
+        other = f"other.{table}"
+        if table == "raw.listings":
+            shards = distributed.resolve() / "current" / SHARDS_DIR
+            other = f"read_parquet('{shards}/*/raw.listings.parquet')"
+        assert _differences(con, f"one.{table}", other) == 0, table
+    con.close()
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("generated")
+    generate(directory, stores=30, listings=20_000, seed=5)
+    return directory
+
+
+@pytest.mark.slow
+def test_the_distributed_build_is_the_one_machine_build(
+    cluster: Path, generated: Path, tmp_path: Path
+) -> None:
+    for name, inputs in (("sample", SAMPLE), ("generated", generated)):
+        one_machine = tmp_path / f"{name}-one"
+        build(load_settings(None, input=inputs, output=one_machine))
+        for shards in (1, 2, 3):
+            output = tmp_path / f"{name}-{shards}"
+            settings = load_settings(
+                None, input=inputs, output=output, engine="ray", ray={"shards": shards}
+            )
+            result = build_on_ray(settings)
+            report = orjson.loads((one_machine / REPORT_JSON).read_bytes())
+            assert result.report["inputs_digest"] == report["inputs_digest"]
+            assert result.report["tables"] == report["tables"]
+            assert_same_build(one_machine, output)
+
+
+@pytest.mark.slow
+def test_a_worker_killed_in_a_shard_is_run_again_and_the_release_is_the_same(
+    cluster: Path, generated: Path, tmp_path: Path
+) -> None:
+    one_machine = tmp_path / "one"
+    build(load_settings(None, input=generated, output=one_machine))
+    cluster.touch()
+    output = tmp_path / "distributed"
+    build_on_ray(
+        load_settings(None, input=generated, output=output, engine="ray", ray={"shards": 2})
+    )
+    assert not cluster.exists()  # a worker was killed, and its shard run again
+    assert_same_build(one_machine, output)
