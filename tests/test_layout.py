@@ -110,9 +110,12 @@ def _may_import(layer: str) -> set[str]:
         return {*SHARED, *STAGES[: STAGES.index(layer) + 1]}
     if layer == "build":  # the orchestration runs the stages up to publishing
         return {*SHARED, *STAGES[:-1], layer}
+    if layer == "distributed":  # the same build on a cluster: the stages and the build's parts
+        return {*SHARED, *STAGES[:-1], "build", layer}
     if layer == "tools":
-        return {*SHARED, *STAGES, "build", layer}
-    return {*SHARED, *STAGES, "build", "tools", "cli", layer}  # the command line: everything
+        return {*SHARED, *STAGES, "build", "distributed", layer}
+    # the command line: everything
+    return {*SHARED, *STAGES, "build", "distributed", "tools", "cli", layer}
 
 
 def test_each_stage_imports_only_the_stages_before_it_and_shared_modules() -> None:
@@ -134,7 +137,7 @@ def test_serving_does_not_import_the_build() -> None:
         for target in graph[module] - reachable:
             reachable.add(target)
             todo.append(target)
-    assert not {m for m in reachable if _layer(m) in ("build", "cli", "tools")}
+    assert not {m for m in reachable if _layer(m) in ("build", "distributed", "cli", "tools")}
 
 
 def test_modules_stay_small() -> None:
