@@ -27,7 +27,7 @@ system-deps: ## Debian packages the tests need (nginx, chromium), installed when
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,ray]'
+	$(BIN)/pip install --quiet -e '.[dev,ray,shell]'
 	touch $@
 
 # The oldest DuckDB the warehouse promises to open (storage_compatibility_version v1.2.0):

@@ -182,6 +182,31 @@ def test_an_older_duckdb_opens_the_warehouse(sample_build: Path) -> None:
     assert out == ["1.2.2", str(expected)]
 
 
+def test_the_installed_shell_opens_the_warehouse(sample_build: Path) -> None:
+    """The analyst's hour on a fresh machine: `make build` installs `.venv/bin/duckdb` (PyPI
+    duckdb-cli), which opens the warehouse read-only and runs the README's first query."""
+    import subprocess
+
+    shell = ROOT / ".venv" / "bin" / "duckdb"
+    assert shell.exists(), "run `make setup`: it installs the DuckDB shell (duckdb-cli)"
+    warehouse = str((sample_build / "warehouse.duckdb").resolve())
+    sql = (
+        "SELECT count(*) FROM marts.listing; "
+        "SELECT count(*) > 0 FROM meta.schema_doc WHERE schema_name = 'marts';"
+    )
+    out = subprocess.run(
+        [str(shell), "-readonly", "-noheader", "-csv", warehouse, "-c", sql],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout.split()
+    con = duckdb.connect(warehouse, read_only=True)
+    expected = con.execute("SELECT count(*) FROM marts.listing").fetchall()[0][0]
+    con.close()
+    assert out == [str(expected), "true"]
+
+
 def test_build_history_is_carried_from_build_to_build(tmp_path: Path) -> None:
     from pipeline.build import build
     from pipeline.settings import load_settings
