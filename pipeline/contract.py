@@ -38,6 +38,9 @@ class Column:
     non_negative: bool = False
     pattern: str | None = None  # full-match regular expression
     doc: str = ""  # the column's comment in raw.<table> ("as written") and staging.<table>
+    # Its key is published only when the input carries the column (null where a row has none):
+    # the category listing's live-only fields (DESIGN §3). Ingest records which ones it saw.
+    keyed: bool = False
 
     @property
     def staged_name(self) -> str:
@@ -88,11 +91,14 @@ TABLES: tuple[Table, ...] = (
             _c("displayName", Kind.TEXT, "Display name"),
             _c("modifiedOn", Kind.TIMESTAMP, "Last modification time (no zone)"),
             _c("seoCategoryName", Kind.TEXT, "SEO name"),
+            _c("categoryDescription", Kind.TEXT, "Description (marketing text)", keyed=True),
+            _c("categoryPageTitle", Kind.TEXT, "Title of the category's page", keyed=True),
             _c("sealedLabel", Kind.TEXT, "Label for sealed products"),
             _c("nonSealedLabel", Kind.TEXT, "Label for singles"),
             _c("conditionGuideUrl", Kind.TEXT, "URL of the condition guide"),
             _c("isScannable", Kind.BOOL, "Whether cards of this category can be scanned"),
             _c("popularity", Kind.INT32, "Popularity rank value"),
+            _c("isDirect", Kind.BOOL, "Whether the category is sold through Direct", keyed=True),
         ),
         doc="Game categories (Magic, Pokémon, ...)",
         key=("categoryId",),
@@ -105,6 +111,9 @@ TABLES: tuple[Table, ...] = (
             _c("categoryId", Kind.INT32, "Category of the group", required=True),
             _c("name", Kind.TEXT, "Group name", required=True),
             _c("abbreviation", Kind.TEXT, "Set code"),
+            _c("isSupplemental", Kind.BOOL, "Whether the group is a supplemental set"),
+            _c("publishedOn", Kind.TIMESTAMP, "Publication time (no zone)"),
+            _c("modifiedOn", Kind.TIMESTAMP, "Last modification time (no zone)"),
         ),
         doc="Groups (sets) of a category",
         key=("groupId",),

@@ -12,11 +12,11 @@ from pydantic.json_schema import models_json_schema
 from pipeline.api.models import CategoryPage, ErrorResponse, InventoryPage
 from pipeline.api.params import (
     BOOLS,
+    CATEGORY_PARAMETERS,
     DEFAULTS,
     INT32,
     INT_RANGES,
     MAX_LIMIT,
-    PAGING,
     PARAMETER_NAMES,
 )
 from pipeline.api.responses import NO_CATEGORIES, NO_PRODUCTS, NO_STORES, URL_NOT_FOUND
@@ -37,6 +37,9 @@ _PARAM_DOCS: dict[str, str] = {
     "includeExcludedCategories": "When true, excluded categories are returned.",
     "offset": "Products to skip (>= 0).",
     "limit": f"Products per page (1..{MAX_LIMIT}).",
+    "sortOrder": "The field of the category to sort by (case-insensitive); by name when not "
+    "given. Text compares case-insensitively; a null comes first; ties break on categoryId.",
+    "sortDesc": "When true, the order is descending.",
 }
 
 
@@ -53,7 +56,7 @@ def _parameter(name: str) -> dict[str, Any]:
     if fmt:
         schema["format"] = fmt
     default = getattr(DEFAULTS, name)
-    if default is not None and name != "sort":
+    if default is not None and name not in ("sort", "sortOrder"):
         schema["default"] = default
     return {
         "name": name,
@@ -115,9 +118,9 @@ def openapi_document() -> dict[str, Any]:
                 "get": {
                     "operationId": "Catalog_GetCategories",
                     "summary": "List All Categories",
-                    "parameters": [_parameter(name) for name in PAGING],
+                    "parameters": [_parameter(name) for name in CATEGORY_PARAMETERS],
                     "responses": {
-                        "200": ok("PagedResponse_Category_", "The requested page, by categoryId."),
+                        "200": ok("PagedResponse_Category_", "The requested page, by name."),
                         "400": error("offset or limit out of range."),
                         "404": error(NO_CATEGORIES),
                     },
@@ -164,8 +167,9 @@ its most expensive SKUs, paged. Store keys are case-insensitive.</p>
 {rows}
 </table>
 <h2>GET /{VERSION}/catalog/categories</h2>
-<p>All categories by <code>categoryId</code>, paged with <code>offset</code> and
-<code>limit</code>.</p>
+<p>All categories by <code>name</code> (or by the field <code>sortOrder</code> names,
+descending with <code>sortDesc=true</code>; ties break on <code>categoryId</code>), paged with
+<code>offset</code> and <code>limit</code>.</p>
 <h2>Responses</h2>
 <p>Success: <code>{{"totalItems":N,"success":true,"errors":[],"results":[...]}}</code>.
 Errors: <code>{{"success":false,"errors":["message"],"results":[]}}</code> with status 400 (a bad

@@ -33,6 +33,7 @@ Money = Annotated[
 T = TypeVar("T")
 
 _STRICT = ConfigDict(extra="forbid")
+_GIVEN = "Present when the categories input has this column; null where a row has none."
 
 
 class Condition(BaseModel):
@@ -106,6 +107,9 @@ class StoreProduct(BaseModel):
 
 
 class Category(BaseModel):
+    """A category; the live service's keys (categoryDescription, categoryPageTitle, isDirect)
+    are on every category when the input carries their column, and absent otherwise."""
+
     model_config = _STRICT
     categoryId: Int32
     name: StrictStr
@@ -114,11 +118,14 @@ class Category(BaseModel):
     )
     displayName: StrictStr | None
     seoCategoryName: StrictStr | None
+    categoryDescription: StrictStr | None = Field(default=None, description=_GIVEN)
+    categoryPageTitle: StrictStr | None = Field(default=None, description=_GIVEN)
     sealedLabel: StrictStr | None
     nonSealedLabel: StrictStr | None
     conditionGuideUrl: StrictStr | None
     isScannable: StrictBool | None
     popularity: Int32 | None
+    isDirect: StrictBool | None = Field(default=None, description=_GIVEN)
 
 
 class PagedResponse(BaseModel, Generic[T]):

@@ -17,9 +17,29 @@ SORT_FIELDS = {"price": "price", "minprice": "price", "name": "name", "productna
 _INTEGER = re.compile(r"-?[0-9]+")
 
 
+# The fields of a category (spec 2.6 and the live service's), which `sortOrder` may name.
+CATEGORY_FIELDS = (
+    "categoryId",
+    "name",
+    "modifiedOn",
+    "displayName",
+    "seoCategoryName",
+    "categoryDescription",
+    "categoryPageTitle",
+    "sealedLabel",
+    "nonSealedLabel",
+    "conditionGuideUrl",
+    "isScannable",
+    "popularity",
+    "isDirect",
+)
+
+
 @dataclass(frozen=True)
 class InventoryParams:
-    """Query parameters of Stores_GetStoreInventory, in the spec's order, with its defaults."""
+    """Query parameters of the API's operations, with their defaults: those of
+    Stores_GetStoreInventory in the spec's order, then those only other operations take
+    (DESIGN §3, §3.1), then the paging. This is also the canonical order of a page's name."""
 
     categoryId: int | None = None
     categoryName: str | None = None
@@ -32,6 +52,10 @@ class InventoryParams:
     includeCustom: bool = True
     channelId: int = 0
     includeExcludedCategories: bool = False
+    skuId: int | None = None
+    inStockOnly: bool = True
+    sortOrder: str = "name"
+    sortDesc: bool = False
     offset: int = 0
     limit: int = 10
 
@@ -48,14 +72,21 @@ DEFAULTS = InventoryParams()
 INT_RANGES = {
     "categoryId": INT32,
     "groupId": INT64,
+    "skuId": INT64,
     "skuLimit": INT32,
     "channelId": INT32,
     "offset": INT32,
     "limit": INT32,
 }
-BOOLS = ("includeGeneric", "includeCustom", "includeExcludedCategories")
-PARAMETER_NAMES = tuple(f.name for f in fields(InventoryParams))
-PAGING = ("offset", "limit")  # the parameters of the category listing
+BOOLS = ("includeGeneric", "includeCustom", "includeExcludedCategories", "inStockOnly", "sortDesc")
+PAGING = ("offset", "limit")
+# The parameters of each operation (`pipeline.api.operations` for the store's other ones).
+PARAMETER_NAMES = tuple(
+    f.name
+    for f in fields(InventoryParams)
+    if f.name not in ("skuId", "inStockOnly", "sortOrder", "sortDesc")
+)
+CATEGORY_PARAMETERS = (*PAGING, "sortOrder", "sortDesc")
 
 
 def invalid_value(name: str, value: str) -> str:
@@ -123,6 +154,15 @@ def parse_inventory_params(query: str, names: Sequence[str] = PARAMETER_NAMES) -
                 )
                 continue
             values[name] = sort
+        elif name == "sortOrder" and value != "":  # empty: the default, as an empty filter
+            field = {f.lower(): f for f in CATEGORY_FIELDS}.get(value.lower())
+            if field is None:
+                errors.append(
+                    invalid_value(name, value) + " Use a field of the category: "
+                    f"{', '.join(CATEGORY_FIELDS)}."
+                )
+                continue
+            values[name] = field
         elif value != "":  # an empty string filter is no filter
             values[name] = value
     offset, limit, sku_limit = (values.get(n) for n in ("offset", "limit", "skuLimit"))
@@ -156,3 +196,13 @@ def query_params(params: InventoryParams, *, store_key: str | None) -> dict[str,
         "first_position": params.offset + 1,
         "last_position": params.offset + params.limit,
     }
+
+
+def paging_params(params: InventoryParams) -> dict[str, object]:
+    """The page's bind parameters ($first_position, $last_position: 1-based, inclusive)."""
+    return {"first_position": params.offset + 1, "last_position": params.offset + params.limit}
+
+
+def category_params(params: InventoryParams) -> dict[str, object]:
+    """Bind parameters of the category listing SQL for a request."""
+    return {"sort_field": params.sortOrder, "sort_desc": params.sortDesc, **paging_params(params)}

@@ -104,10 +104,7 @@ def filtered_query(channel: int, parameter: str) -> tuple[str, str]:
     return before, after
 
 
-def categories_page_path(offset: int, limit: int = DEFAULTS.limit) -> PurePosixPath:
-    pairs = [
-        f"{name}={value}"
-        for name, value in (("offset", offset), ("limit", limit))
-        if value != getattr(DEFAULTS, name)
-    ]
-    return PurePosixPath(CATEGORIES_DIR, f"{'&'.join(pairs) or 'index'}.json")
+def categories_page_path(params: InventoryParams) -> PurePosixPath:
+    """The category listing's page: sortOrder and sortDesc in the name when not the default
+    (only the default order is materialised), then the paging."""
+    return PurePosixPath(CATEGORIES_DIR, f"{canonical_query(params) or 'index'}.json")

@@ -7,25 +7,24 @@ import duckdb
 
 from pipeline.api import urls
 from pipeline.api.docs import help_page, openapi_json
+from pipeline.api.params import DEFAULTS, InventoryParams, category_params
 from pipeline.api.responses import envelope
 from pipeline.export.writer import SiteWriter
 from pipeline.settings import ExportSettings
+from pipeline.transform.steps import CATALOG_CATEGORIES
 
 
 def write_category_pages(
     con: duckdb.DuckDBPyConnection, writer: SiteWriter, settings: ExportSettings
 ) -> int:
-    rows = [
-        r[0].encode()
-        for r in con.execute(
-            "SELECT category_json FROM export.category ORDER BY category_id"
-        ).fetchall()
-    ]
+    """The category listing's pages in its default order (the live answers' SQL, uncut)."""
+    bind = {**category_params(DEFAULTS), "first_position": None, "last_position": None}
+    rows = [r[3].encode() for r in con.execute(CATALOG_CATEGORIES.sql, bind).fetchall()]
     pages = 0
     for limit in dict.fromkeys(settings.category_limits):
         for offset in range(0, len(rows), limit):
             writer.write(
-                str(urls.categories_page_path(offset, limit)),
+                str(urls.categories_page_path(InventoryParams(offset=offset, limit=limit))),
                 envelope(len(rows), rows[offset : offset + limit]),
             )
             pages += 1

@@ -26,6 +26,7 @@ from pathlib import Path
 import duckdb
 
 from pipeline.contract import TABLES, Table
+from pipeline.db import comment_table
 from pipeline.errors import InputError
 from pipeline.ingest.files import InputFile, find_files
 from pipeline.ingest.parquet import append_parquet, parquet_columns, typed_columns
@@ -51,8 +52,11 @@ def ingest_table(
     files = table_files(input_dir, table)
     typed = raw_types(con, table, files)
     create_raw_table(con, table, typed)
-    rows = sum(ingest_file(con, input_dir, table, file, typed, max_columns) for file in files)
+    seen: set[str] = set()
+    rows = sum(ingest_file(con, input_dir, table, f, typed, max_columns, seen) for f in files)
     comment_raw_table(con, table)
+    if any(c.keyed for c in table.columns):
+        record_keyed_columns(con, table, seen)
     return IngestedTable(
         table, tuple(f.path.relative_to(input_dir).as_posix() for f in files), rows
     )
@@ -85,16 +89,42 @@ def ingest_file(
     file: InputFile,
     typed: dict[str, str],
     max_columns: int = MAX_COLUMNS,
+    seen: set[str] | None = None,
 ) -> int:
-    """Append one file's rows to `raw.<table>` (created with `typed`); returns how many."""
+    """Append one file's rows to `raw.<table>` (created with `typed`); returns how many. The
+    file's column names are added to `seen`."""
     source = file.path.relative_to(input_dir).as_posix()
     if file.format == "parquet":
         found = parquet_columns(con, file.path)
+        if seen is not None:
+            seen.update(found)
         return append_parquet(con, table, file.path, source, found, typed, max_columns)
     frame = read_file(file, table, source, max_columns)
     if file.format in ("ndjson", "json") and frame.height == 0:
         return 0  # no records, so no columns to check
+    if seen is not None:
+        seen.update(frame.columns)
     return append_frame(con, table, conform(frame, table, source))
+
+
+def record_keyed_columns(con: duckdb.DuckDBPyConnection, table: Table, seen: set[str]) -> None:
+    """`meta.input_columns`: which of the table's keyed columns (published only when the input
+    carries them) its files carry."""
+    con.execute("CREATE SCHEMA IF NOT EXISTS meta")
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS meta.input_columns (table_name VARCHAR, column_name VARCHAR)"
+    )
+    con.execute("DELETE FROM meta.input_columns WHERE table_name = ?", [table.name])
+    keyed = [c.name for c in table.columns if c.keyed and c.name in seen]
+    for column in keyed:
+        con.execute("INSERT INTO meta.input_columns VALUES (?, ?)", [table.name, column])
+    comment_table(
+        con,
+        "meta.input_columns",
+        "One row per keyed input column (a key published only when the input carries the "
+        "column, such as the categories' isDirect) that the table's files carry",
+        {"table_name": "Input table", "column_name": "Contract column the files carry"},
+    )
 
 
 def ingest_all(

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import duckdb
 
-from pipeline.api.params import InventoryParams, query_params
+from pipeline.api.params import InventoryParams, category_params, query_params
 from pipeline.api.responses import NO_CATEGORIES, NO_PRODUCTS, NO_STORES, ApiError, envelope
-from pipeline.db import count_rows, scalar
-from pipeline.transform.steps import STORE_INVENTORY
+from pipeline.db import scalar
+from pipeline.transform.steps import CATALOG_CATEGORIES, STORE_INVENTORY
 
 
 def store_exists(con: duckdb.DuckDBPyConnection, store_key: str) -> bool:
@@ -30,12 +30,9 @@ def store_inventory(
     return envelope(rows[0][total], (r[product] for r in rows))
 
 
-def categories_page(con: duckdb.DuckDBPyConnection, offset: int, limit: int) -> bytes:
-    total = count_rows(con, "export.category")
-    rows = con.execute(
-        "SELECT category_json FROM export.category ORDER BY category_id LIMIT ? OFFSET ?",
-        [limit, offset],
-    ).fetchall()
+def categories_page(con: duckdb.DuckDBPyConnection, params: InventoryParams) -> bytes:
+    """The page of GET /v1.39.0/catalog/categories, or ApiError(404)."""
+    rows = con.execute(CATALOG_CATEGORIES.sql, category_params(params)).fetchall()
     if not rows:
         raise ApiError(404, [NO_CATEGORIES])
-    return envelope(total, (r[0] for r in rows))
+    return envelope(rows[0][2], (r[3] for r in rows))

@@ -12,7 +12,7 @@ import duckdb
 
 from pipeline.api import urls
 from pipeline.api.docs import help_page, openapi_json
-from pipeline.api.params import PAGING, parse_inventory_params
+from pipeline.api.params import CATEGORY_PARAMETERS, parse_inventory_params
 from pipeline.api.responses import (
     HTML,
     MALFORMED,
@@ -98,11 +98,11 @@ def answer(con: Warehouse, target: str, site: Path | None = None) -> Response:
                 return Response(200, page.read_bytes())
             return Response(200, live.store_inventory(warehouse(), key, params))
         if path == urls.CATEGORIES_PATH:
-            params = parse_inventory_params(query, PAGING)
-            page = site / urls.categories_page_path(params.offset, params.limit) if site else None
+            params = parse_inventory_params(query, CATEGORY_PARAMETERS)
+            page = site / urls.categories_page_path(params) if site else None
             if page is not None and page.is_file():
                 return Response(200, page.read_bytes())
-            return Response(200, live.categories_page(warehouse(), params.offset, params.limit))
+            return Response(200, live.categories_page(warehouse(), params))
         if path == urls.HELP_PATH:
             return Response(200, help_page().encode(), HTML)
         if path == urls.OPENAPI_PATH:

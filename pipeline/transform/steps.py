@@ -89,7 +89,8 @@ STORE_STEPS: tuple[Step, ...] = tuple(
 CATALOG_STEPS: tuple[Step, ...] = tuple(s for s in STEPS if s not in STORE_STEPS)
 
 STORE_INVENTORY = SqlFile("api/store_inventory_products")
-QUERIES: tuple[SqlFile, ...] = (STORE_INVENTORY,)
+CATALOG_CATEGORIES = SqlFile("api/catalog_categories")
+QUERIES: tuple[SqlFile, ...] = (STORE_INVENTORY, CATALOG_CATEGORIES)
 
 
 def all_sql_files() -> list[SqlFile]:

@@ -9,6 +9,9 @@ final as (
         "categoryId" as category_id,
         "name" as name,
         "abbreviation" as abbreviation,
+        "isSupplemental" as is_supplemental,
+        "publishedOn" as published_on,
+        "modifiedOn" as modified_on,
         _source_file as source_file,
         _source_row as source_row
     from valid
