@@ -55,6 +55,7 @@ class Night:
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     stages: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    report_extra: dict[str, Any] = field(default_factory=dict)  # a kind of build's own figures
 
     def __post_init__(self) -> None:
         output = self.settings.output
@@ -143,6 +144,7 @@ class Night:
                 summary["shard"] = None if settings.shard is None else str(settings.shard)
                 summary["inputs_digest"] = inputs_digest(sums, settings.export)
                 summary["build_warnings"] = self.warnings
+                summary.update(self.report_extra)
                 history.record_run(con, summary)
                 history.write_history(con, release)
                 report.write(release, summary)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -36,6 +37,7 @@ from pipeline.build import Night
 from pipeline.contract import TABLES, TABLES_BY_NAME
 from pipeline.distributed.tasks import (
     SHARD_TABLES,
+    IngestedPart,
     ShardResult,
     build_shard,
     ingest_listings,
@@ -65,8 +67,12 @@ CATALOG_TABLES = tuple(
 
 
 def build_on_ray(settings: Settings, reporter: Reporter = SILENT) -> BuildResult:
-    with exclusive(settings.output), _cluster(settings.ray) as ray:
-        return _build(Night(settings, reporter), ray)
+    with exclusive(settings.output):
+        night = Night(settings, reporter)
+        started = time.perf_counter()
+        with _cluster(settings.ray) as ray:
+            night.stages["engine"] = round(time.perf_counter() - started, 3)
+            return _build(night, ray)
 
 
 @contextmanager
@@ -109,7 +115,8 @@ def _build(night: Night, ray: Any) -> BuildResult:
                         con, settings.input, table, settings.max_columns
                     )
                 advance(1)
-            file_sums: list[TableSums] = ray.get([p[0] for p in parts])
+            read: list[IngestedPart] = ray.get([p[0] for p in parts])
+            file_sums = [r.sums for r in read]
             names = tuple(f.path.relative_to(settings.input).as_posix() for f in files)
             rows = add_sums(file_sums)[0]
             ingested[LISTINGS.name] = IngestedTable(LISTINGS, names, rows)
@@ -156,6 +163,15 @@ def _build(night: Night, ray: Any) -> BuildResult:
             sums = {t.name: table_sums(con, f"raw.{t.name}") for t in TABLES if t is not LISTINGS}
             sums[LISTINGS.name] = add_sums(file_sums)
             _keep_listings_rows(con, night, results)
+            night.report_extra["distributed"] = {
+                "engine": "ray",
+                "shards": shards,
+                "listings_files": len(files),
+                "shuffle_bytes": sum(r.part_bytes for r in read),
+                "ingest_peak_rss_mb": max((r.peak_rss_mb for r in read), default=0),
+                "shard_peak_rss_mb": [r.peak_rss_mb for r in results],
+                "shard_seconds": [r.seconds for r in results],
+            }
     except BaseException:
         con.close()
         raise

@@ -9,6 +9,7 @@ attempt, and a store folder already in the pool is kept only when it holds the s
 from __future__ import annotations
 
 import itertools
+import resource
 import secrets
 import shutil
 import time
@@ -69,20 +70,39 @@ def split_by_shard(con: duckdb.DuckDBPyConnection, table: str, shards: int) -> l
     return [rows.slice(lo, hi - lo) for lo, hi in itertools.pairwise(bounds)]
 
 
+@dataclass(frozen=True)
+class IngestedPart:
+    """What a listings file's task read: its rows' sums (`table_sums`), the bytes of the parts
+    it handed to the shards (what the engine moves), and its worker's peak memory."""
+
+    sums: TableSums
+    part_bytes: int
+    peak_rss_mb: float
+
+
 def ingest_listings(
     input_dir: Path, file: InputFile, typed: dict[str, str], shards: int, max_columns: int
-) -> tuple[TableSums, *tuple[pa.Table, ...]]:
+) -> tuple[IngestedPart, *tuple[pa.Table, ...]]:
     """One listings file as the one-machine ingest loads it (adapters, source file and row),
-    cut into its shards' parts. Returns its rows' sums (`table_sums`), then one part a shard."""
+    cut into its shards' parts. Returns what it read, then one part a shard."""
     table = TABLES_BY_NAME["listings"]
     con = db.connect(threads=1)
     try:
         con.execute("CREATE SCHEMA raw")
         create_raw_table(con, table, typed)
         ingest_file(con, input_dir, table, file, typed, max_columns)
-        return (table_sums(con, "raw.listings"), *split_by_shard(con, "raw.listings", shards))
+        parts = split_by_shard(con, "raw.listings", shards)
+        read = IngestedPart(
+            table_sums(con, "raw.listings"), sum(p.nbytes for p in parts), peak_rss_mb()
+        )
+        return (read, *parts)
     finally:
         con.close()
+
+
+def peak_rss_mb() -> float:
+    """This worker process's peak memory so far (a worker runs task after task)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
 @dataclass
@@ -98,6 +118,7 @@ class ShardResult:
     steps: list[StepResult]
     sums: TableSums
     seconds: float
+    peak_rss_mb: float
 
     @property
     def site(self) -> Path:
@@ -160,6 +181,7 @@ def build_shard(
             steps,
             table_sums(con, "raw.listings"),
             round(time.perf_counter() - started, 3),
+            peak_rss_mb(),
         )
     finally:
         con.close()

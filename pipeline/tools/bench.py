@@ -37,6 +37,7 @@ import polars as pl
 from pipeline.export.files import FRAME_FILES, Body, Folders, create
 from pipeline.export.manifest import Manifest
 from pipeline.paths import CHANGES, CURRENT, MANIFEST, REPORT_JSON
+from pipeline.tools.bench_ray import ray_build
 from pipeline.tools.generate import generate
 
 SCALES = {"tiny": (20, 20_000), "quick": (200, 1_000_000), "full": (2_000, 10_000_000)}
@@ -217,8 +218,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     trash = base / "trash"
     trash.mkdir(exist_ok=True)
     floor_files, merged = base / "floor-files", base / "merged"
-    shard_outs = [base / f"shard{index}" for index in range(2)]
-    for stale in (output, floor_files, merged, *shard_outs):
+    shard_outs, ray_out = [base / f"shard{index}" for index in range(2)], base / "ray"
+    for stale in (output, floor_files, merged, *shard_outs, ray_out):
         if stale.exists():
             stale.rename(trash / f"{stale.name}-{time.time_ns()}")
     settle(args.settle)
@@ -258,6 +259,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     subprocess.run([*command, *map(str, shard_outs)], check=True)
     merge_s = time.perf_counter() - started
     identical = (merged / MANIFEST).read_bytes() == (output / MANIFEST).read_bytes()
+    # The same input on a local Ray cluster, two shards (`bench_ray`).
+    distributed = ray_build(base / "input-changed", ray_out, output, shards=2)
 
     accepted = report["tables"]["listings"]["accepted"]
     results = {
@@ -288,6 +291,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "shard_build_seconds": [round(s, 2) for s in shard_seconds],
         "merge_seconds": round(merge_s, 2),
         "merged_equals_unsharded": identical,
+        **distributed,
         "cores": os.cpu_count(),
     }
     (base / "results.json").write_text(json.dumps(results, indent=2))

@@ -48,6 +48,11 @@ def test_the_benchmark_runs_and_reports_every_figure(tmp_path: Path) -> None:
     # Only the changed store was rebuilt; the others were linked without building a page.
     assert results["rebuild_stores_unchanged"] == 20 - results["rebuild_changed_stores"]
     assert results["merged_equals_unsharded"] is True
+    # The distributed build of the same input: the same release, its listings moved once.
+    assert results["ray_equals_one_machine"] is True
+    assert results["ray_shuffle_bytes"] > 0
+    assert results["ray_engine_start_seconds"] > 0
+    assert len(results["ray_shard_worker_peak_rss_mb"]) == results["ray_shards"] == 2
     assert json.loads((tmp_path / "tiny" / "results.json").read_text()) == results
 
 
