@@ -68,7 +68,7 @@ def _parameter(name: str) -> dict[str, Any]:
 
 
 def openapi_document() -> dict[str, Any]:
-    """OpenAPI 3.0 document of the published operations, schemas generated from the models."""
+    """OpenAPI 3.1 document of the published operations, schemas generated from the models."""
     _, schemas = models_json_schema(
         [
             (InventoryPage, "validation"),
@@ -89,7 +89,7 @@ def openapi_document() -> dict[str, Any]:
         return ok("ErrorResponse", what)
 
     return {
-        "openapi": "3.0.3",
+        "openapi": "3.1.0",
         "info": {"title": "Store inventory (static reproduction)", "version": VERSION},
         "servers": [{"url": f"/{VERSION}"}],
         "paths": {
