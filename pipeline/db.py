@@ -47,6 +47,12 @@ MACROS = (
     "CREATE OR REPLACE TEMP MACRO json_text(t) AS coalesce(to_json(t::VARCHAR)::VARCHAR, 'null')",
     """CREATE OR REPLACE TEMP MACRO json_bool(b) AS
        CASE WHEN b THEN 'true' WHEN NOT b THEN 'false' ELSE 'null' END""",
+    # The keys a custom entry carries after isCustom (DESIGN §3: null where the input has none,
+    # but additionalImageUrls, which is [] then), with their leading comma.
+    """CREATE OR REPLACE TEMP MACRO json_custom_keys(title, description, main, more) AS
+       concat(',"title":', json_text(title), ',"description":', json_text(description),
+              ',"mainImageUrl":', json_text(main),
+              ',"additionalImageUrls":', coalesce(to_json(more)::VARCHAR, '[]'))""",
     # Money as a JSON number in shortest form with a decimal point: 12.30 -> 12.3, 5.00 -> 5.0.
     # Two decimals always, so a trailing zero is never the only fraction digit.
     """CREATE OR REPLACE TEMP MACRO json_money(d) AS

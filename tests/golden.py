@@ -27,6 +27,8 @@ FULL_PAGES = (
     "v1.39.0/stores/3d05ef67/inventory/products/categoryId=3.json",
     "v1.39.0/stores/a1b2c3d4/inventory/products/groupId=1001&offset=10.json",
     "v1.39.0/stores/card-cellar/inventory/products/channelId=1.json",
+    "v1.39.0/stores/3d05ef67/inventory/categories/index.json",
+    "v1.39.0/stores/3d05ef67/inventory/groups/channelId=1.json",
 )
 
 

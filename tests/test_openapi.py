@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 from openapi_spec_validator import validate
 
-from pipeline.api.docs import openapi_document, openapi_json
+from pipeline.api.openapi import openapi_document, openapi_json
 
 
 def test_the_openapi_document_is_valid() -> None:

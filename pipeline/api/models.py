@@ -49,15 +49,37 @@ class Language(BaseModel):
     abbr: StrictStr | None = Field(description="Abbreviation. May be null.")
 
 
+_NO_IMAGES = "Custom listings only; [] when there are none."
 CUSTOM_KEYS = ("storePriceCustomId", "title", "description", "mainImageUrl", "additionalImageUrls")
 
 
-class Sku(BaseModel):
+class _Listing(BaseModel):
+    """An entry of a listing: a custom one carries the five custom keys, a generic one none."""
+
+    model_config = _STRICT  # the fields are the subclasses', in their documents' order
+
+    @model_validator(mode="after")
+    def _custom_keys(self) -> _Listing:
+        present = [k for k in CUSTOM_KEYS if k in self.model_fields_set]
+        if getattr(self, "isCustom"):  # noqa: B009
+            if len(present) != len(CUSTOM_KEYS):
+                raise ValueError(f"custom entry lacks {set(CUSTOM_KEYS) - set(present)}")
+            if any(getattr(self, k) is None for k in ("storePriceCustomId", "additionalImageUrls")):
+                raise ValueError("custom entry needs storePriceCustomId and additionalImageUrls")
+        elif present:
+            raise ValueError(f"generic entry has custom keys {present}")
+        return self
+
+
+def _custom(what: str = "Custom listings only.") -> Any:
+    return Field(default=None, description=what)
+
+
+class Sku(_Listing):
     """One SKU entry; custom listings carry five more keys, generic ones never do."""
 
-    model_config = _STRICT
     skuId: Int64 = Field(description="SKU identifier.")
-    storePriceCustomId: Int64 | None = Field(default=None, description="Custom listings only.")
+    storePriceCustomId: Int64 | None = _custom()
     condition: Condition
     language: Language
     foil: StrictBool = Field(description="Whether the SKU is foil.")
@@ -65,24 +87,66 @@ class Sku(BaseModel):
     quantity: Int32 = Field(ge=1, description="Quantity available.")
     isFeatured: StrictBool | None = Field(description="May be null.")
     isCustom: StrictBool = Field(description="Whether the listing is a custom listing.")
-    title: StrictStr | None = Field(default=None, description="Custom listings only.")
-    description: StrictStr | None = Field(default=None, description="Custom listings only.")
-    mainImageUrl: StrictStr | None = Field(default=None, description="Custom listings only.")
-    additionalImageUrls: list[StrictStr] | None = Field(
-        default=None, description="Custom listings only; [] when there are none."
-    )
+    title: StrictStr | None = _custom()
+    description: StrictStr | None = _custom()
+    mainImageUrl: StrictStr | None = _custom()
+    additionalImageUrls: list[StrictStr] | None = _custom(_NO_IMAGES)
 
-    @model_validator(mode="after")
-    def _custom_keys(self) -> Sku:
-        present = [k for k in CUSTOM_KEYS if k in self.model_fields_set]
-        if self.isCustom:
-            if len(present) != len(CUSTOM_KEYS):
-                raise ValueError(f"custom entry lacks {set(CUSTOM_KEYS) - set(present)}")
-            if self.storePriceCustomId is None or self.additionalImageUrls is None:
-                raise ValueError("custom entry needs storePriceCustomId and additionalImageUrls")
-        elif present:
-            raise ValueError(f"generic entry has custom keys {present}")
-        return self
+
+class QuantitySku(_Listing):
+    """An entry of the product quantity operation."""
+
+    skuId: Int64 = Field(description="SKU identifier.")
+    storePriceCustomId: Int64 | None = _custom()
+    quantity: Int32 = Field(ge=1, description="Quantity available.")
+    isCustom: StrictBool = Field(description="Whether the listing is a custom listing.")
+    title: StrictStr | None = _custom()
+    description: StrictStr | None = _custom()
+    mainImageUrl: StrictStr | None = _custom()
+    additionalImageUrls: list[StrictStr] | None = _custom(_NO_IMAGES)
+
+
+class ProductQuantity(BaseModel):
+    model_config = _STRICT
+    productId: Int64 = Field(description="Product identifier.")
+    totalQuantity: Int32 = Field(ge=1, description="The matching entries' quantities, summed.")
+    skus: list[QuantitySku] = Field(min_length=1, description="In the summary's SKU order.")
+
+
+class SkuListPrice(_Listing):
+    """A listing of the store's price list, whatever its quantity."""
+
+    skuListPriceId: StrictStr = Field(description='"<skuId>", or "<skuId>-<storePriceCustomId>".')
+    skuId: Int64 = Field(description="SKU identifier.")
+    storePriceCustomId: Int64 | None = _custom()
+    price: Money = Field(description="Price; may have decimals.")
+    isCustom: StrictBool = Field(description="Whether the listing is a custom listing.")
+    title: StrictStr | None = _custom()
+    description: StrictStr | None = _custom()
+    mainImageUrl: StrictStr | None = _custom()
+    additionalImageUrls: list[StrictStr] | None = _custom(_NO_IMAGES)
+
+
+class StoreCategory(BaseModel):
+    model_config = _STRICT
+    categoryId: Int32
+    name: StrictStr
+
+
+_TIME = Annotated[StrictStr, Field(pattern=r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$")]
+
+
+class StoreGroup(BaseModel):
+    """A group; fields the input lacks are null."""
+
+    model_config = _STRICT
+    groupId: Int64
+    name: StrictStr
+    abbreviation: StrictStr | None
+    isSupplemental: StrictBool | None
+    publishedOn: _TIME | None
+    modifiedOn: _TIME | None
+    categoryId: Int32
 
 
 class StoreProduct(BaseModel):
@@ -138,6 +202,15 @@ class PagedResponse(BaseModel, Generic[T]):
     results: list[T] = Field(min_length=1)
 
 
+class ResultsResponse(BaseModel, Generic[T]):
+    """The envelope of an answer that is not a page: no totalItems."""
+
+    model_config = _STRICT
+    success: Literal[True]
+    errors: list[StrictStr] = Field(max_length=0)
+    results: list[T] = Field(min_length=1)
+
+
 class ErrorResponse(BaseModel):
     """Every error: no totalItems, one message per problem, no results."""
 
@@ -149,3 +222,11 @@ class ErrorResponse(BaseModel):
 
 InventoryPage = PagedResponse[StoreProduct]
 CategoryPage = PagedResponse[Category]
+# The response of each store operation but the summary (DESIGN §3.1), by operationId.
+OPERATION_RESPONSES: dict[str, type[BaseModel]] = {
+    "Stores_GetStoreProductSkus": PagedResponse[Sku],
+    "Stores_GetInventoryProductQuantity": ResultsResponse[ProductQuantity],
+    "Stores_GetInventorySkuPrices": PagedResponse[SkuListPrice],
+    "Stores_GetStoreGroups": PagedResponse[StoreGroup],
+    "Stores_GetStoreCategories": PagedResponse[StoreCategory],
+}

@@ -76,6 +76,12 @@ def envelope(total_items: int, results: Iterable[str | bytes]) -> bytes:
     return head + b"%d" % total_items + middle + b",".join(items) + tail
 
 
+def results_envelope(results: Iterable[str | bytes]) -> bytes:
+    """The envelope of an answer with no totalItems (one result, not a page), compact."""
+    items = [r.encode() if isinstance(r, str) else r for r in results]
+    return b'{"success":true,"errors":[],"results":[' + b",".join(items) + b"]}"
+
+
 def envelope_expr(total_items: pl.Expr, results: pl.Expr) -> pl.Expr:
     """`envelope` as a polars expression: `results` is the page's result objects joined by
     commas."""

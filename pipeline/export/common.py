@@ -6,7 +6,8 @@ from __future__ import annotations
 import duckdb
 
 from pipeline.api import urls
-from pipeline.api.docs import help_page, openapi_json
+from pipeline.api.docs import help_page
+from pipeline.api.openapi import openapi_json
 from pipeline.api.params import DEFAULTS, InventoryParams, category_params
 from pipeline.api.responses import envelope
 from pipeline.export.writer import SiteWriter

@@ -41,18 +41,25 @@ def code_digest() -> bytes:
 
 def store_inputs(con: duckdb.DuckDBPyConnection, stores: list[str]) -> dict[str, bytes]:
     """Each store's inputs to its answers, summed up without answering: every row of its
-    listings joined with its product's and SKU's fixed fragments (what the inventory SQL reads),
-    hashed whole, so a column added later is covered, and folded by xor and by sum, with the
+    listings joined with its product's and SKU's fixed fragments (what the inventory SQL reads)
+    and its group's published fields (the store's groups page), hashed whole, so a column
+    added later is covered, and folded by xor and by sum, with the
     row count. A change escapes with odds of about 2**-64. DuckDB's hash is deterministic; a
     DuckDB with another hash only makes every store look changed."""
     rows = con.execute(
         """
         SELECT store_key, count(*), bit_xor(h), sum(h::HUGEINT)
         FROM (
-            SELECT listing.store_key, hash(listing, product, sku) AS h
+            SELECT
+                listing.store_key,
+                hash(
+                    listing, product, sku, grp.name, grp.abbreviation, grp.is_supplemental,
+                    grp.published_on, grp.modified_on, grp.category_id
+                ) AS h
             FROM marts.listing AS listing
             JOIN export.product AS product USING (product_id)
             JOIN export.sku AS sku USING (sku_id)
+            JOIN staging.groups AS grp ON grp.group_id = listing.group_id
             WHERE list_contains($stores, listing.store_key))
         GROUP BY store_key
         """,

@@ -23,6 +23,7 @@ from pipeline.api import urls
 from pipeline.api.params import InventoryParams, query_params
 from pipeline.api.responses import envelope_expr
 from pipeline.export.digests import StoreRecord, store_digest, store_inputs
+from pipeline.export.lists import list_pages
 from pipeline.export.writer import SiteWriter
 from pipeline.progress import Advance
 from pipeline.settings import ExportSettings, Settings, Shard
@@ -163,7 +164,7 @@ def write_inventory_pages(
         if not rebuild:
             continue
         for answers in _answer_chunks(con, rebuild, export.channels):
-            for key, record in _write_chunk(writer, export, answers, digests).items():
+            for key, record in _write_chunk(con, writer, export, answers, digests).items():
                 records[key] = record
                 if advance:
                     advance(record.channels)
@@ -175,11 +176,15 @@ def write_inventory_pages(
 
 
 def _write_chunk(
-    writer: SiteWriter, settings: ExportSettings, answers: pl.DataFrame, digests: dict[str, bytes]
+    con: duckdb.DuckDBPyConnection,
+    writer: SiteWriter,
+    settings: ExportSettings,
+    answers: pl.DataFrame,
+    digests: dict[str, bytes],
 ) -> dict[str, StoreRecord]:
-    """Write the pages of a chunk of answers, each store into a folder of its own; returns a
-    record of each store."""
-    pages = inventory_pages(answers, settings)
+    """Write the pages of a chunk of answers, and the stores' categories and groups pages
+    (`lists`), each store into a folder of its own; returns a record of each store."""
+    pages = _all_pages(con, answers, settings)
     stores = answers.group_by("store_key", maintain_order=True).agg(
         channels=pl.col("channel_id").n_unique(), products=pl.len()
     )
@@ -188,7 +193,7 @@ def _write_chunk(
     for key, channels, products in stores.iter_rows():
         dirs[key] = writer.open_store(key, f"{key}-{digests[key].hex()[:16]}")
         records[key] = StoreRecord(digests[key], channels, products, written[key])
-    name = pl.lit(f"/{urls.PRODUCTS_DIR}/") + pl.col("name")
+    name = pl.lit("/") + pl.col("name")
     store = pl.col("store_key")  # lower-case in the warehouse, as in `inventory_page_path`
     writer.write_pages(
         pages.select(
@@ -198,6 +203,18 @@ def _write_chunk(
         )
     )
     return records
+
+
+def _all_pages(
+    con: duckdb.DuckDBPyConnection, answers: pl.DataFrame, settings: ExportSettings
+) -> pl.DataFrame:
+    """The inventory pages of these answers and their stores' lists: store_key, name (the path
+    under the store's folder), body."""
+    products = inventory_pages(answers, settings)
+    products = products.with_columns(name=pl.lit(f"{urls.PRODUCTS_DIR}/") + pl.col("name"))
+    stores = answers["store_key"].unique(maintain_order=True).to_list()
+    channels = answers["channel_id"].unique().to_list()
+    return pl.concat([products, list_pages(con, stores, channels, settings)])
 
 
 def count_store_channels(con: duckdb.DuckDBPyConnection, shard: Shard | None = None) -> int:
@@ -215,5 +232,5 @@ def count_pages(con: duckdb.DuckDBPyConnection, settings: Settings) -> int:
     pages = 0
     for stores in store_batches(con, settings.export_batch_listings, settings.shard):
         for answers in _answer_chunks(con, stores, settings.export.channels):
-            pages += inventory_pages(answers, settings.export).height
+            pages += _all_pages(con, answers, settings.export).height
     return pages

@@ -10,8 +10,9 @@ from urllib.parse import unquote
 
 import duckdb
 
-from pipeline.api import urls
-from pipeline.api.docs import help_page, openapi_json
+from pipeline.api import operations, urls
+from pipeline.api.docs import help_page
+from pipeline.api.openapi import openapi_json
 from pipeline.api.params import CATEGORY_PARAMETERS, parse_inventory_params
 from pipeline.api.responses import (
     HTML,
@@ -23,6 +24,7 @@ from pipeline.api.responses import (
     Response,
 )
 from pipeline.serve import live
+from pipeline.serve import operations as store_operations
 
 # A warehouse connection, or what opens one when a live answer needs it (ApiError(503) when it
 # cannot be opened): files and the help pages never wait on the warehouse.
@@ -97,6 +99,9 @@ def answer(con: Warehouse, target: str, site: Path | None = None) -> Response:
             if page is not None and _is_file(page):
                 return Response(200, page.read_bytes())
             return Response(200, live.store_inventory(warehouse(), key, params))
+        operation = operations.match(path)
+        if operation is not None:
+            return store_operations.answer(warehouse, site, *operation, query)
         if path == urls.CATEGORIES_PATH:
             params = parse_inventory_params(query, CATEGORY_PARAMETERS)
             page = site / urls.categories_page_path(params) if site else None

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from pipeline.api.operations import STORE_OPERATIONS
 from pipeline.db import SqlFile
 
 Severity = Literal["reject", "warn"]
@@ -90,7 +91,9 @@ CATALOG_STEPS: tuple[Step, ...] = tuple(s for s in STEPS if s not in STORE_STEPS
 
 STORE_INVENTORY = SqlFile("api/store_inventory_products")
 CATALOG_CATEGORIES = SqlFile("api/catalog_categories")
-QUERIES: tuple[SqlFile, ...] = (STORE_INVENTORY, CATALOG_CATEGORIES)
+# The store's other inventory operations (DESIGN §3.1), by operation.
+OPERATION_SQL = {op: SqlFile(op.sql) for op in STORE_OPERATIONS}
+QUERIES: tuple[SqlFile, ...] = (STORE_INVENTORY, CATALOG_CATEGORIES, *OPERATION_SQL.values())
 
 
 def all_sql_files() -> list[SqlFile]:

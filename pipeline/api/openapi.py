@@ -1,0 +1,110 @@
+"""The OpenAPI 3.1 document of the published operations (`/v1.39.0/help/openapi.json`),
+generated from the response models, the parameters' definitions and the store operations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+
+from pipeline.api.docs import parameter
+from pipeline.api.models import OPERATION_RESPONSES, CategoryPage, ErrorResponse, InventoryPage
+from pipeline.api.operations import STORE_OPERATIONS
+from pipeline.api.params import CATEGORY_PARAMETERS, PARAMETER_NAMES
+from pipeline.api.responses import NO_CATEGORIES, NO_PRODUCTS, NO_STORES
+from pipeline.api.urls import VERSION
+
+STORE_KEY = {
+    "name": "storeKey",
+    "in": "path",
+    "required": True,
+    "description": "Key of the store (case-insensitive).",
+    "schema": {"type": "string"},
+}
+PRODUCT_ID = {
+    "name": "productId",
+    "in": "path",
+    "required": True,
+    "description": "The product's identifier.",
+    "schema": {"type": "integer", "format": "int64"},
+}
+
+
+def _ref(model: type[BaseModel]) -> dict[str, Any]:
+    return {"$ref": f"#/components/schemas/{model.__name__.replace('[', '_').replace(']', '_')}"}
+
+
+def _responses(model: type[BaseModel], what: str, empty: str) -> dict[str, Any]:
+    def body(schema: type[BaseModel], description: str) -> dict[str, Any]:
+        return {
+            "description": description,
+            "content": {"application/json": {"schema": _ref(schema)}},
+        }
+
+    return {
+        "200": body(model, what),
+        "400": body(ErrorResponse, "A parameter does not parse or is out of range."),
+        "404": body(ErrorResponse, empty),
+    }
+
+
+def openapi_document() -> dict[str, Any]:
+    """The document: every operation, schemas generated from the models."""
+    models: list[type[BaseModel]] = [
+        InventoryPage,
+        CategoryPage,
+        *OPERATION_RESPONSES.values(),
+        ErrorResponse,
+    ]
+    _, schemas = models_json_schema(
+        [(m, "validation") for m in models], ref_template="#/components/schemas/{model}"
+    )
+    paths: dict[str, Any] = {
+        "/stores/{storeKey}/inventory/products": {
+            "get": {
+                "operationId": "Stores_GetStoreInventory",
+                "summary": "List Product Summary",
+                "parameters": [STORE_KEY, *(parameter(n) for n in PARAMETER_NAMES)],
+                "responses": _responses(
+                    InventoryPage, "The requested page.", f"{NO_STORES} / {NO_PRODUCTS}"
+                ),
+            }
+        },
+        "/catalog/categories": {
+            "get": {
+                "operationId": "Catalog_GetCategories",
+                "summary": "List All Categories",
+                "parameters": [parameter(n) for n in CATEGORY_PARAMETERS],
+                "responses": _responses(CategoryPage, "The requested page.", NO_CATEGORIES),
+            }
+        },
+    }
+    for op in STORE_OPERATIONS:
+        path_parameters = [STORE_KEY, PRODUCT_ID] if op.by_product else [STORE_KEY]
+        paths[f"/stores/{{storeKey}}/{op.path}"] = {
+            "get": {
+                "operationId": op.operation_id,
+                "summary": op.summary,
+                "description": op.description,
+                "parameters": [*path_parameters, *(parameter(n) for n in op.parameters)],
+                "responses": _responses(
+                    OPERATION_RESPONSES[op.operation_id],
+                    "The answer." if not op.paged else "The requested page.",
+                    f"{NO_STORES} / {NO_PRODUCTS}",
+                ),
+            }
+        }
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Store inventory (static reproduction)", "version": VERSION},
+        "servers": [{"url": f"/{VERSION}"}],
+        "paths": paths,
+        "components": {"schemas": schemas.get("$defs", {})},
+    }
+
+
+def openapi_json() -> bytes:
+    """The OpenAPI document as published at /v1.39.0/help/openapi.json."""
+    return orjson.dumps(openapi_document(), option=orjson.OPT_INDENT_2)

@@ -1,0 +1,154 @@
+"""The store's other inventory operations (DESIGN §3.1): their paths, parameters, SQL files,
+bind parameters and page names, shared by the live server, the exporter (the store's
+categories and groups are materialised), the nginx configuration and the OpenAPI document.
+
+Each operation reads the same inventory as the summary with the same rules: the parameters are
+parsed by `pipeline.api.params` (400s before the store is looked up), an unknown store is
+`No stores were found.`, an empty page `No products were found.`
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from pipeline.api.params import INT64, InventoryParams, invalid_value, paging_params
+from pipeline.api.responses import ApiError
+from pipeline.api.urls import STORES_DIR, canonical_query
+
+
+@dataclass(frozen=True)
+class Operation:
+    operation_id: str
+    summary: str
+    path: str  # under the store's folder; {productId} is the product's segment
+    parameters: tuple[str, ...]  # the query parameters, in the official document's order
+    sql: str  # the SQL file under sql/ (one SELECT of position, total_items, result_json)
+    description: str
+    paged: bool = True  # offset and limit; the envelope has totalItems
+    materialised: bool = False  # the default pages of every store and channel are files
+
+    @property
+    def by_product(self) -> bool:
+        return "{productId}" in self.path
+
+
+_FLAGS = ("includeGeneric", "includeCustom")
+_STORE = ("channelId", "includeExcludedCategories")
+STORE_OPERATIONS: tuple[Operation, ...] = (
+    Operation(
+        "Stores_GetStoreProductSkus",
+        "List Product SKUs",
+        "inventory/products/{productId}/skus",
+        (*_FLAGS, "offset", "limit", *_STORE),
+        "api/store_product_skus",
+        "Every matching SKU entry of the product, in the summary's SKU order (price descending, "
+        "skuId, generic before custom, storePriceCustomId): what a client reads when skuCount "
+        "exceeds skuLimit.",
+    ),
+    Operation(
+        "Stores_GetInventoryProductQuantity",
+        "Get Product Inventory Quantities",
+        "inventory/products/{productId}/quantity",
+        (*_FLAGS, *_STORE),
+        "api/store_product_quantity",
+        "One result: the product's total quantity and its matching entries' quantities, in the "
+        "summary's SKU order.",
+        paged=False,
+    ),
+    Operation(
+        "Stores_GetInventorySkuPrices",
+        "List SKU List Price",
+        "inventory/skuprices",
+        ("groupId", "skuId", *_FLAGS, *_STORE, "offset", "limit"),
+        "api/store_skuprices",
+        "The store's price list on the channel: every listing, whatever its quantity, by skuId, "
+        "generic before custom, then storePriceCustomId.",
+    ),
+    Operation(
+        "Stores_GetStoreGroups",
+        "List All Groups",
+        "inventory/groups",
+        ("categoryId", "categoryName", *_STORE, "offset", "limit", "inStockOnly"),
+        "api/store_groups",
+        "The groups of the store's matching products, by name (case-insensitive), then groupId.",
+        materialised=True,
+    ),
+    Operation(
+        "Stores_GetStoreCategories",
+        "List All Categories",
+        "inventory/categories",
+        (*_STORE, "offset", "limit", "inStockOnly"),
+        "api/store_categories",
+        "The categories of the store's matching products, by name (case-insensitive), then "
+        "categoryId.",
+        materialised=True,
+    ),
+)
+
+_SEGMENT = "[^/]+"
+# /v1.39.0/stores/{storeKey}/<operation path>: the store key, the product segment (or None).
+OPERATION_PATHS = {
+    op: re.compile(
+        rf"/{re.escape(STORES_DIR)}/({_SEGMENT})/"
+        + re.escape(op.path).replace(re.escape("{productId}"), f"({_SEGMENT})")
+    )
+    for op in STORE_OPERATIONS
+}
+_INTEGER = re.compile(r"-?[0-9]{1,19}")
+
+
+def match(path: str) -> tuple[Operation, str, str | None] | None:
+    """The operation a (normalised) path names, its store key and its product segment."""
+    for op, pattern in OPERATION_PATHS.items():
+        found = pattern.fullmatch(path)
+        if found:
+            return op, found.group(1), found.group(2) if op.by_product else None
+    return None
+
+
+def parse_product_id(segment: str | None) -> int | None:
+    """The path's productId, an int64; None (a 400 naming it) when it is not one."""
+    if segment is None:
+        return None
+    if not _INTEGER.fullmatch(segment) or not INT64[0] <= int(segment) <= INT64[1]:
+        return None
+    return int(segment)
+
+
+def product_id_error(segment: str) -> ApiError:
+    return ApiError(400, [invalid_value("productId", segment)])
+
+
+def bind(
+    params: InventoryParams, store_keys: list[str], product_id: int | None = None
+) -> dict[str, object]:
+    """Every bind parameter an operation's SQL may read (`used` keeps those it does)."""
+    return {
+        "store_keys": store_keys,
+        "channel_id": params.channelId,
+        "product_id": product_id,
+        "include_generic": params.includeGeneric,
+        "include_custom": params.includeCustom,
+        "include_excluded_categories": params.includeExcludedCategories,
+        "in_stock_only": params.inStockOnly,
+        "category_id": params.categoryId,
+        "category_name": params.categoryName,
+        "group_id": params.groupId,
+        "sku_id": params.skuId,
+        **paging_params(params),
+    }
+
+
+def used(sql: str, values: dict[str, object]) -> dict[str, object]:
+    """The bind parameters `sql` names (DuckDB refuses one it does not)."""
+    names = set(re.findall(r"\$([a-z_]+)", sql))
+    return {k: v for k, v in values.items() if k in names}
+
+
+def page_path(op: Operation, store_key: str, params: InventoryParams) -> PurePosixPath:
+    """A materialised page's file: the operation's folder, the canonical query or "index"."""
+    return PurePosixPath(
+        STORES_DIR, store_key.lower(), op.path, f"{canonical_query(params) or 'index'}.json"
+    )

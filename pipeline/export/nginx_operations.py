@@ -1,0 +1,37 @@
+"""The nginx locations of the store's other inventory operations (DESIGN §3.1), for
+`pipeline.export.nginx`: the store's categories and groups from their materialised files (the
+default request of a channel, paged; lower-case store keys), everything else from the live
+upstream (`@live`)."""
+
+from __future__ import annotations
+
+import re
+
+from pipeline.api.operations import STORE_OPERATIONS
+from pipeline.api.params import PAGING
+from pipeline.api.urls import STORES_DIR
+from pipeline.contract import STORED_KEY_PATTERN
+
+# The parameters a materialised list page's name may carry ($list_page, from the $inv_ maps).
+LIST_PARAMETERS = ("channelId", *PAGING)
+
+
+def store_operation_locations(only_get: str) -> str:
+    """The two locations: the materialised lists, and every operation's path to `@live`."""
+    stores = re.escape(STORES_DIR)
+    lists = "|".join(re.escape(op.path) for op in STORE_OPERATIONS if op.materialised)
+    every = "|".join(
+        re.escape(op.path).replace(re.escape("{productId}"), "[^/]+") for op in STORE_OPERATIONS
+    )
+    store = f"(?<list_store>{STORED_KEY_PATTERN})"
+    return (
+        f'    location ~ "^/{stores}/{store}/(?<list_op>{lists})/?$" {{\n'
+        f"{only_get}"
+        f"        try_files /{STORES_DIR}/$list_store/$list_op/$list_page.json @live;\n"
+        "    }\n"
+        f'    location ~ "^/{stores}/[^/]+/(?:{every})/?$" {{\n'
+        f"{only_get}"
+        "        error_page 418 = @live;\n"
+        "        return 418;\n"
+        "    }"
+    )

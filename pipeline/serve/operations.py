@@ -1,0 +1,84 @@
+"""Answers of the store's other inventory operations (DESIGN §3.1): a materialised page from
+its file, anything else from the warehouse by the operation's SQL file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+
+from pipeline.api.operations import Operation, bind, page_path, parse_product_id, used
+from pipeline.api.params import InventoryParams, invalid_value, parse_inventory_params
+from pipeline.api.responses import (
+    NO_PRODUCTS,
+    NO_STORES,
+    ApiError,
+    Response,
+    envelope,
+    results_envelope,
+)
+from pipeline.api.urls import STORE_KEY
+from pipeline.serve.live import store_exists
+from pipeline.transform.steps import OPERATION_SQL
+
+
+def parse(op: Operation, segment: str | None, query: str) -> tuple[int | None, InventoryParams]:
+    """The productId and the query's parameters, or ApiError(400) naming every bad one (the
+    path's productId first)."""
+    product_id = parse_product_id(segment)
+    errors = (
+        [] if segment is None or product_id is not None else [invalid_value("productId", segment)]
+    )
+    try:
+        params = parse_inventory_params(query, op.parameters)
+    except ApiError as exc:
+        raise ApiError(exc.status, errors + exc.messages) from None
+    if errors:
+        raise ApiError(400, errors)
+    return product_id, params
+
+
+def live_answer(
+    con: duckdb.DuckDBPyConnection,
+    op: Operation,
+    store_key: str,
+    product_id: int | None,
+    params: InventoryParams,
+) -> bytes:
+    """The operation's answer from the warehouse, or ApiError(404)."""
+    key = store_key.lower()
+    if not store_exists(con, key):
+        raise ApiError(404, [NO_STORES])
+    sql = OPERATION_SQL[op].sql
+    result = con.execute(sql, used(sql, bind(params, [key], product_id)))
+    names = [d[0] for d in result.description]
+    total, json = names.index("total_items"), names.index("result_json")
+    rows = result.fetchall()
+    if not rows:
+        raise ApiError(404, [NO_PRODUCTS])
+    if not op.paged:
+        return results_envelope(r[json] for r in rows)
+    return envelope(rows[0][total], (r[json] for r in rows))
+
+
+def answer(
+    warehouse: Callable[[], duckdb.DuckDBPyConnection],
+    site: Path | None,
+    op: Operation,
+    store_key: str,
+    segment: str | None,
+    query: str,
+) -> Response:
+    """The response to a request of the operation: 400s before the store is looked up."""
+    product_id, params = parse(op, segment, query)
+    if not STORE_KEY.fullmatch(store_key):
+        raise ApiError(404, [NO_STORES])
+    if site is not None and op.materialised:
+        page = site / page_path(op, store_key, params)
+        try:
+            if page.is_file():
+                return Response(200, page.read_bytes())
+        except OSError:  # e.g. a name longer than the file system allows: never materialised
+            pass
+    return Response(200, live_answer(warehouse(), op, store_key, product_id, params))

@@ -1,0 +1,52 @@
+-- GET /v1.39.0/stores/{storeKey}/inventory/products/{productId}/quantity
+-- (Stores_GetInventoryProductQuantity), DESIGN §3.1: one row, the product's
+-- {productId, totalQuantity, skus} over its matching entries in the SKU order of §3 (none when
+-- nothing matches). An entry is {skuId, quantity, isCustom}; a custom one also carries
+-- storePriceCustomId (after skuId) and the custom keys. Bind parameters: $store_keys (a list of
+-- one key), $channel_id, $product_id and the listing flags.
+with
+listing as (select * from marts.listing),
+matching as (
+    select listing.*
+    from listing
+    where list_contains($store_keys, listing.store_key)
+      and listing.channel_id = $channel_id
+      and listing.product_id = $product_id
+      and listing.quantity > 0
+      and (case when listing.is_custom then $include_custom else $include_generic end)
+      and ($include_excluded_categories or not listing.is_excluded_category)
+),
+entries as (
+    select
+        price,
+        sku_id,
+        is_custom,
+        store_price_custom_id,
+        quantity,
+        concat(
+            '{"skuId":', sku_id,
+            case when is_custom then concat(',"storePriceCustomId":', store_price_custom_id) end,
+            ',"quantity":', quantity,
+            ',"isCustom":', json_bool(is_custom),
+            case when is_custom then
+                json_custom_keys(title, description, main_image_url, additional_image_urls)
+            end,
+            '}'
+        ) as entry_json
+    from matching
+),
+final as (
+    select
+        1::bigint as position,
+        1::bigint as total_items,
+        concat(
+            '{"productId":', $product_id::bigint,
+            ',"totalQuantity":', sum(quantity),
+            ',"skus":[',
+            string_agg(entry_json, ',' order by price desc, sku_id, is_custom, store_price_custom_id),
+            ']}'
+        ) as result_json
+    from entries
+    having count(*) > 0
+)
+select * from final

@@ -1,0 +1,51 @@
+-- GET /v1.39.0/stores/{storeKey}/inventory/products/{productId}/skus
+-- (Stores_GetStoreProductSkus), DESIGN §3.1: one row per matching entry of the product, in the
+-- SKU order of §3 (price descending, skuId, generic before custom, storePriceCustomId), with its
+-- Sku JSON written as the summary writes it. Bind parameters: $store_keys (a list of one key),
+-- $channel_id, $product_id, the listing flags, and $first_position / $last_position (1-based,
+-- inclusive) for the page.
+with
+listing as (select * from marts.listing),
+sku_fixed as (select * from export.sku),
+matching as (
+    select listing.*
+    from listing
+    where list_contains($store_keys, listing.store_key)
+      and listing.channel_id = $channel_id
+      and listing.product_id = $product_id
+      and listing.quantity > 0
+      and (case when listing.is_custom then $include_custom else $include_generic end)
+      and ($include_excluded_categories or not listing.is_excluded_category)
+),
+numbered as (
+    select
+        matching.*,
+        sku_fixed.body_json,
+        row_number() over (
+            order by price desc, matching.sku_id, is_custom, store_price_custom_id
+        ) as position,
+        count(*) over () as total_items
+    from matching
+    join sku_fixed on sku_fixed.sku_id = matching.sku_id
+),
+final as (
+    select
+        position::bigint as position,
+        total_items::bigint as total_items,
+        concat(
+            '{"skuId":', sku_id,
+            case when is_custom then concat(',"storePriceCustomId":', store_price_custom_id) end,
+            ',', body_json,
+            ',"price":', json_money(price),
+            ',"quantity":', quantity,
+            ',"isFeatured":', json_bool(is_featured),
+            ',"isCustom":', json_bool(is_custom),
+            case when is_custom then
+                json_custom_keys(title, description, main_image_url, additional_image_urls)
+            end,
+            '}'
+        ) as result_json
+    from numbered
+    where position between $first_position and $last_position
+)
+select * from final order by position

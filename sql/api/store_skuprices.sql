@@ -1,0 +1,48 @@
+-- GET /v1.39.0/stores/{storeKey}/inventory/skuprices (Stores_GetInventorySkuPrices), DESIGN
+-- §3.1: the store's price list on the channel, one row per listing whatever its quantity,
+-- ordered by skuId, generic before custom, then storePriceCustomId. skuListPriceId is the
+-- listing's key as text ("<skuId>", or "<skuId>-<storePriceCustomId>" for a custom listing).
+-- Bind parameters: $store_keys (a list of one key), $channel_id, the listing flags, $group_id
+-- and $sku_id (null: no filter), and $first_position / $last_position for the page.
+with
+listing as (select * from marts.listing),
+matching as (
+    select listing.*
+    from listing
+    where list_contains($store_keys, listing.store_key)
+      and listing.channel_id = $channel_id
+      and (case when listing.is_custom then $include_custom else $include_generic end)
+      and ($include_excluded_categories or not listing.is_excluded_category)
+      and ($group_id is null or listing.group_id = $group_id)
+      and ($sku_id is null or listing.sku_id = $sku_id)
+),
+numbered as (
+    select
+        matching.*,
+        row_number() over (order by sku_id, is_custom, store_price_custom_id) as position,
+        count(*) over () as total_items
+    from matching
+),
+final as (
+    select
+        position::bigint as position,
+        total_items::bigint as total_items,
+        concat(
+            '{"skuListPriceId":',
+            json_text(
+                case when is_custom then concat(sku_id, '-', store_price_custom_id)
+                else sku_id::varchar end
+            ),
+            ',"skuId":', sku_id,
+            case when is_custom then concat(',"storePriceCustomId":', store_price_custom_id) end,
+            ',"price":', json_money(price),
+            ',"isCustom":', json_bool(is_custom),
+            case when is_custom then
+                json_custom_keys(title, description, main_image_url, additional_image_urls)
+            end,
+            '}'
+        ) as result_json
+    from numbered
+    where position between $first_position and $last_position
+)
+select * from final order by position
