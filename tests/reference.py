@@ -242,6 +242,16 @@ def _bool(v: Any, default: bool | None = None) -> bool | None:
     return str(v).strip().lower() in ("true", "1")
 
 
+def time_text(value: Any) -> str | None:
+    """A time as the API writes it: ISO 8601, no zone, exactly three fraction digits."""
+    if value is None:
+        return None
+    from datetime import datetime
+
+    moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}"
+
+
 def load_directory(input_dir: Path) -> Data:
     """The accepted content of a valid input directory (no rejects expected)."""
     catalog, stores = input_dir / "catalog", input_dir / "stores"
@@ -256,6 +266,10 @@ def load_directory(input_dir: Path) -> Data:
             "groupId": int(r["groupId"]),
             "name": r["name"],
             "categoryId": int(r["categoryId"]),
+            "abbreviation": r.get("abbreviation"),
+            "isSupplemental": _bool(r.get("isSupplemental")),
+            "publishedOn": time_text(r.get("publishedOn")),
+            "modifiedOn": time_text(r.get("modifiedOn")),
         }
     for r in _read_rows(catalog, "products"):
         data.products[int(r["productId"])] = {
@@ -394,3 +408,267 @@ def answer_url(data: Data, path: str, query: str) -> tuple[int, bytes]:
     if isinstance(parsed, list):
         return 400, dumps({"success": False, "errors": parsed, "results": []})
     return answer(data, match.group(1), parsed)
+
+
+# ---------------------------------------------------------------------------------------------
+# The store's other inventory operations (DESIGN §3.1), written from the contract alone.
+# ---------------------------------------------------------------------------------------------
+
+OPERATION_SPECS: dict[str, list[tuple[str, str]]] = {
+    "skus": [
+        ("includeGeneric", "bool"),
+        ("includeCustom", "bool"),
+        ("offset", "int32"),
+        ("limit", "int32"),
+        ("channelId", "int32"),
+        ("includeExcludedCategories", "bool"),
+    ],
+    "quantity": [
+        ("includeGeneric", "bool"),
+        ("includeCustom", "bool"),
+        ("channelId", "int32"),
+        ("includeExcludedCategories", "bool"),
+    ],
+    "skuprices": [
+        ("groupId", "int64"),
+        ("skuId", "int64"),
+        ("includeGeneric", "bool"),
+        ("includeCustom", "bool"),
+        ("channelId", "int32"),
+        ("includeExcludedCategories", "bool"),
+        ("offset", "int32"),
+        ("limit", "int32"),
+    ],
+    "groups": [
+        ("categoryId", "int32"),
+        ("categoryName", "str"),
+        ("channelId", "int32"),
+        ("includeExcludedCategories", "bool"),
+        ("offset", "int32"),
+        ("limit", "int32"),
+        ("inStockOnly", "bool"),
+    ],
+    "categories": [
+        ("channelId", "int32"),
+        ("includeExcludedCategories", "bool"),
+        ("offset", "int32"),
+        ("limit", "int32"),
+        ("inStockOnly", "bool"),
+    ],
+}
+OPERATION_DEFAULTS: dict[str, Any] = {
+    "includeGeneric": True,
+    "includeCustom": True,
+    "includeExcludedCategories": False,
+    "inStockOnly": True,
+    "channelId": 0,
+    "offset": 0,
+    "limit": 10,
+}
+
+
+def _is_int(raw: str, bits: int) -> bool:
+    digits = raw[1:] if raw.startswith("-") else raw
+    return (
+        bool(digits) and all("0" <= c <= "9" for c in digits) and -(2**bits) <= int(raw) < 2**bits
+    )
+
+
+def parse_operation_query(spec: list[tuple[str, str]], query: str) -> dict[str, Any] | list[str]:
+    """The operation's parameters (defaults filled in), or the list of 400 messages."""
+    from urllib.parse import unquote_plus
+
+    first: dict[str, str] = {}
+    for part in query.split("&"):
+        if part:
+            name, _, value = part.partition("=")
+            first.setdefault(unquote_plus(name).lower(), unquote_plus(value))
+    values: dict[str, Any] = {n: OPERATION_DEFAULTS.get(n) for n, _ in spec}
+    errors: list[str] = []
+    for name, kind in spec:
+        if name.lower() not in first:
+            continue
+        raw = first[name.lower()]
+        if kind in ("int32", "int64"):
+            if _is_int(raw, 31 if kind == "int32" else 63):
+                values[name] = int(raw)
+            else:
+                errors.append(f"The value '{raw}' is not valid for {name}.")
+        elif kind == "bool":
+            if raw.lower() in ("true", "false"):
+                values[name] = raw.lower() == "true"
+            else:
+                errors.append(f"The value '{raw}' is not valid for {name}.")
+        elif raw:
+            values[name] = raw
+    if "offset" in values and values["offset"] < 0:
+        errors.append("offset must be greater than or equal to 0.")
+    if "limit" in values and not 1 <= values["limit"] <= 100:
+        errors.append("limit must be between 1 and 100.")
+    return errors or values
+
+
+def _listings_of(data: Data, store: str, p: dict[str, Any], in_stock: bool) -> list[dict[str, Any]]:
+    """The store's listings on the channel that the flags let through."""
+    out = []
+    for row in data.listings:
+        if row["storeKey"].lower() != store or row["channelId"] != p["channelId"]:
+            continue
+        if in_stock and row["quantity"] <= 0:
+            continue
+        if not p.get("includeCustom", True) and row["isCustom"]:
+            continue
+        if not p.get("includeGeneric", True) and not row["isCustom"]:
+            continue
+        product = data.products[data.skus[row["skuId"]]["productId"]]
+        excluded = (store, p["channelId"], product["categoryId"]) in data.excluded
+        if excluded and not p["includeExcludedCategories"]:
+            continue
+        out.append(row)
+    return out
+
+
+def _sku_order(row: dict[str, Any]) -> tuple[Any, ...]:
+    return (-row["price"], row["skuId"], row["isCustom"], row.get("storePriceCustomId") or 0)
+
+
+def _custom_keys(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "title": row.get("title"),
+        "description": row.get("description"),
+        "mainImageUrl": row.get("mainImageUrl"),
+        "additionalImageUrls": row.get("additionalImageUrls") or [],
+    }
+
+
+def _quantity_entry(row: dict[str, Any]) -> dict[str, Any]:
+    entry: dict[str, Any] = {"skuId": row["skuId"]}
+    if row["isCustom"]:
+        entry["storePriceCustomId"] = row["storePriceCustomId"]
+    entry.update(quantity=row["quantity"], isCustom=row["isCustom"])
+    if row["isCustom"]:
+        entry.update(_custom_keys(row))
+    return entry
+
+
+def _price_entry(row: dict[str, Any]) -> dict[str, Any]:
+    custom = row["isCustom"]
+    key = f"{row['skuId']}-{row['storePriceCustomId']}" if custom else str(row["skuId"])
+    entry: dict[str, Any] = {"skuListPriceId": key, "skuId": row["skuId"]}
+    if custom:
+        entry["storePriceCustomId"] = row["storePriceCustomId"]
+    entry.update(price=_money(row["price"]), isCustom=custom)
+    if custom:
+        entry.update(_custom_keys(row))
+    return entry
+
+
+def _group_object(group: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "groupId": group["groupId"],
+        "name": group["name"],
+        "abbreviation": group.get("abbreviation"),
+        "isSupplemental": group.get("isSupplemental"),
+        "publishedOn": group.get("publishedOn"),
+        "modifiedOn": group.get("modifiedOn"),
+        "categoryId": group["categoryId"],
+    }
+
+
+def operation_results(
+    data: Data, operation: str, store: str, product_id: int | None, p: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Every result of the operation (before paging), in its order."""
+    product_of = {s: data.skus[s]["productId"] for s in data.skus}
+    if operation in ("skus", "quantity"):
+        rows = sorted(
+            (r for r in _listings_of(data, store, p, True) if product_of[r["skuId"]] == product_id),
+            key=_sku_order,
+        )
+        if operation == "skus":
+            return [_entry(data, r) for r in rows]
+        if not rows:
+            return []
+        skus = [_quantity_entry(r) for r in rows]
+        return [
+            {
+                "productId": product_id,
+                "totalQuantity": sum(r["quantity"] for r in rows),
+                "skus": skus,
+            }
+        ]
+    if operation == "skuprices":
+        rows = [
+            r
+            for r in _listings_of(data, store, p, False)
+            if (
+                p["groupId"] is None
+                or data.products[product_of[r["skuId"]]]["groupId"] == p["groupId"]
+            )
+            and (p["skuId"] is None or r["skuId"] == p["skuId"])
+        ]
+        rows.sort(key=lambda r: (r["skuId"], r["isCustom"], r.get("storePriceCustomId") or 0))
+        return [_price_entry(r) for r in rows]
+    products = [
+        data.products[product_of[r["skuId"]]]
+        for r in _listings_of(data, store, p, p["inStockOnly"])
+    ]
+    if operation == "categories":
+        found = {
+            data.categories[pr["categoryId"]]["categoryId"]: data.categories[pr["categoryId"]]
+            for pr in products
+        }
+        ordered = sorted(found.values(), key=lambda c: (fold(c["name"]), c["categoryId"]))
+        return [{"categoryId": c["categoryId"], "name": c["name"]} for c in ordered]
+    category_name = p["categoryName"]
+    groups = {
+        pr["groupId"]: data.groups[pr["groupId"]]
+        for pr in products
+        if (p["categoryId"] is None or pr["categoryId"] == p["categoryId"])
+        and (
+            category_name is None
+            or fold(data.categories[pr["categoryId"]]["name"]) == fold(category_name)
+        )
+    }
+    return [
+        _group_object(g)
+        for g in sorted(groups.values(), key=lambda g: (fold(g["name"]), g["groupId"]))
+    ]
+
+
+def answer_operation(data: Data, path: str, query: str) -> tuple[int, bytes] | None:
+    """(status, body) for GET path?query on one of the store's other operations; None for a
+    path that is none of them."""
+    import re
+
+    match = re.fullmatch(
+        r"/v1\.39\.0/stores/([^/]+)/inventory/"
+        r"(?:products/([^/]+)/(skus|quantity)|(skuprices|categories|groups))/?",
+        path,
+    )
+    if not match:
+        return None
+    store, segment = match.group(1), match.group(2)
+    operation = match.group(3) or match.group(4)
+    errors: list[str] = []
+    if segment is not None and not _is_int(segment, 63):
+        errors.append(f"The value '{segment}' is not valid for productId.")
+    parsed = parse_operation_query(OPERATION_SPECS[operation], query)
+    if isinstance(parsed, list):
+        errors += parsed
+    if errors:
+        return 400, dumps({"success": False, "errors": errors, "results": []})
+    assert isinstance(parsed, dict)
+    if store.lower() not in data.known_stores():
+        return 404, dumps({"success": False, "errors": ["No stores were found."], "results": []})
+    product_id = None if segment is None else int(segment)
+    results = operation_results(data, operation, store.lower(), product_id, parsed)
+    if operation == "quantity":
+        page = results
+    else:
+        page = results[parsed["offset"] : parsed["offset"] + parsed["limit"]]
+    if not page:
+        return 404, dumps({"success": False, "errors": ["No products were found."], "results": []})
+    if operation == "quantity":
+        return 200, dumps({"success": True, "errors": [], "results": page})
+    return 200, dumps({"totalItems": len(results), "success": True, "errors": [], "results": page})

@@ -51,6 +51,10 @@ def datasets(draw: st.DrawFn) -> reference.Data:
             "groupId": group_id,
             "name": draw(TEXT),
             "categoryId": draw(st.sampled_from(sorted(data.categories))),
+            "abbreviation": draw(st.none() | TEXT),
+            "isSupplemental": draw(st.sampled_from([None, True, False])),
+            "publishedOn": draw(st.sampled_from([None, "2022-11-11T00:00:00.000"])),
+            "modifiedOn": draw(st.sampled_from([None, "2025-12-12T22:37:34.340"])),
         }
     for product_id in range(100, 100 + draw(st.integers(1, 8))):
         group_id = draw(st.sampled_from(sorted(data.groups)))
@@ -169,6 +173,41 @@ def requests(draw: st.DrawFn, data: reference.Data) -> reference.Request:
     )
 
 
+@st.composite
+def operation_targets(draw: st.DrawFn, data: reference.Data) -> tuple[str, str]:
+    """A request of one of the store's other operations (DESIGN §3.1), its parameters valid."""
+    store = draw(st.sampled_from([*STORE_KEYS, "unknown"]))
+    product = draw(st.sampled_from([*sorted(data.products), 1]))
+    operation = draw(
+        st.sampled_from(
+            [
+                f"products/{product}/skus",
+                f"products/{product}/quantity",
+                "skuprices",
+                "categories",
+                "groups",
+            ]
+        )
+    )
+    values = {
+        "includeGeneric": draw(st.sampled_from(["true", "false", None, None])),
+        "includeCustom": draw(st.sampled_from(["true", "false", None, None])),
+        "includeExcludedCategories": draw(st.sampled_from(["true", "false", None])),
+        "inStockOnly": draw(st.sampled_from(["true", "false", None])),
+        "channelId": draw(st.sampled_from(["0", "1", None])),
+        "offset": draw(st.sampled_from(["0", "1", "3", None])),
+        "limit": draw(st.sampled_from(["1", "2", "10", None])),
+        "groupId": draw(st.none() | st.sampled_from([str(g) for g in sorted(data.groups)])),
+        "skuId": draw(st.none() | st.sampled_from([str(s) for s in sorted(data.skus)])),
+        "categoryId": draw(st.none() | st.sampled_from([str(c) for c in sorted(data.categories)])),
+        "categoryName": draw(
+            st.none() | st.sampled_from([_case(draw, c["name"]) for c in data.categories.values()])
+        ),
+    }
+    query = urlencode({k: v for k, v in values.items() if v is not None})
+    return f"/v1.39.0/stores/{store}/inventory/{operation}", query
+
+
 def url(store: str, req: reference.Request) -> str:
     query = {
         k: (str(v).lower() if isinstance(v, bool) else v)
@@ -224,18 +263,35 @@ def test_pipeline_matches_reference_model(data: reference.Data, draw: st.DataObj
                             store, InventoryParams(channelId=channel, offset=offset, **extra)
                         )
                         expected[path.as_posix()] = reference.answer(data, store, req)[1]
+                # The store's categories and groups: every page of a channel's default request.
+                for operation in ("categories", "groups"):
+                    params = {**reference.OPERATION_DEFAULTS, "channelId": channel}
+                    params.update(categoryId=None, categoryName=None)
+                    found = reference.operation_results(data, operation, store, None, params)
+                    for offset in range(0, len(found), 10):
+                        query = "&".join(
+                            f"{k}={v}" for k, v in (("channelId", channel), ("offset", offset)) if v
+                        )
+                        path = f"/v1.39.0/stores/{store}/inventory/{operation}"
+                        name = f"{path.lstrip('/')}/{query or 'index'}.json"
+                        expected[name] = reference.answer_operation(data, path, query)[1]
         paths = site.manifest.frame["path"].to_list()
         exported = {p: (work / "site" / p).read_bytes() for p in paths if "/stores/" in p}
         assert sorted(exported) == sorted(expected)
         for path, body in expected.items():
             assert exported[path] == body, path
 
-        # (2) Live answers to random requests.
+        # (2) Live answers to random requests, of the summary and of the other operations.
         for _ in range(4):
             store = draw.draw(st.sampled_from([*STORE_KEYS, "unknown"]))
             req = draw.draw(requests(data))
             response = answer(con, url(store, req))
             assert (response.status, response.body) == reference.answer(data, store, req)
+        for _ in range(6):
+            path, query = draw.draw(operation_targets(data))
+            response = answer(con, f"{path}?{query}")
+            expected = reference.answer_operation(data, path, query)
+            assert (response.status, response.body) == expected, (path, query)
         con.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)
