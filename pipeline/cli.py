@@ -19,9 +19,10 @@ from pipeline.build import build
 from pipeline.build import dry_run as validate
 from pipeline.distributed import build_on_ray
 from pipeline.errors import BuildError
-from pipeline.paths import WAREHOUSE
+from pipeline.paths import WAREHOUSE, published_release
 from pipeline.progress import Reporter
 from pipeline.publish.merge import merge
+from pipeline.publish.objectstore import JOBS, LEASE_SECONDS, publish_release
 from pipeline.serve.routes import answer
 from pipeline.serve.server import serve
 from pipeline.settings import load_settings
@@ -215,3 +216,39 @@ def merge_command(
         sys.exit(1)
     site = result.report["site"]
     click.echo(f"published merged build {result.build_id}: {site['files']} files -> {output_dir}")
+
+
+@main.command("publish")
+@published_output
+@click.option("--to", "url", required=True, help="Object store: s3://bucket/prefix.")
+@click.option("--take-over", is_flag=True, help="Take the lease of a publish known to be dead.")
+@click.option("--jobs", type=click.IntRange(min=1), default=JOBS, show_default=True)
+@click.option(
+    "--lease-seconds",
+    type=click.IntRange(min=1),
+    default=LEASE_SECONDS,
+    show_default=True,
+    help="How long this publish's lease holds off others: longer than it takes.",
+)
+def publish_command(
+    output_dir: Path, url: str, take_over: bool, jobs: int, lease_seconds: int
+) -> None:
+    """Publish the release OUTPUT/current points to to an object store: the changed pages, then
+    the manifest and report, then the release pointer (conditionally), then the deletions.
+    Endpoint, region and credentials come from AWS_* variables (see the README)."""
+    release = published_release(output_dir)
+    try:
+        if release is None:
+            raise BuildError(f"{output_dir}: no published build (run `pipeline build`)")
+        r = publish_release(
+            release, url, jobs=jobs, take_over=take_over, lease_seconds=lease_seconds
+        )
+    except BuildError as exc:
+        click.echo(f"publish failed: {exc}", err=True)
+        sys.exit(1)
+    click.echo(
+        f"published build {r.build_id} to {url}: {r.uploaded} objects uploaded "
+        f"({r.uploaded_bytes:,} bytes), {r.deleted} deleted, {r.unchanged} unchanged in "
+        f"{r.seconds:.1f} s; a store's old and new pages side by side for {r.store_window:.3f} s "
+        f"at most, the site's for {r.site_window:.3f} s"
+    )
