@@ -79,7 +79,16 @@ def _key_order_ok(value: Any, model: type[BaseModel]) -> None:
 
 
 def test_every_page_validates_against_the_models(sample_build: Path) -> None:
-    from pipeline.api.models import Category, Condition, Language, Sku, StoreProduct
+    from pipeline.api.models import (
+        OPERATION_RESPONSES,
+        Category,
+        Condition,
+        Language,
+        Sku,
+        StoreCategory,
+        StoreGroup,
+        StoreProduct,
+    )
 
     pages = {
         p: f
@@ -98,6 +107,13 @@ def test_every_page_validates_against_the_models(sample_build: Path) -> None:
             CategoryPage.model_validate_json(body)
             for item in json.loads(body)["results"]:
                 _key_order_ok(item, Category)
+            continue
+        if "/inventory/categories/" in path or "/inventory/groups/" in path:
+            groups = "/inventory/groups/" in path
+            model = OPERATION_RESPONSES["Stores_GetStore" + ("Groups" if groups else "Categories")]
+            model.model_validate_json(body)
+            for item in json.loads(body)["results"]:
+                _key_order_ok(item, StoreGroup if groups else StoreCategory)
             continue
         page = InventoryPage.model_validate_json(body)
         assert len(page.results) <= 10
