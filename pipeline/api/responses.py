@@ -23,12 +23,14 @@ UNAVAILABLE = "The service is unavailable."
 BODY_TOO_LARGE = "The request body is too large."
 HEADERS_TOO_LARGE = "The request headers are too large."
 NOT_IMPLEMENTED = "The request's transfer encoding is not supported."
+VERSION_NOT_SUPPORTED = "The request's HTTP version is not supported."
 INTERNAL_ERROR = "An error has occurred."
 ALLOWED_METHODS = ("GET", "HEAD")
 
 # The message of each error the servers answer before (or without) routing a request: a request
 # nginx or waitress refuses while reading it, a failed upstream, a warehouse that cannot be
-# opened. nginx's 494 (a header line or the whole head too large) is answered as 431.
+# opened, an HTTP version other than 1.x (505). nginx's 494 (a header line or the whole head
+# too large) is answered as 431.
 STATUS_MESSAGES = {
     400: MALFORMED,
     413: BODY_TOO_LARGE,
@@ -37,6 +39,7 @@ STATUS_MESSAGES = {
     500: INTERNAL_ERROR,
     501: NOT_IMPLEMENTED,
     503: UNAVAILABLE,
+    505: VERSION_NOT_SUPPORTED,
 }
 
 

@@ -5,7 +5,9 @@ file, mapping the query string (parameters in any order and any case, the first 
 parameters winning, as the API does) to the canonical file name of `pipeline.api.urls`; it answers
 `URL not found.` for any other path, 405 for other methods (TRACE too, which nginx refuses
 before any location), and every error it raises itself (400, 413, 414, 431 for its 494, 500,
-501, 503 for a failed upstream) with the error envelope, as `pipeline serve` does. The limits
+501, 503 for a failed upstream, 505) with the error envelope, as `pipeline serve` does. It
+answers whole bodies, as `pipeline serve` does: no ranges, no ETag, no 304 or 412 (a request
+with a precondition goes to the upstream). The limits
 `pipeline serve` takes from the `serve` settings (header and body sizes, idle timeout) are
 written here with the same numbers. Every request it cannot answer from a file (a parameter
 combination that was not materialised, a bad value, an unknown store, an empty page) goes to the
@@ -195,6 +197,17 @@ map $request_uri $target_too_long {{
     "~^.{{{MAX_TARGET + 1},}}" 1;
 }}
 
+# 1 when the request has a precondition (see the server block), not on the way to an error page.
+map "$http_if_match$http_if_none_match$http_if_unmodified_since" $inv_precondition {{
+    default 1;
+    "" 0;
+}}
+map "$inv_precondition$uri" $inv_conditional {{
+    volatile;
+    default 0;
+    "~^1/(?![.]errors/)" 1;
+}}
+
 # The method of the request line, for the 405 of a request nginx refuses before any location.
 map $request $refused_method {{
     default "";
@@ -213,6 +226,11 @@ server {{
     charset_types application/json;
     absolute_redirect off;
     server_tokens off;
+    # Whole bodies only, as `pipeline serve` answers: no byte ranges (206, 416), no ETag, no
+    # If-Modified-Since (304).
+    max_ranges 0;
+    etag off;
+    if_modified_since off;
 
     # The limits of `pipeline serve` (settings `serve.*`), with the same numbers. A request or
     # header line fits one buffer ({HEADER_BUFFER} bytes: a target past {MAX_TARGET} is 414).
@@ -229,6 +247,11 @@ server {{
 
     if ($target_too_long) {{
         return 414 {too_long};
+    }}
+    # A request with preconditions a file would answer 304 or 412 to (If-None-Match: *,
+    # If-Match, If-Unmodified-Since) goes to the upstream, which answers the whole body.
+    if ($inv_conditional) {{
+        rewrite ^ /.live last;
     }}
 
     location ~ "^/{stores_re}/(?<inv_store>{STORED_KEY_PATTERN})/{products_re}/?$" {{
@@ -257,6 +280,13 @@ server {{
 
     location @live {{
         proxy_pass http://pipeline_live;
+        proxy_set_header Host $host;
+        proxy_http_version 1.1;
+        proxy_set_header Connection "";
+    }}
+    location = /.live {{
+        internal;
+        proxy_pass http://pipeline_live$request_uri;
         proxy_set_header Host $host;
         proxy_http_version 1.1;
         proxy_set_header Connection "";

@@ -81,11 +81,14 @@ def answer(con: Warehouse, target: str, site: Path | None = None) -> Response:
 
     try:
         target = origin_form(target)
-        path, _, query = target.partition("?")
-        if len(target) > urls.MAX_TARGET:
-            raise ApiError(414, [TOO_LONG])
-        if BAD_ESCAPE.search(path):
+        too_long = len(target) > urls.MAX_TARGET  # the fragment counts, as in nginx's $request_uri
+        # A fragment (`#...`, which a client should not send) is dropped, with any query string
+        # after it, as nginx drops it.
+        path, _, query = target.partition("#")[0].partition("?")
+        if BAD_ESCAPE.search(path):  # nginx finds these reading the request line, before a 414
             raise ApiError(400, [MALFORMED])
+        if too_long:
+            raise ApiError(414, [TOO_LONG])
         path = normalize_path(unquote(path))
         if len(path) > 1:
             path = path.rstrip("/")  # a trailing slash names the same resource

@@ -11,7 +11,7 @@ The warehouse is opened on the first live answer, not before: while it cannot be
 analyst's DuckDB shell holding it read-write), live answers are 503 with the error envelope and
 every file is served as usual. The limits (connections, sizes, idle timeout) are the `serve`
 settings, which the generated nginx configuration shares; a request waitress refuses while
-reading it gets the error envelope too, with nginx's status.
+reading it gets the error envelope too, with nginx's status (`protocol`).
 """
 
 from __future__ import annotations
@@ -25,27 +25,20 @@ from pathlib import Path
 from typing import Any, cast
 
 import duckdb
-from waitress.channel import HTTPChannel  # type: ignore[import-untyped]
-from waitress.parser import HTTPRequestParser, ParsingError  # type: ignore[import-untyped]
 from waitress.server import BaseWSGIServer, create_server  # type: ignore[import-untyped]
-from waitress.task import ErrorTask  # type: ignore[import-untyped]
-from waitress.utilities import RequestHeaderFieldsTooLarge  # type: ignore[import-untyped]
 
 from pipeline import db
 from pipeline.api.responses import (
     ALLOWED_METHODS,
-    INTERNAL_ERROR,
-    JSON,
-    STATUS_MESSAGES,
     UNAVAILABLE,
     ApiError,
     Response,
-    error_body,
     method_not_allowed,
 )
 from pipeline.paths import CURRENT, SITE, WAREHOUSE
+from pipeline.serve.protocol import Channel, raise_open_files_limit
 from pipeline.serve.routes import answer, origin_form
-from pipeline.settings import HEADER_BUFFER, ServeSettings
+from pipeline.settings import ServeSettings
 
 StartResponse = Callable[..., Any]
 log = logging.getLogger(__name__)
@@ -146,68 +139,6 @@ def application(output: Path) -> Callable[[dict[str, Any], StartResponse], Itera
     return app
 
 
-# --- what waitress answers before the application: as nginx does, with the envelope -----------
-
-
-class _RequestParser(HTTPRequestParser):  # type: ignore[misc]
-    """waitress's request parser, reading a request head as nginx does: a header line longer
-    than nginx's buffer is 431 as well as a head past `max_request_header_size`, and such a head
-    is read (and dropped) to its end before the 431 is sent. Closing the connection with the
-    rest unread would reset it, and the client would lose the answer."""
-
-    _line_too_long = False
-    _dropping = False  # reading an oversized head to its end
-    _dropped = 0
-    _tail = b""  # the last bytes seen, in case the blank line ending the head is split
-
-    def received(self, data: bytes) -> int:
-        if self._dropping:
-            return self._drop(data)
-        seen = self.header_plus + data
-        consumed: int = super().received(data)
-        if self._line_too_long:
-            self.error = RequestHeaderFieldsTooLarge("a header line is longer than nginx's buffer")
-        elif isinstance(self.error, RequestHeaderFieldsTooLarge) and b"\r\n\r\n" not in seen:
-            self.completed, self._dropping, self._tail = False, True, seen[-3:]
-        return consumed
-
-    def _drop(self, data: bytes) -> int:
-        seen = self._tail + data
-        end = seen.find(b"\r\n\r\n")
-        self._dropped += len(data)
-        if end < 0 and self._dropped < 4 * self.adj.max_request_header_size:
-            self._tail = seen[-3:]
-            return len(data)
-        self.completed = True  # the head ended (or goes on without end: answer and close)
-        return len(data) if end < 0 else end + 4 - len(self._tail)
-
-    def parse_header(self, header_plus: bytes) -> None:
-        super().parse_header(header_plus)
-        lines = header_plus.split(b"\r\n")[1:]  # the request line is the target's (414)
-        if any(len(line) + 2 > HEADER_BUFFER for line in lines):
-            self._line_too_long = True
-            raise ParsingError("header line too long")
-
-
-class _ErrorTask(ErrorTask):  # type: ignore[misc]
-    """A request waitress refuses (400, 413, 431, 501) or an application crash (500): the error
-    envelope with nginx's status and message."""
-
-    def execute(self) -> None:
-        status = int(self.request.error.code)
-        body = error_body([STATUS_MESSAGES.get(status, INTERNAL_ERROR)])
-        self.status = f"{status} {HTTPStatus(status).phrase}"
-        self.response_headers.append(("Content-Type", JSON))
-        self.set_close_on_finish()
-        self.content_length = len(body)
-        self.write(body)
-
-
-class _Channel(HTTPChannel):  # type: ignore[misc]
-    parser_class = _RequestParser
-    error_task_class = _ErrorTask
-
-
 def serve(
     output: Path,
     host: str,
@@ -217,8 +148,10 @@ def serve(
 ) -> None:
     """Serve until stopped. `port` 0 takes a free port; `on_listen` is told the port listened
     on (the first one, when the host names several addresses), once the sockets are bound and
-    before the first request is taken."""
+    before the first request is taken. The open-files limit is raised first for
+    `connection_limit` (SystemExit with one line where the hard limit is too low)."""
     limits = limits or ServeSettings()
+    raise_open_files_limit(limits.connection_limit, limits.threads)
     logging.basicConfig()  # waitress logs its warnings (a queue of waiting requests, ...)
     sockets: dict[int, Any] = {}
     server = create_server(
@@ -237,7 +170,7 @@ def serve(
     )
     for listener in list(sockets.values()):  # one per address the host names
         if isinstance(listener, BaseWSGIServer):
-            listener.channel_class = _Channel
+            listener.channel_class = Channel
     if on_listen is not None:
         # One address: a server with its port; several (localhost as 127.0.0.1 and ::1): a
         # server of servers, which lists what each listens on.

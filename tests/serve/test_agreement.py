@@ -5,18 +5,30 @@ the API's error envelope, with the same status and bytes from both servers."""
 
 from __future__ import annotations
 
+import http.client
 import socket
+from email.utils import formatdate
 from pathlib import Path
 
 import duckdb
 import orjson
 import pytest
 
-from pipeline.api.urls import HELP_PATH, OPENAPI_PATH
+from pipeline.api.responses import TOO_LONG, VERSION_NOT_SUPPORTED
+from pipeline.api.urls import HELP_PATH, OPENAPI_FILE, OPENAPI_PATH
 from pipeline.build import build
 from pipeline.settings import load_settings
 from tests.conftest import write_inputs
-from tests.serve.conftest import Address, both, envelope, preview_server, request, running_nginx
+from tests.serve.conftest import (
+    Address,
+    Reply,
+    both,
+    connection,
+    envelope,
+    preview_server,
+    request,
+    running_nginx,
+)
 
 INVENTORY = "/v1.39.0/stores/tiny7/inventory/products"
 JSON = "application/json; charset=utf-8"
@@ -89,6 +101,130 @@ def test_headers_past_the_limit_are_431(
 ) -> None:
     got, _ = both(nginx_socket, serve_port, HELP_PATH, headers=headers)
     assert (got.status, orjson.loads(got.body)) == (431, envelope(HEADERS_TOO_LARGE))
+
+
+# --- request heads nginx refuses, fragments, ranges, preconditions (issue 15, item 10, review) ---
+
+
+def raw_request(address: Address, head: bytes) -> Reply:
+    """One request sent as these bytes (its head: request line, headers, blank line)."""
+    conn = connection(address)
+    try:
+        conn.connect()
+        assert conn.sock is not None
+        conn.sock.sendall(head)
+        response = http.client.HTTPResponse(conn.sock, method=head.split(b" ", 1)[0].decode())
+        response.begin()
+        body = response.read()
+        headers = {k.lower(): v for k, v in response.getheaders()}
+        return Reply(response.status, body, headers.get("content-type", ""), headers)
+    finally:
+        conn.close()
+
+
+def raw_both(nginx_socket: Path, serve_port: int, head: bytes) -> Reply:
+    a, b = raw_request(nginx_socket, head), raw_request(serve_port, head)
+    assert (a.status, a.content_type, a.body) == (b.status, b.content_type, b.body), head[:200]
+    return a
+
+
+LINE = f"GET {OPENAPI_PATH} HTTP/1.1\r\n".encode()
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        LINE + b"\r\n",  # HTTP/1.1 without Host
+        LINE + b"Host: a\r\nHost: b\r\n\r\n",
+        f"GET {OPENAPI_PATH} HTTP/1.0\r\nHost: a\r\nhost: b\r\n\r\n".encode(),
+        LINE + b"Host: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+        f"GET {OPENAPI_PATH} HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n".encode(),
+        f"GET {OPENAPI_PATH} HTTP/0.9\r\nHost: a\r\n\r\n".encode(),
+        f"GET {OPENAPI_PATH} HTTP/02.0\r\nHost: a\r\n\r\n".encode(),
+    ],
+    ids=["no-host", "two-hosts", "two-hosts-1.0", "length-and-chunked", "chunked-1.0", "0.9", "02"],
+)
+def test_a_head_nginx_refuses_is_400_from_both(
+    nginx_socket: Path, serve_port: int, head: bytes
+) -> None:
+    """No Host in HTTP/1.1, two of them, Transfer-Encoding beside Content-Length (a request
+    smuggling shape) or in HTTP/1.0, a version below 1.0."""
+    got = raw_both(nginx_socket, serve_port, head)
+    assert (got.status, orjson.loads(got.body)) == (400, envelope(MALFORMED))
+
+
+@pytest.mark.parametrize(
+    "head", [f"GET {OPENAPI_PATH} HTTP/1.0\r\n\r\n", LINE.decode() + "Host: a\r\n\r\n"]
+)
+def test_a_host_header_is_needed_from_http_1_1_on(
+    nginx_socket: Path, serve_port: int, head: str
+) -> None:
+    got = raw_both(nginx_socket, serve_port, head.encode())
+    assert (got.status, got.body) == (200, request(serve_port, OPENAPI_PATH).body)
+
+
+@pytest.mark.parametrize("version", ["HTTP/2.0", "HTTP/3.0", "HTTP/2", "HTTP/10.0"])
+def test_another_http_version_is_505_from_both(
+    nginx_socket: Path, serve_port: int, version: str
+) -> None:
+    got = raw_both(nginx_socket, serve_port, f"GET {OPENAPI_PATH} {version}\r\n\r\n".encode())
+    assert (got.status, orjson.loads(got.body)) == (505, envelope(VERSION_NOT_SUPPORTED))
+
+
+@pytest.mark.parametrize(
+    ("target", "same_as"),
+    [
+        (f"{OPENAPI_PATH}#x", OPENAPI_PATH),
+        (f"{INVENTORY}?limit=3#x", f"{INVENTORY}?limit=3"),
+        (f"{INVENTORY}#x?limit=3", INVENTORY),  # the query is part of the fragment
+        (f"{HELP_PATH}#%00", HELP_PATH),
+    ],
+)
+def test_a_fragment_is_dropped(
+    nginx_socket: Path, serve_port: int, target: str, same_as: str
+) -> None:
+    got, _ = both(nginx_socket, serve_port, target)
+    assert (got.status, got.body) == (200, request(serve_port, same_as).body)
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "/v1.39.0/stores/%00/" + "a" * 9000,  # past the 414 of 8 KiB: the NUL is found first
+        "/v1.39.0/stores/%00/" + "a" * 17000,  # past nginx's buffer: 414 before the path is read
+        "/v1.39.0/" + "a" * 70000,  # past the whole head's limit too
+    ],
+    ids=["nul-8k", "nul-16k", "70k"],
+)
+def test_a_long_target_with_a_nul(nginx_socket: Path, serve_port: int, target: str) -> None:
+    got, _ = both(nginx_socket, serve_port, target)
+    expected = 400 if len(target) < 16_000 else 414
+    assert (got.status, orjson.loads(got.body)) == (
+        expected,
+        envelope(MALFORMED if expected == 400 else TOO_LONG),
+    )
+
+
+@pytest.mark.parametrize("target", [OPENAPI_PATH, INVENTORY])
+def test_ranges_and_preconditions_get_the_whole_body(
+    nginx_socket: Path, serve_port: int, sample_build: Path, target: str
+) -> None:
+    """Both servers answer whole bodies: no 206, 416, 304 or 412 (nginx would, from a file)."""
+    name = OPENAPI_FILE if target == OPENAPI_PATH else f"{INVENTORY.lstrip('/')}/index.json"
+    stat = (sample_build / "site" / name).stat()
+    etag = f'"{int(stat.st_mtime):x}-{stat.st_size:x}"'  # nginx's ETag of the file
+    whole = request(serve_port, target).body
+    for headers in (
+        {"Range": "bytes=0-9"},
+        {"Range": "bytes=999999-"},
+        {"If-None-Match": etag},
+        {"If-None-Match": "*"},
+        {"If-Modified-Since": formatdate(stat.st_mtime, usegmt=True)},
+        {"If-Match": '"x"'},
+        {"If-Unmodified-Since": formatdate(0, usegmt=True)},
+    ):
+        got, _ = both(nginx_socket, serve_port, target, headers=headers)
+        assert (got.status, got.body) == (200, whole), headers
 
 
 # --- idle connections ---------------------------------------------------------------------------

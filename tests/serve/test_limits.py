@@ -4,6 +4,10 @@ writes the same numbers (issue 15, item 10)."""
 
 from __future__ import annotations
 
+import re
+import resource
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,8 +17,9 @@ import pytest
 from pipeline.api.responses import BODY_TOO_LARGE, HEADERS_TOO_LARGE
 from pipeline.api.urls import HELP_PATH
 from pipeline.export import nginx
+from pipeline.serve.protocol import NOFILE_HEADROOM
 from pipeline.settings import ServeSettings, load_settings
-from tests.serve.conftest import both, envelope, preview_server, running_nginx
+from tests.serve.conftest import LISTENING, both, envelope, preview_server, running_nginx
 
 LIMITS = ServeSettings(max_request_body_size=100, max_request_header_size=32768)
 
@@ -68,3 +73,51 @@ def test_the_nginx_configuration_takes_the_serve_settings() -> None:
         assert f"\n    {directive}\n" in conf, directive
     with pytest.raises(ValueError, match=r"serve\.max_request_header_size: .*multiple of 16384"):
         load_settings(None, serve={"max_request_header_size": 40000})
+
+
+# --- open files ---------------------------------------------------------------------------------
+
+NEEDED = 1000 + 8 + NOFILE_HEADROOM  # serve.connection_limit, serve.threads: the defaults
+
+
+def start_with_open_files(output: Path, soft: int, hard: int) -> subprocess.Popen[str]:
+    """`pipeline serve` started with this RLIMIT_NOFILE."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "pipeline", "serve", "--output", str(output), "--port", "0"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard)),
+    )
+
+
+def test_serve_raises_its_open_files_limit(sample_build: Path) -> None:
+    """A soft limit of 256 (the default connection_limit is 1000): raised before listening."""
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if hard != resource.RLIM_INFINITY and hard < NEEDED:
+        pytest.skip(f"the hard limit {hard} is below {NEEDED}")
+    process = start_with_open_files(sample_build, 256, hard)
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        assert LISTENING.fullmatch(line.rstrip("\n")), line
+        limits = Path(f"/proc/{process.pid}/limits").read_text()
+        found = re.search(r"^Max open files +([0-9]+)", limits, re.MULTILINE)
+        assert found is not None and int(found[1]) >= NEEDED
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def test_serve_refuses_to_start_below_the_connections(sample_build: Path) -> None:
+    """A hard limit below connection_limit and headroom: one line, exit status 1."""
+    process = start_with_open_files(sample_build, 256, 256)
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        assert line.startswith(f"serve failed: serve.connection_limit 1000 needs {NEEDED} "), line
+        assert process.stderr.read() == ""  # up to the exit: one line
+        assert process.wait(10) == 1
+    finally:
+        process.terminate()
+        process.wait(10)
