@@ -1,0 +1,83 @@
+"""How the generated nginx configuration reads a query string as the API does
+(`pipeline.export.nginx`): which query strings it may answer from a file, and each
+parameter's canonical piece of a page's name, from `pipeline.api.params` (issue 17, item 2).
+
+nginx reads a parameter by its name (`$arg_<name>`: the first such pair, the name without
+case), as the API does; a pair whose name the operation does not define is ignored, as the API
+ignores it. What nginx cannot read as the API would (an escaped name, a value that is not UTF-8
+once decoded, an empty value) goes to the live upstream.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from urllib.parse import quote
+
+from pipeline.api.operations import STORE_OPERATIONS
+from pipeline.api.params import (
+    BOOLS,
+    CATEGORY_PARAMETERS,
+    DEFAULTS,
+    INT_RANGES,
+    PARAMETER_NAMES,
+    InventoryParams,
+)
+
+# The parameters each operation defines, in the canonical order of its pages' names. The
+# store's lists (categories, groups) share one map: the parameters of either (a parameter only
+# the other defines names no file, and goes to the upstream).
+INVENTORY, CATEGORIES = PARAMETER_NAMES, CATEGORY_PARAMETERS
+LISTS = tuple(
+    n
+    for n in (f.name for f in fields(InventoryParams))
+    if any(n in op.parameters for op in STORE_OPERATIONS if op.materialised)
+)
+
+# A pair's name that may be a parameter's only as written (no escape, no byte past ASCII: Python
+# decodes and lower-cases names, nginx's $arg_ does neither), and a value that is UTF-8 once
+# decoded (the API refuses a query string that is not, whatever the parameter).
+_NAME_CHAR = r"[^&=%\x80-\xff]"
+_C = "%[89ab][0-9a-f]"  # an escaped UTF-8 continuation byte
+_VALUE_CHAR = (  # a character, as UTF-8 escaped byte by byte or written as it is
+    rf"(?:[^&%\x80-\xff]|%[0-7][0-9a-f]|%c[2-9a-f]{_C}|%d[0-9a-f]{_C}|%e0%[ab][0-9a-f]{_C}"
+    rf"|%e[1-9abcef]{_C}{_C}|%ed%[89][0-9a-f]{_C}|%f0%[9ab][0-9a-f]{_C}{_C}"
+    rf"|%f[1-3]{_C}{_C}{_C}|%f4%8[0-9a-f]{_C}{_C})"
+)
+_SPACE, _BLANK = r"(?:\+|%20)", r"(?:\+|%20|%09|%0a|%0b|%0c|%0d)"  # sort: see params._parse_sort
+
+
+def args_pattern(names: tuple[str, ...]) -> str:
+    """A query string nginx can read as the API does, for an operation of these parameters:
+    each of them given a value (an empty one is a 400 for most), and any other pair ignored
+    whatever it holds (`store_key=`, `sortOrder=` added by a client library), as the API
+    ignores it. Matched without case."""
+    known = "(?:" + "|".join(n.lower() for n in names) + ")"
+    pair = f"(?:{known}={_VALUE_CHAR}+|(?!{known}(?:[=&]|$)){_NAME_CHAR}*(?:={_VALUE_CHAR}*)?)"
+    return f"^{pair}(?:&{pair})*$"
+
+
+def value_map(name: str) -> str:
+    """`$inv_<name>`: the canonical `name=value&` piece of `$arg_<name>` (the first such
+    parameter, as the API takes), "" when absent or the default, and `!` for a value nginx
+    cannot write canonically (it goes to the live upstream, which answers it or says why not)."""
+    arg, default = name.lower(), getattr(DEFAULTS, name)
+    lines = [f"map $arg_{arg} $inv_{arg} {{", '    default "!";', '    "" "";']
+    if name in INT_RANGES:  # plain digits, as many as always fit the type; zeros folded
+        capture = f"{arg}_v"
+        if default is not None:
+            lines.append(f'    "~^0*{default}$" "";')
+        digits = len(str(INT_RANGES[name][1])) - 1
+        lines.append(f'    "~^0*(?<{capture}>[0-9]{{1,{digits}}})$" "{name}=${capture}&";')
+    elif name in BOOLS:
+        for value in (True, False):
+            piece = "" if value == default else f"{name}={str(value).lower()}&"
+            lines.append(f'    "~*^{str(value).lower()}$" "{piece}";')
+    elif name == "sort":
+        for field, aliases in (("price", "price|minprice"), ("name", "name|productname")):
+            for direction in ("asc", "desc"):
+                said = f"{_SPACE}+desc" if direction == "desc" else f"(?:{_SPACE}+asc)?"
+                canonical = f"{field} {direction}"
+                piece = "" if canonical == default else f"{name}={quote(canonical, safe='')}&"
+                lines.append(f'    "~*^{_BLANK}*(?:{aliases}){said}{_BLANK}*$" "{piece}";')
+    lines.append("}")
+    return "\n".join(lines)
