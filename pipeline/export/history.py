@@ -29,6 +29,7 @@ BUILD_RUN_COLUMNS = {
     "files": ("BIGINT", "Files in the site"),
     "site_bytes": ("BIGINT", "Bytes in the site"),
     "seconds": ("DOUBLE", "Wall time of ingest, transform and export"),
+    "files_changed": ("BIGINT", "Files written anew: changed or new since the previous build"),
 }
 BUILD_RUN_DDL = (
     "CREATE TABLE IF NOT EXISTS meta.build_run ("
@@ -75,10 +76,17 @@ def carry_history(con: duckdb.DuckDBPyConnection, output: Path) -> str | None:
     return None
 
 
+# The builds the report's history charts show, the last first.
+REPORTED_RUNS = 30
+
+
 def record_run(con: duckdb.DuckDBPyConnection, summary: dict[str, Any]) -> None:
-    tables = summary["tables"]
+    """This build's row in meta.build_run; the summary gains the last `REPORTED_RUNS` rows
+    (`history`, oldest first), which the report charts."""
+    tables, site = summary["tables"], summary["site"]
     con.execute(
-        "INSERT INTO meta.build_run VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT INTO meta.build_run ({', '.join(BUILD_RUN_COLUMNS)}) "
+        f"VALUES ({', '.join('?' * len(BUILD_RUN_COLUMNS))})",
         [
             summary["build_id"],
             datetime.fromisoformat(summary["started_at"]).replace(tzinfo=None),
@@ -89,18 +97,33 @@ def record_run(con: duckdb.DuckDBPyConnection, summary: dict[str, Any]) -> None:
             sum(w["rows"] for w in summary["warnings"]),
             summary["stores"],
             tables["listings"]["accepted"],
-            summary["site"]["pages"],
-            summary["site"]["files"],
-            summary["site"]["bytes"],
+            site["pages"],
+            site["files"],
+            site["bytes"],
             round(sum(summary["stages_seconds"].values()), 3),
+            site["files"] - site.get("files_unchanged", 0),
         ],
     )
+    summary["history"] = recent_runs(con)
     db.comment_table(
         con,
         "meta.build_run",
         "One row per published build, this one and every earlier one",
         {c: doc for c, (_, doc) in BUILD_RUN_COLUMNS.items()},
     )
+
+
+def recent_runs(con: duckdb.DuckDBPyConnection, limit: int = REPORTED_RUNS) -> list[dict[str, Any]]:
+    """The last `limit` builds of meta.build_run, oldest first: what the report's history
+    charts show (a count an older build did not record is None)."""
+    rows = con.execute(
+        "SELECT build_id, strftime(started_at, '%Y-%m-%d %H:%M'), listings, files_changed, "
+        "rejected_rows, seconds FROM meta.build_run "
+        "ORDER BY started_at DESC, build_id DESC LIMIT $limit",
+        {"limit": limit},
+    ).fetchall()
+    names = ("build_id", "started_at", "listings", "files_changed", "rejected_rows", "seconds")
+    return [dict(zip(names, row, strict=True)) for row in reversed(rows)]
 
 
 def write_history(con: duckdb.DuckDBPyConnection, release: Path) -> None:

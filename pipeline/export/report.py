@@ -139,6 +139,62 @@ def range_chart(title: str, items: Sequence[dict[str, Any]]) -> str:
     )
 
 
+def history_chart(title: str, runs: Sequence[dict[str, Any]], key: str, unit: str = "") -> str:
+    """One measure over the last builds, oldest left: a column a build (its id, start and value
+    in a tooltip), the newest in a darker blue, the first and last starts under the axis."""
+    values = [(r["build_id"], r["started_at"], r[key]) for r in runs]
+    if not any(v is not None for _, _, v in values):
+        return f"<h3>{html.escape(title)}</h3><p>Nothing to show.</p>"
+    top = max(v for _, _, v in values if v is not None) or 1.0
+    step, plot_h, left = 22, 110, 70
+    parts = [
+        f'<text x="{left - 6}" y="14" text-anchor="end">{top:,.4g}{unit}</text>'
+        f'<text x="{left - 6}" y="{plot_h + 4}" text-anchor="end">0</text>'
+        f'<line x1="{left}" y1="{plot_h + 0.5}" x2="{left + step * len(values)}" '
+        f'y2="{plot_h + 0.5}" stroke="#999"/>'
+    ]
+    for n, (build_id, started, value) in enumerate(values):
+        x = left + n * step + 3
+        tip = f"{build_id} ({started}): " + ("not recorded" if value is None else f"{value:,}")
+        if value is None:
+            parts.append(
+                f'<text x="{x + 4}" y="{plot_h - 4}"><title>{html.escape(tip)}</title>-</text>'
+            )
+            continue
+        height = max(1.0, value / top * (plot_h - 10))
+        fill = "#1f4e79" if n == len(values) - 1 else "#4c78a8"
+        parts.append(
+            f'<rect x="{x}" y="{plot_h - height:.1f}" width="{step - 6}" height="{height:.1f}" '
+            f'fill="{fill}"><title>{html.escape(tip)}{unit}</title></rect>'
+        )
+    parts.append(
+        f'<text x="{left}" y="{plot_h + 16}">{values[0][1]}</text>'
+        f'<text x="{left + step * len(values)}" y="{plot_h + 16}" text-anchor="end">'
+        f"{values[-1][1]}</text>"
+    )
+    width = max(left + step * len(values) + 10, 420)
+    return (
+        f"<h3>{html.escape(title)}</h3>"
+        f'<svg role="img" aria-label="{html.escape(title)}" width="{width}" '
+        f'height="{plot_h + 22}" font-size="12" font-family="system-ui,sans-serif">'
+        f"{''.join(parts)}</svg>"
+    )
+
+
+def _history(summary: dict[str, Any]) -> str:
+    runs = summary.get("history", [])
+    if not runs:
+        return ""
+    charts = [
+        history_chart("Listings (accepted)", runs, "listings"),
+        history_chart("Site files changed or new", runs, "files_changed"),
+        history_chart("Rejected rows", runs, "rejected_rows"),
+        history_chart("Duration (ingest, transform, export)", runs, "seconds", " s"),
+    ]
+    heading = f"<h2>The last {len(runs)} builds (meta.build_run)</h2>\n"
+    return f'<section id="history">{heading}{"".join(charts)}</section>'
+
+
 def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
     body = "".join(
@@ -188,6 +244,7 @@ finished {summary["finished_at"]}. {summary["stores"]} stores,
 rebuilt).</p>
 <h2>At a glance</h2>
 {charts}
+{_history(summary)}
 <h2>Input tables</h2>
 {
         _table(

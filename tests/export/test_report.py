@@ -10,6 +10,8 @@ from pathlib import Path
 
 import orjson
 
+from pipeline.export import report
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = [
     "--headless",
@@ -50,8 +52,10 @@ def test_the_html_report_renders_in_a_headless_browser(sample_build: Path, tmp_p
         timeout=120,
         check=True,
     ).stdout
-    # Five charts; the sample has no rejects, so that one says so instead of drawing.
-    assert dom.count("<svg") == 4 and "Nothing to show." in dom
+    # Five charts and the four of the history (one build); the sample has no rejects, so that
+    # chart says so instead of drawing.
+    assert dom.count("<svg") == 8 and "Nothing to show." in dom
+    assert "The last 1 builds (meta.build_run)" in dom
     assert "Listings per store" in dom and "3d05ef67" in dom
     shot = tmp_path / "report.png"
     subprocess.run(
@@ -71,3 +75,62 @@ def test_the_html_report_renders_in_a_headless_browser(sample_build: Path, tmp_p
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", data[16:24])
     assert (width, height) == (1100, 1600) and len(data) > 30_000  # a page with content, not blank
+
+
+# Run by the test only, in a copy of the page (the report itself has no script): how many of
+# each history chart's columns the browser laid out with a height, into the DOM it dumps.
+MEASURE = """<script>
+document.body.dataset.columns = [...document.querySelectorAll("#history svg")]
+  .map(svg => [...svg.querySelectorAll("rect")].filter(r => r.getBBox().height > 0).length)
+  .join(",");
+</script></body>"""
+
+
+def test_the_history_charts_render_thirty_builds(sample_build: Path, tmp_path: Path) -> None:
+    """The report's history (issue 17, item 5) over 30 builds, one of them from before
+    `files_changed` was recorded: drawn by a real browser, and screenshot."""
+    assert CHROMIUM, "chromium is not installed: run `make system-deps` (or `make test`)"
+    summary = orjson.loads((sample_build / "build_report.json").read_bytes())
+    summary["history"] = [
+        {
+            "build_id": f"20261101T0{n:02d}000Z-{n:06x}",
+            "started_at": f"2026-11-{n + 1:02d} 02:00",
+            "listings": 1_000_000 + 5_000 * n,
+            "files_changed": None if n == 0 else (n * 7_919) % 60_000,
+            "rejected_rows": n % 4 * 10,
+            "seconds": 14.0 + n % 5,
+        }
+        for n in range(30)
+    ]
+    page = tmp_path / "report.html"
+    page.write_text(report.render_html(summary).replace("</body>", MEASURE))
+    dom = subprocess.run(
+        [CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'p1'}", "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    assert "The last 30 builds (meta.build_run)" in dom
+    # A column a build; the build without files_changed has none, the builds without rejects
+    # a hairline.
+    assert 'data-columns="30,29,30,30"' in dom
+    assert "not recorded" in dom
+    shot = tmp_path / "history.png"
+    page.write_text(report.render_html(summary))
+    subprocess.run(
+        [
+            CHROMIUM,
+            *FLAGS,
+            f"--user-data-dir={tmp_path / 'p2'}",
+            "--window-size=1100,2400",
+            f"--screenshot={shot}",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert struct.unpack(">II", data[16:24]) == (1100, 2400) and len(data) > 40_000
