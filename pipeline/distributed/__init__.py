@@ -204,13 +204,25 @@ def _check_shards(results: list[ShardResult], shards: int, listings: TableSums) 
         )
 
 
+# Tables whose physical order matters, in the order their SQL file gives them: each shard's rows
+# are in that order, their concatenation is not. marts.listing is clustered by store_hash, so
+# that a live answer reads only its store's row groups (sql/marts/listing.sql).
+CLUSTERED = {
+    "marts.listing": " ORDER BY store_hash, store_key, channel_id, product_id, sku_id, "
+    "is_custom, store_price_custom_id"
+}
+
+
 def _gather_tables(con: duckdb.DuckDBPyConnection, results: list[ShardResult]) -> None:
     """The shards' tables into the warehouse's (empty, documented) ones; raw.listings stays."""
     for table in SHARD_TABLES:
         if table == "raw.listings":
             continue
         files = [str(r.parquet(table)) for r in results]
-        con.execute(f"INSERT INTO {table} SELECT * FROM read_parquet($files)", {"files": files})
+        order = CLUSTERED.get(table, "")
+        con.execute(
+            f"INSERT INTO {table} SELECT * FROM read_parquet($files){order}", {"files": files}
+        )
 
 
 def _store_steps(results: list[ShardResult]) -> list[StepResult]:

@@ -37,6 +37,7 @@ import polars as pl
 from pipeline.export.files import FRAME_FILES, Body, Folders, create
 from pipeline.export.manifest import Manifest
 from pipeline.paths import CHANGES, CURRENT, MANIFEST, REPORT_JSON
+from pipeline.tools.bench_live import live_latency
 from pipeline.tools.bench_ray import ray_build
 from pipeline.tools.generate import generate
 
@@ -226,6 +227,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     build, peak_mb, report = run_build(input_dir, output)
     build_s, site = build.seconds, report["site"]
+    live = live_latency(output)  # (6) `pipeline serve` answering live on the build: bench_live
     settle(args.settle)
     written = write_floor(output / CURRENT, floor_files)
     write_s = written.seconds
@@ -292,6 +294,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "merge_seconds": round(merge_s, 2),
         "merged_equals_unsharded": identical,
         **distributed,
+        **live,
         "cores": os.cpu_count(),
     }
     (base / "results.json").write_text(json.dumps(results, indent=2))

@@ -7,13 +7,18 @@
 -- $first_position / $last_position (1-based, inclusive, null for no bound) cut the page.
 with
 listing as (select * from marts.listing),
-product_fixed as (select * from export.product),
+-- Read where used, not materialised whole: each use then scans only the products it joins.
+product_fixed as not materialized (select * from export.product),
 sku_fixed as (select * from export.sku),
 matching as (
     select listing.*
     from listing
     join product_fixed using (product_id)
-    where ($store_keys is null or list_contains($store_keys, listing.store_key))
+    -- The hashes prune: marts.listing is clustered by store_hash, and DuckDB's zone maps skip
+    -- every row group that holds none of the stores (a text key's bounds are too short to).
+    where ($store_keys is null or list_contains(
+            list_transform($store_keys, lambda key: hash(key)), listing.store_hash))
+      and ($store_keys is null or list_contains($store_keys, listing.store_key))
       and ($channel_id is null or listing.channel_id = $channel_id)
       and listing.quantity > 0
       and (case when listing.is_custom then $include_custom else $include_generic end)

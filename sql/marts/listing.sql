@@ -1,6 +1,9 @@
 -- One row per accepted listing (store × channel × listing), joined with its SKU's catalog
 -- facts and whether the store excludes the product's category on that channel. This is the
--- fact table every request of the inventory API reads.
+-- fact table every request of the inventory API reads. Its rows are clustered by store_hash
+-- (each store's rows together, as the key's order would, with a number for DuckDB's zone maps,
+-- which keep only 8 bytes of a text column's bounds: keys like `store-00001` share them), so
+-- a request for one store reads the row group or two that hold it (`pipeline serve`).
 -- @column store_key: Store key, lower-case
 -- @column channel_id: Sales channel
 -- @column sku_id: Listed SKU
@@ -17,6 +20,7 @@
 -- @column category_id: Category of the product
 -- @column group_id: Group of the product
 -- @column is_excluded_category: Whether the store excludes the product's category on this channel
+-- @column store_hash: hash(store_key), the table's clustering key: the rows of a store lie together
 with
 listings as (select * from staging.listings),
 skus as (select * from marts.sku),
@@ -38,7 +42,8 @@ final as (
         skus.product_id,
         skus.category_id,
         skus.group_id,
-        exclusions.category_id is not null as is_excluded_category
+        exclusions.category_id is not null as is_excluded_category,
+        hash(listings.store_key)::ubigint as store_hash
     from listings
     join skus on skus.sku_id = listings.sku_id
     left join exclusions
@@ -47,4 +52,4 @@ final as (
         and exclusions.category_id = skus.category_id
 )
 select * from final
-order by store_key, channel_id, product_id, sku_id, is_custom, store_price_custom_id
+order by store_hash, store_key, channel_id, product_id, sku_id, is_custom, store_price_custom_id

@@ -53,6 +53,11 @@ def test_the_benchmark_runs_and_reports_every_figure(tmp_path: Path) -> None:
     assert results["ray_shuffle_bytes"] > 0
     assert results["ray_engine_start_seconds"] > 0
     assert len(results["ray_shard_worker_peak_rss_mb"]) == results["ray_shards"] == 2
+    # `pipeline serve` answered live (issue 17, item 1): figures by store size, throughput.
+    for size in ("smallest", "median", "largest"):
+        assert results[f"live_{size}_p50_ms"] > 0 and results[f"live_{size}_p95_ms"] > 0
+    assert results["live_smallest_store_listings"] <= results["live_largest_store_listings"]
+    assert all(results[f"live_requests_per_second_{n}_clients"] > 0 for n in (1, 2, 4))
     assert json.loads((tmp_path / "tiny" / "results.json").read_text()) == results
 
 
