@@ -108,7 +108,8 @@ class Night:
             raise BuildError(f"{exc} (kept for a look: {self.warehouse})") from exc
         staged = staged_rows(steps)
         tables = {f"{t.group}/{t.name}": staged.get(t.name, 0) for t in TABLES}
-        check_volumes(self.volumes, tables, self.settings)
+        for move in check_volumes(self.volumes, tables, self.settings):
+            self.warn(move)
 
     def finish(
         self,
@@ -125,7 +126,8 @@ class Night:
         settings, release = self.settings, self.release
         self.warn(site.previous_problem)
         try:
-            check_volumes(self.volumes, {SITE_FILES: site.counts["files"]}, settings)
+            for move in check_volumes(self.volumes, {SITE_FILES: site.counts["files"]}, settings):
+                self.warn(move)
             # The manifest and the changes: 1.7 GB at 10M listings, about 5 s of one core.
             with ThreadPoolExecutor(1, thread_name_prefix="release-files") as files:
                 written = files.submit(export.write_release_files, release, site, settings)
@@ -155,7 +157,9 @@ class Night:
         finally:
             con.close()
         with self.stage("publish"):
-            publish(settings.output, self.warehouse, release, settings.releases_kept)
+            problems = publish(settings.output, self.warehouse, release, settings.releases_kept)
+        for problem in problems:  # after the report: on the log only
+            self.reporter.warning(problem)
         shutil.rmtree(self.work, ignore_errors=True)
         return BuildResult(self.build_id, release, summary, self.stages)
 

@@ -27,6 +27,7 @@ from pipeline.serve.routes import answer
 from pipeline.serve.server import serve
 from pipeline.settings import load_settings
 from pipeline.tools.generate import generate
+from pipeline.transform.audit import ACCEPT_FLAG
 
 published_output = click.option(
     "--output",
@@ -38,7 +39,7 @@ published_output = click.option(
 )
 
 accept_volume_change = click.option(
-    "--accept-volume-change",
+    ACCEPT_FLAG,
     "accept_change",
     is_flag=True,
     help="Publish though a count moved past the volume limits (the change is real).",
@@ -211,8 +212,8 @@ def merge_command(
             config, output=output_dir, accept_volume_change=accept_change or None
         )
         result = merge(list(shards), settings)
-    except BuildError as exc:
-        click.echo(f"merge failed: {exc}", err=True)
+    except (BuildError, FileNotFoundError, ValueError) as exc:
+        click.echo(f"merge failed: {str(exc).splitlines()[0]}", err=True)
         sys.exit(1)
     site = result.report["site"]
     click.echo(f"published merged build {result.build_id}: {site['files']} files -> {output_dir}")

@@ -48,7 +48,7 @@ from pipeline.export import Site
 from pipeline.export.digests import TableSums, add_sums, table_sums
 from pipeline.export.manifest import Manifest, file_counts
 from pipeline.export.state import previous_pages
-from pipeline.ingest import IngestedTable, ingest_table, raw_types, table_files
+from pipeline.ingest import IngestedTable, check_input, ingest_table, raw_types, table_files
 from pipeline.ingest.raw import comment_raw_table, create_raw_table
 from pipeline.progress import SILENT, Reporter
 from pipeline.publish.merge import union_sites
@@ -102,6 +102,7 @@ def _build(night: Night, ray: Any) -> BuildResult:
     try:
         db.create_schemas(con)
         with night.stage("ingest", len(TABLES), "tables") as advance:
+            check_input(settings.input)
             files = table_files(settings.input, LISTINGS)
             typed = raw_types(con, LISTINGS, files)
             task = ray.remote(ingest_listings).options(num_returns=shards + 1, **options)

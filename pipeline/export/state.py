@@ -17,7 +17,7 @@ import polars as pl
 from pipeline.contract import TABLES
 from pipeline.export.digests import StoreRecord, load_store_records
 from pipeline.export.manifest import Manifest
-from pipeline.paths import HISTORY, MANIFEST_PARQUET, REPORT_JSON, SEAL, STORES
+from pipeline.paths import HISTORY, MANIFEST_PARQUET, PUBLISHED, REPORT_JSON, SEAL, STORES
 from pipeline.settings import SITE_FILES
 
 SEALED = (MANIFEST_PARQUET, STORES, HISTORY, REPORT_JSON)
@@ -38,22 +38,27 @@ def seal(release: Path) -> None:
 
 
 def damage(release: Path, name: str) -> str | None:
-    """Why the state file `name` of `release` cannot be trusted, or None. A release without a
-    seal (from before it) cannot say: its readers catch what they cannot read."""
+    """Why the state file `name` of `release` cannot be trusted, or None. A release from before
+    the seal (its `.published` mark has no date) cannot say: its readers catch what they cannot
+    read. One published since has a seal: without it, nothing of its state is trusted."""
     seal_file = release / SEAL
-    if not seal_file.is_file():
-        return None
     try:
+        if not seal_file.is_file():
+            dated = (release / PUBLISHED).is_file() and (release / PUBLISHED).stat().st_size > 0
+            return f"{seal_file}: missing (the release was published with one)" if dated else None
         sealed = dict(line.split("  ", 1)[::-1] for line in seal_file.read_text().splitlines())
-    except (OSError, UnicodeDecodeError, ValueError):
-        return f"{seal_file}: unreadable"
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return f"{seal_file}: unreadable ({exc})"
     path = release / name
     if name not in sealed:
         return f"{path}: not in {SEAL}" if path.exists() else None
-    if not path.is_file():
-        return f"{path}: missing (sealed in {SEAL})"
-    if _sha256(path) != sealed[name]:
-        return f"{path}: damaged since it was published (its SHA-256 is not the one in {SEAL})"
+    try:
+        if not path.is_file():
+            return f"{path}: missing (sealed in {SEAL})"
+        if _sha256(path) != sealed[name]:
+            return f"{path}: damaged since it was published (its SHA-256 is not the one in {SEAL})"
+    except OSError as exc:
+        return f"{path}: cannot be read ({exc})"
     return None
 
 
@@ -90,11 +95,13 @@ def previous_pages(release: Path | None) -> PreviousPages:
 def previous_volumes(release: Path | None) -> tuple[dict[str, int], str | None]:
     """The published build's accepted rows per table ("stores/listings") and its site's file
     count ("site"), from its report; with why they cannot be had (nothing is compared then)."""
-    if release is None or not (release / REPORT_JSON).is_file():
+    if release is None:
         return {}, None
     problem = damage(release, REPORT_JSON)
     if problem:
         return {}, f"{problem}; {_UNCOMPARED}"
+    if not (release / REPORT_JSON).is_file():  # a release from before the seal
+        return {}, f"{release / REPORT_JSON}: missing; {_UNCOMPARED}"
     try:
         report = orjson.loads((release / REPORT_JSON).read_bytes())
         tables = report["tables"]

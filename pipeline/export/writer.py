@@ -82,6 +82,14 @@ class SiteWriter:
         link.symlink_to(os.path.relpath(self.pool / folder, link.parent))
         return self._store_dirs[key]
 
+    def link_store(self, key: str, folder: str) -> None:
+        """Store `key`'s folder of the site: a link to the pool folder `folder`, already whole
+        in the pool (a shard of the same output wrote it)."""
+        assert self.pool is not None and (self.pool / folder).is_dir()
+        link = self.root / STORES_DIR / key
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(os.path.relpath(self.pool / folder, link.parent))
+
     def write_pages(self, pages: pl.DataFrame) -> None:
         """Many files at once: columns `path` (in the site), `body` (binary) and `target` (where
         the file is created). A file whose bytes equal the previous release's is linked. The
@@ -120,8 +128,18 @@ class SiteWriter:
         self._creator.submit_many(pages["target"].to_list(), offsets, data, sources)
 
     def can_carry(self, key: str) -> bool:
-        """Whether the previous release has the folder of store `key` to carry over."""
-        return self.previous_site is not None and (self.previous_site / STORES_DIR / key).is_dir()
+        """Whether the previous release has the folder of store `key` to carry over, whole:
+        every file its manifest names there (a listing of the folder, no file read). A folder
+        damaged since, a file deleted, is not carried: the store is built again, and its new
+        folder replaces the damaged one in the pool (`close`)."""
+        if self.previous_site is None:
+            return False
+        folder = self.previous_site / STORES_DIR / key
+        if not folder.is_dir():
+            return False
+        prefix = f"{STORES_DIR}/{key}/"
+        named = self.previous.slice_under(f"{STORES_DIR}/{key}")["path"].str.strip_prefix(prefix)
+        return set(named.to_list()) <= _files(folder)
 
     def carry(self, key: str) -> int:
         """Take store `key`'s files from the previous release, whose pages are known to be

@@ -28,7 +28,7 @@ import duckdb
 from pipeline.contract import TABLES, Table
 from pipeline.db import comment_table
 from pipeline.errors import InputError
-from pipeline.ingest.files import InputFile, find_files
+from pipeline.ingest.files import ACCEPTED, InputFile, check_groups, find_files
 from pipeline.ingest.parquet import append_parquet, parquet_columns, typed_columns
 from pipeline.ingest.raw import append_frame, comment_raw_table, conform, create_raw_table
 from pipeline.ingest.text import read_file
@@ -67,10 +67,18 @@ def table_files(input_dir: Path, table: Table) -> list[InputFile]:
     files = find_files(input_dir, table)
     if not files and not table.optional:
         raise InputError(
-            f"{input_dir / table.group / table.name}: missing required input "
-            f"(expected {table.name}.csv|.parquet|.ndjson or a folder of such files)"
+            f"{input_dir / table.group / table.name}: missing required input (expected "
+            f"{table.name}.<ext> or a folder {table.name}/ of such files; <ext>: {ACCEPTED})"
         )
     return files
+
+
+def check_input(input_dir: Path) -> None:
+    """The input directory exists, and each entry of its tables' folders (`catalog/`,
+    `stores/`) belongs to a table (`check_groups`)."""
+    if not input_dir.is_dir():
+        raise InputError(f"{input_dir}: input directory does not exist")
+    check_groups(input_dir, TABLES)
 
 
 def raw_types(
@@ -133,8 +141,7 @@ def ingest_all(
     advance: Advance | None = None,
     max_columns: int = MAX_COLUMNS,
 ) -> list[IngestedTable]:
-    if not input_dir.is_dir():
-        raise InputError(f"{input_dir}: input directory does not exist")
+    check_input(input_dir)
     con.execute("CREATE SCHEMA IF NOT EXISTS raw")
     tables = []
     for table in TABLES:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import io
 import os
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -33,7 +34,7 @@ FORMATS[".json"] = "json"  # catalog API page dumps (`adapters`)
 COMPRESSIONS = {".gz": "gzip", ".zst": "zstd"}
 COMPRESSIBLE = ("csv", "ndjson")
 _MAGIC = {"gzip": b"\x1f\x8b", "zstd": b"\x28\xb5\x2f\xfd"}
-_ACCEPTED = ".csv, .parquet, .ndjson, .jsonl or .json; CSV and NDJSON also as .gz or .zst"
+ACCEPTED = ".csv, .parquet, .ndjson, .jsonl or .json; CSV and NDJSON also as .gz or .zst"
 
 
 @dataclass(frozen=True, order=True)
@@ -78,6 +79,24 @@ def find_files(input_dir: Path, table: Table) -> list[InputFile]:
     return sorted(_checked(path, root) for path in entries)
 
 
+def check_groups(input_dir: Path, tables: Sequence[Table]) -> None:
+    """Each entry of a tables' folder (`catalog/`, `stores/`) is a table's file
+    (`<table>.<ext>`) or folder (`<table>/`); anything else is refused with its name, in any
+    case of it: `stores/Stores.csv` or `stores/excluded-categories.csv` would otherwise vanish,
+    and an optional table with them."""
+    for group in sorted({t.group for t in tables}):
+        base = input_dir / group
+        if not base.is_dir():
+            continue
+        names = sorted(t.name for t in tables if t.group == group)
+        for entry in sorted(base.iterdir()):
+            if entry.name.split(".", 1)[0] not in names:
+                raise InputError(
+                    f"{entry}: not a file or folder of any table of {group}/ "
+                    f"(expected one of {', '.join(names)}, as <table>.<ext> or <table>/)"
+                )
+
+
 def _checked(path: Path, root: Path) -> InputFile:
     """The entry as an input file, or an InputError saying why it cannot be one."""
     kind = kind_of(path.name)
@@ -103,7 +122,7 @@ def _checked(path: Path, root: Path) -> InputFile:
         name = path.name.lower()
         if any(name.endswith(f".parquet{ext}") for ext in COMPRESSIONS):
             raise InputError(f"{path}: a compressed Parquet file (Parquet compresses its pages)")
-        raise InputError(f"{path}: not an input file (expected {_ACCEPTED})")
+        raise InputError(f"{path}: not an input file (expected {ACCEPTED})")
     return InputFile(path, *kind)
 
 

@@ -8,6 +8,8 @@ import re
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from pipeline.contract import Kind, Table
 from pipeline.db import quote
@@ -20,6 +22,7 @@ from pipeline.ingest.raw import (
     append,
     check_names,
     check_required,
+    check_unique,
 )
 
 _INTEGERS = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT"}
@@ -39,7 +42,13 @@ def typed_column(kind: Kind, dtype: str) -> bool:
 
 
 def parquet_columns(con: duckdb.DuckDBPyConnection, path: Path) -> dict[str, str]:
-    """column -> DuckDB type of a Parquet file."""
+    """column -> DuckDB type of a Parquet file. A column named twice is refused: DuckDB would
+    read the second as `<name>_1`, and the first would win in silence."""
+    try:
+        written = pq.read_schema(path).names
+    except (OSError, pa.ArrowException) as exc:
+        raise InputError(f"{path}: cannot read Parquet: {str(exc).splitlines()[0]}") from exc
+    check_unique(path, written)
     try:
         rel = con.read_parquet(str(path))
         return {name: str(dtype) for name, dtype in zip(rel.columns, rel.dtypes, strict=True)}

@@ -60,6 +60,11 @@ def check_names(path: Path, names: Sequence[str], max_columns: int) -> None:
         position = names.index("")
         hint = " (a trailing comma?)" if position == len(names) - 1 else ""
         raise InputError(f"{path}: header: column {position + 1} has no name{hint}")
+    check_unique(path, names)
+
+
+def check_unique(path: Path, names: Sequence[str]) -> None:
+    """No column named twice."""
     seen: set[str] = set()
     for name in names:
         if name in seen:

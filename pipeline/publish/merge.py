@@ -13,6 +13,8 @@ from typing import Any
 import orjson
 import polars as pl
 
+from pipeline.api.urls import STORES_DIR
+from pipeline.contract import TABLES
 from pipeline.errors import BuildError
 from pipeline.export import Site, report, write_release_files
 from pipeline.export.digests import load_store_records
@@ -69,7 +71,11 @@ def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
     check_shards(reports, shard_outputs)
     manifest = union_sites(release, work, [(r / SITE, Manifest.load(r)) for r in releases])
     published, problem = previous_volumes(published_release(output))
-    check_volumes(published, {SITE_FILES: len(manifest)}, settings)
+    tables = reports[0]["tables"]  # every shard ingested and checked every table
+    tonight = {
+        f"{t.group}/{t.name}": tables[t.name]["accepted"] for t in TABLES if t.name in tables
+    }
+    moves = check_volumes(published, {**tonight, SITE_FILES: len(manifest)}, settings)
     changed, removed = manifest.changes(previous.manifest)
     stores = {key: r for shard in releases for key, r in load_store_records(shard).items()}
     counts = file_counts(manifest, changed, removed)
@@ -93,12 +99,12 @@ def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
     summary["site"].update(counts)
     summary["stages_seconds"] = {"merge": round(time.perf_counter() - started, 3)}
     shards_warnings = [w for r in reports for w in r.get("build_warnings", [])]
-    merge_warnings = [p for p in (previous.problem, problem) if p]
+    merge_warnings = [p for p in (previous.problem, problem, *moves) if p]
     summary["build_warnings"] = list(dict.fromkeys(shards_warnings + merge_warnings))
     report.write(release, summary)
     seal(release)
     check_release(release, manifest)
-    publish(output, work / WAREHOUSE, release, settings.releases_kept)
+    summary["build_warnings"] += publish(output, work / WAREHOUSE, release, settings.releases_kept)
     shutil.rmtree(work, ignore_errors=True)
     return BuildResult(build_id, release, summary, summary["stages_seconds"])
 
@@ -123,8 +129,10 @@ def check_shards(reports: list[dict[str, Any]], outputs: list[Path]) -> None:
 
 def union_sites(release: Path, work: Path, sites: Sequence[tuple[Path, Manifest]]) -> Manifest:
     """The site of `release` as the union of shards' sites (each with its manifest), without a
-    byte copied: each shard's store folders under the same names in the pool, every other
-    file hard-linked. A path written by two shards is refused. Returns the union's manifest."""
+    byte copied: a store folder a shard wrote into this output's pool is linked as it is; one
+    in another output's pool is taken into this one under the same name, its files hard-linked;
+    every other file is hard-linked. A path written by two shards is refused. Returns the
+    union's manifest."""
     parts = [m.frame.with_columns(site=pl.lit(str(site))) for site, m in sites]
     combined = pl.concat(parts) if parts else Manifest().frame.with_columns(site=pl.lit(""))
     try:
@@ -132,11 +140,20 @@ def union_sites(release: Path, work: Path, sites: Sequence[tuple[Path, Manifest]
     except ValueError as exc:  # a file in two shards
         raise BuildError(f"{exc} (written by two shards)") from None
     output = release.parent.parent
-    (output / POOL).mkdir(exist_ok=True)
-    with SiteWriter(release / SITE, pool=output / POOL, staging=work / POOL) as writer:
+    pool = output / POOL
+    pool.mkdir(exist_ok=True)
+    linked: list[str] = []  # the stores whose folder is this pool's already
+    with SiteWriter(release / SITE, pool=pool, staging=work / POOL) as writer:
         for site, _ in sites:  # each shard's store folders, under the same names
             for key, folder in store_folders(site).items():
-                writer.open_store(key, folder)
-        for name, site in combined.select("path", "site").iter_rows():
+                if (site / STORES_DIR / key).resolve() == (pool / folder).resolve():
+                    writer.link_store(key, folder)
+                    linked.append(key)
+                else:
+                    writer.open_store(key, folder)
+        prefix = f"{STORES_DIR}/"
+        store = pl.col("path").str.strip_prefix(prefix).str.split("/").list.first()
+        in_linked = pl.col("path").str.starts_with(prefix) & store.is_in(linked)
+        for name, site in combined.filter(~in_linked).select("path", "site").iter_rows():
             writer.adopt(site, name)
     return manifest

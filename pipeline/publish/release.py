@@ -63,15 +63,30 @@ def new_build_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
 
 
-def publish(output: Path, work_db: Path, release: Path, keep: int) -> None:
+def publish(output: Path, work_db: Path, release: Path, keep: int) -> list[str]:
     """Switch `current` to the new release: one rename publishes the warehouse, the site, the
-    manifest, the report and the nginx configuration together."""
+    manifest, the report and the nginx configuration together. What fails after that rename
+    (the mark, the stable links, the clean-up: a full disk, say) does not unpublish it: it is
+    returned, for the log, and the next build repairs it (`exclusive`)."""
     os.replace(work_db, release / WAREHOUSE)
     tmp = output / f".{CURRENT}-{release.name}"
     tmp.unlink(missing_ok=True)
     tmp.symlink_to(Path(RELEASES) / release.name)
     os.replace(tmp, output / CURRENT)  # the commit point
-    mark_published(release)  # after the swap: a marked release has been live
+    try:
+        mark_published(release)  # after the swap: a marked release has been live
+        _link_stable_names(output, release)
+        _keep_last(output, release, keep)
+        collect_pool(output)
+    except OSError as exc:
+        return [
+            f"{release}: published, but the clean-up after it failed ({exc}); the next "
+            "build repairs it"
+        ]
+    return []
+
+
+def _link_stable_names(output: Path, release: Path) -> None:
     for name in LINKS:
         stable = output / name
         if not stable.is_symlink():
@@ -82,8 +97,12 @@ def publish(output: Path, work_db: Path, release: Path, keep: int) -> None:
             if stable.is_dir():
                 shutil.rmtree(stable)
             os.replace(tmp, stable)
-    # Oldest first, by when each was published: two builds may start within one second, and
-    # build ids sort by their start time, to the second, then by a random suffix.
+
+
+def _keep_last(output: Path, release: Path, keep: int) -> None:
+    """Delete the releases published before the last `keep`. Oldest first, by when each was
+    published: two builds may start within one second, and build ids sort by their start time,
+    to the second, then by a random suffix."""
     published = sorted(
         (stamp, r)
         for r in (output / RELEASES).iterdir()
@@ -92,7 +111,6 @@ def publish(output: Path, work_db: Path, release: Path, keep: int) -> None:
     for _, old in published[:-keep]:
         if old != release:
             shutil.rmtree(set_aside(old), ignore_errors=True)
-    collect_pool(output)
 
 
 def mark_published(release: Path) -> None:

@@ -39,13 +39,16 @@ def audit(
             )
 
 
+ACCEPT_FLAG = "--accept-volume-change"
+
+
 def check_volumes(
     published: Mapping[str, int], tonight: Mapping[str, int], settings: Settings
-) -> None:
+) -> list[str]:
     """Stop the build when a count moved from the published build's past its limits
-    (`settings.volume`): an export cut in half must not publish half a site."""
-    if settings.accept_volume_change:
-        return
+    (`settings.volume`): an export cut in half must not publish half a site. With
+    `accept_volume_change`, returns those moves instead, for the build's warnings."""
+    accepted = []
     for name, before in published.items():
         if name not in tonight or before < max(settings.volume.min_count, 1):
             continue
@@ -54,8 +57,13 @@ def check_volumes(
         if change < -max_drop or change > max_rise:
             past = f"max_drop {max_drop:.0%}" if change < 0 else f"max_rise {max_rise:.0%}"
             what = "files" if name == SITE_FILES else "accepted rows"
-            raise BuildError(
+            move = (
                 f"{name}: {now} {what}, against {before} in the published build "
-                f"({change:+.1%}, past volume.{past}); if the change is real, build with "
-                "--accept-volume-change"
+                f"({change:+.1%}, past volume.{past})"
             )
+            if not settings.accept_volume_change:
+                raise BuildError(
+                    f"{move}; if the change is real, build with --accept-volume-change"
+                )
+            accepted.append(f"{move}: accepted (accept_volume_change)")
+    return accepted

@@ -12,7 +12,7 @@ import pytest
 
 from pipeline.build import build
 from pipeline.export import history
-from pipeline.paths import HISTORY, SEAL
+from pipeline.paths import HISTORY, PUBLISHED, SEAL
 from pipeline.settings import load_settings
 from tests.conftest import run_cli, write_inputs
 
@@ -78,8 +78,9 @@ def test_a_history_that_cannot_be_read_is_reported_and_starts_again(
     build(load_settings(None, input=inputs, output=output))
     history = (output / "current").resolve() / HISTORY
     history.write_bytes(history.read_bytes()[:20])  # cut: not Parquet any more
-    if not sealed:
+    if not sealed:  # as an earlier version published it: no seal, a mark without a date
         (history.parent / SEAL).unlink()
+        (history.parent / PUBLISHED).write_bytes(b"")
     result = run_cli("build", "--input", str(inputs), "--output", str(output))
     assert result.returncode == 0, result.stderr
     assert f"{history}: {said}" in result.stderr

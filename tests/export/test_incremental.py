@@ -47,9 +47,11 @@ def test_unchanged_pages_are_linked_and_changes_are_listed(tmp_path: Path) -> No
         f"{s2}groupId=10.json",
         f"{s2}index.json",
     ]
+    s3 = "v1.39.0/stores/s3/inventory/"
     assert changes["removed"] == [
-        f"v1.39.0/stores/s3/inventory/products/{name}.json"
-        for name in ("categoryId=1", "groupId=10", "index")
+        f"{s3}categories/index.json",  # the store's lists of categories and groups
+        f"{s3}groups/index.json",
+        *(f"{s3}products/{name}.json" for name in ("categoryId=1", "groupId=10", "index")),
     ]
     unchanged = "v1.39.0/stores/s1/inventory/products/index.json"
     assert os.stat(first / "site" / unchanged).st_ino == os.stat(second / "site" / unchanged).st_ino

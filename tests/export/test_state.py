@@ -11,7 +11,15 @@ import pytest
 
 from pipeline.build import build
 from pipeline.export.manifest import Manifest
-from pipeline.paths import MANIFEST, MANIFEST_PARQUET, SEAL, SITE, STORES
+from pipeline.paths import (
+    MANIFEST,
+    MANIFEST_PARQUET,
+    PUBLISHED,
+    REPORT_JSON,
+    SEAL,
+    SITE,
+    STORES,
+)
 from pipeline.settings import load_settings
 from tests.conftest import site_files, write_inputs
 
@@ -58,8 +66,9 @@ def test_a_damaged_previous_release_is_rebuilt_from_scratch_and_said(
         load_settings(None, input=write_inputs(tmp_path / "a", listings=LISTINGS), output=output)
     ).release
     damage(first / name)
-    if not sealed:
+    if not sealed:  # as an earlier version published it: no seal, a mark without a date
         (first / SEAL).unlink()
+        (first / PUBLISHED).write_bytes(b"")
     # beta changes, alpha would be carried over from the damaged release
     changed = [LISTINGS[0], {**LISTINGS[1], "price": "2.50"}]
     second = build(
@@ -79,3 +88,39 @@ def test_a_damaged_previous_release_is_rebuilt_from_scratch_and_said(
     assert third.report["build_warnings"] == []
     assert third.report["site"]["files_unchanged"] == third.report["site"]["files"]
     assert (third.release / MANIFEST).read_bytes() == (second.release / MANIFEST).read_bytes()
+
+
+def test_a_release_that_lost_its_seal_is_not_trusted(tmp_path: Path) -> None:
+    """A release published with a seal (its mark has a date) that has none any more: nothing
+    of its state is read; a flipped byte cannot pass by deleting the seal."""
+    inputs = write_inputs(tmp_path / "a", listings=LISTINGS)
+    output = tmp_path / "out"
+    first = build(load_settings(None, input=inputs, output=output)).release
+    _flip(first / STORES)
+    (first / SEAL).unlink()
+    second = build(load_settings(None, input=inputs, output=output))
+    problem = f"{first / SEAL}: missing (the release was published with one)"
+    assert second.report["build_warnings"] == [  # in the order the build met them
+        f"{problem}; the volumes are not compared with it",
+        f"{problem}; every store's pages are built again",
+        f"{problem}; meta.build_run starts again with this build",
+    ]
+    assert second.report["site"]["files_unchanged"] == 0
+
+
+def test_a_deleted_report_is_said_and_the_volumes_are_not_compared(tmp_path: Path) -> None:
+    output = tmp_path / "out"
+    first = build(
+        load_settings(None, input=write_inputs(tmp_path / "a", listings=LISTINGS), output=output)
+    ).release
+    (first / REPORT_JSON).unlink()
+    settings = load_settings(
+        None,
+        input=write_inputs(tmp_path / "b", listings=LISTINGS[:1]),
+        output=output,
+        volume={"min_count": 1},
+    )
+    second = build(settings)  # half the listings: published, with the reason it was not compared
+    assert second.report["build_warnings"] == [
+        f"{first / REPORT_JSON}: missing (sealed in {SEAL}); the volumes are not compared with it"
+    ]

@@ -186,8 +186,8 @@ def test_catalog_api_page_dumps_become_catalog_rows(tmp_path: Path) -> None:
         ("catalog/products/page-1.json", 1),
         ("catalog/products/page-2.json", 1),
     ]
-    # A result's keys not in the contract are kept in raw, in `_extra_columns`.
-    assert rows(con, "SELECT _extra_columns FROM raw.categories") == [('{"isDirect":"true"}',)]
+    # Every key of the result is declared (isDirect: live-only, DESIGN §3): no extra ones.
+    assert rows(con, 'SELECT "isDirect", _extra_columns FROM raw.categories') == [("true", None)]
     con.close()
 
 

@@ -167,6 +167,31 @@ def test_a_header_naming_a_column_twice_is_refused(tmp_path: Path) -> None:
         _load(tmp_path)
 
 
+def test_a_parquet_file_naming_a_column_twice_is_refused(tmp_path: Path) -> None:
+    """DuckDB reads the second `price` as `price_1`: the first would win without a word."""
+    folder = _listings(tmp_path)
+    columns = [pa.array(["A"]), pa.array([1000]), pa.array(["1.00"]), pa.array(["2.00"])]
+    table = pa.table([*columns, pa.array([1])], names=[*HEADER.split(",")[:3], "price", "quantity"])
+    pq.write_table(table, folder / "a.parquet")
+    with pytest.raises(
+        InputError, match=r"listings/a.parquet: header: column price appears more than once$"
+    ):
+        _load(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "name", ["Stores.csv", "excluded-categories.csv", "notes.txt", ".DS_Store"]
+)
+def test_an_entry_of_a_tables_folder_named_for_no_table_is_refused(
+    tmp_path: Path, name: str
+) -> None:
+    """`stores/Stores.csv` was skipped, and the optional table with it."""
+    write_inputs(tmp_path)
+    (tmp_path / "stores" / name).write_text("storeKey\nA\n")
+    with pytest.raises(InputError, match=rf"stores/{name}: not a file or folder of any table"):
+        dry_run(load_settings(None, input=tmp_path))
+
+
 def test_a_header_with_an_empty_name_is_refused_with_the_file(tmp_path: Path) -> None:
     """A trailing comma: DuckDB said "zero-length delimited identifier", naming no file."""
     folder = _listings(tmp_path)

@@ -4,16 +4,18 @@ when they ingested the same rows, whatever the files hold by the time the build 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from pipeline.build import build
 from pipeline.errors import BuildError
-from pipeline.paths import CURRENT
+from pipeline.paths import CURRENT, REPORT_JSON
 from pipeline.progress import Advance, Reporter
 from pipeline.publish.merge import merge
 from pipeline.settings import load_settings
@@ -54,6 +56,18 @@ def test_an_export_cut_in_half_stops_the_build_with_both_counts(tmp_path: Path) 
     accepted = run_cli(*args, "--accept-volume-change", env=env)
     assert accepted.returncode == 0, accepted.stderr
     assert _published(output) != first
+    report = orjson.loads((output / REPORT_JSON).read_bytes())
+    moves = report["build_warnings"]  # the moves let through are on record
+    assert moves[0] == (
+        "stores/listings: 30 accepted rows, against 60 in the published build (-50.0%, past "
+        "volume.max_drop 20%): accepted (accept_volume_change)"
+    )
+    assert re.fullmatch(
+        r"site: \d+ files, against \d+ in the published build \(-\d+\.\d%, past volume\.max_drop "
+        r"20%\): accepted \(accept_volume_change\)",
+        moves[1],
+    )
+    assert len(moves) == 2
 
 
 def test_a_table_that_doubles_and_more_stops_the_build(tmp_path: Path) -> None:
@@ -132,3 +146,19 @@ def test_shards_that_ingested_different_rows_never_merge(tmp_path: Path) -> None
     build(load_settings(None, input=inputs, output=tmp_path / "s1", shard="1/2"))
     with pytest.raises(BuildError, match="the shards were built from different inputs"):
         merge([tmp_path / "s0", tmp_path / "s1"], load_settings(None, output=tmp_path / "m"))
+
+
+def test_the_merge_compares_the_tables_too(tmp_path: Path) -> None:
+    """Shards built into fresh outputs have no previous build to compare with: the merge does."""
+    merged = tmp_path / "merged"
+
+    def shards(listings: list[dict[str, Any]], name: str) -> list[Path]:
+        inputs = write_inputs(tmp_path / name, listings=listings)
+        outputs = [tmp_path / f"{name}-{i}" for i in range(2)]
+        for i, output in enumerate(outputs):
+            build(load_settings(None, input=inputs, output=output, shard=f"{i}/2", **SMALL))
+        return outputs
+
+    merge(shards(LISTINGS, "full"), load_settings(None, output=merged, **SMALL))
+    with pytest.raises(BuildError, match=r"^stores/listings: 30 accepted rows, against 60 "):
+        merge(shards(LISTINGS[:30], "cut"), load_settings(None, output=merged, **SMALL))

@@ -5,7 +5,8 @@ publishes.
 
 The kill is placed by counting the filesystem events (Python audit events: open, rename, unlink,
 symlink, rmtree, ...) of the publish step in a child process, and sent by the child to itself at
-the n-th: a real SIGKILL at a chosen point, the same point on every run and machine."""
+the n-th: a real SIGKILL at a chosen count of events, the same on every run (which old folder a
+deletion reaches first may differ with the folders' random names)."""
 
 from __future__ import annotations
 
@@ -50,8 +51,9 @@ publish = pipeline.build.publish
 def publish_then_disarm(*args, **kwargs):
     global armed
     armed = True
-    publish(*args, **kwargs)
+    problems = publish(*args, **kwargs)
     armed = False
+    return problems
 
 pipeline.build.publish = publish_then_disarm
 from pipeline.cli import main
@@ -59,9 +61,11 @@ from pipeline.cli import main
 sys.argv = ["pipeline", *sys.argv[2:]]
 main()
 """
-# About 110 such events with one release kept (the swap, the links, the old release's and its
-# pages' deletion); later ones land after the step.
-EVENTS = 130
+# About 107 such events with one release kept and one to delete (the swap, the mark, the old
+# release's and its pages' deletion), 26 for a first publish: a kill drawn past the step's last
+# event lands after it (the build exits 0), one drawn at or below SURE always lands in it.
+EVENTS = 110
+SURE = 20
 ENV = {"PIPELINE_RELEASES_KEPT": "1", "PIPELINE_VOLUME__MIN_COUNT": "10"}
 
 _STORES = [f"store{i}" for i in range(6)]
@@ -126,7 +130,7 @@ def _build(input_dir: Path, output: Path, *python: str) -> subprocess.CompletedP
     ),
     last=st.sampled_from(["a", "b"]),
 )
-@example(killed=[("b", 60)], last="a")  # mid-way through the deletion of a's pages, a again
+@example(killed=[("b", 60)], last="a")  # in the deletion of a's release and pages, a again
 @example(killed=[("b", 5), ("cut", 1)], last="b")  # after the swap, before the mark
 def test_a_kill_anywhere_in_the_publish_step_never_publishes_less_than_the_truth(
     inputs: dict[str, tuple[Path, bytes]], killed: list[tuple[str, int]], last: str
@@ -137,11 +141,11 @@ def test_a_kill_anywhere_in_the_publish_step_never_publishes_less_than_the_truth
     for name, event in killed:
         result = _build(inputs[name][0], output, "-c", KILLER, str(event))
         published = _check_published(output)
-        if name == "cut":
+        if name == "cut":  # stopped by the volume guard before it publishes anything
             assert result.returncode == 1, result.stderr
             assert "stores/listings: 9 accepted rows, against 18" in result.stderr
         else:
-            assert result.returncode in (0, -9), result.stderr
+            assert result.returncode in ((-9,) if event <= SURE else (0, -9)), result.stderr
             assert published in (inputs[live][1], inputs[name][1])
             live = name if published == inputs[name][1] else live
     result = _build(inputs[last][0], output, "-m", "pipeline")

@@ -15,7 +15,7 @@ from pipeline.build import build
 from pipeline.errors import BuildError
 from pipeline.export.manifest import Manifest
 from pipeline.paths import CURRENT, POOL, PUBLISHED, RELEASES, SITE
-from pipeline.publish.release import missing_files, pool_folders
+from pipeline.publish.release import check_release, missing_files, pool_folders
 from pipeline.settings import load_settings
 from tests.conftest import run_cli, write_inputs
 
@@ -54,16 +54,28 @@ def test_a_pool_folder_left_in_part_by_a_killed_clean_up_is_never_adopted(
     assert pool_folders((output / "current").resolve())["alpha"] == folder
 
 
-def test_a_release_missing_a_file_is_not_published(tmp_path: Path) -> None:
+def test_a_store_folder_damaged_since_it_was_published_is_built_again(tmp_path: Path) -> None:
     inputs = write_inputs(tmp_path / "in", listings=LISTINGS)
     output = tmp_path / "out"
     first = build(load_settings(None, input=inputs, output=output)).release
     folder = output / POOL / pool_folders(first)["beta"]
     page = next(folder.rglob("*.json"))
-    os.unlink(page)  # damage: the next build carries the store over, folder and all
+    body = page.read_bytes()
+    os.unlink(page)  # damage: the same digest would carry the store over, folder and all
+    second = build(load_settings(None, input=inputs, output=output))
+    assert second.report["site"]["stores_unchanged"] == 1  # alpha; beta built again
+    assert _complete(output) == []
+    assert page.read_bytes() == body  # the store's folder, whole again, under its name
+
+
+def test_a_release_missing_a_file_is_not_published(tmp_path: Path) -> None:
+    inputs = write_inputs(tmp_path / "in", listings=LISTINGS)
+    release = build(load_settings(None, input=inputs, output=tmp_path / "out")).release
+    manifest = Manifest.load(release)
+    folder = tmp_path / "out" / POOL / pool_folders(release)["beta"]
+    os.unlink(next(folder.rglob("*.json")))
     with pytest.raises(BuildError, match=r"1 files its manifest names are missing \(first: "):
-        build(load_settings(None, input=inputs, output=output))
-    assert (output / "current").resolve() == first
+        check_release(release, manifest)
 
 
 def test_the_releases_kept_are_the_last_published(
