@@ -53,6 +53,17 @@ MACROS = (
        concat(',"title":', json_text(title), ',"description":', json_text(description),
               ',"mainImageUrl":', json_text(main),
               ',"additionalImageUrls":', coalesce(to_json(more)::VARCHAR, '[]'))""",
+    # A listing of the stores asked for (all of them when `store_keys` is null). The hashes
+    # prune: marts.listing is clustered by store_hash, and DuckDB's zone maps skip every row
+    # group that holds none of the stores (a text key's bounds are too short to).
+    """CREATE OR REPLACE TEMP MACRO of_stores(store_keys, store_key, store_hash) AS
+       store_keys IS NULL
+       OR (list_contains(list_transform(store_keys, lambda key: hash(key)), store_hash)
+           AND list_contains(store_keys, store_key))""",
+    # A listing the request's flags show (DESIGN §3): generic ones if include_generic, custom
+    # ones if include_custom, those of an excluded category only if include_excluded.
+    """CREATE OR REPLACE TEMP MACRO shown(is_custom, is_excluded, generic, custom, excluded) AS
+       (CASE WHEN is_custom THEN custom ELSE generic END) AND (excluded OR NOT is_excluded)""",
     # Money as a JSON number in shortest form with a decimal point: 12.30 -> 12.3, 5.00 -> 5.0.
     # Two decimals always, so a trailing zero is never the only fraction digit.
     """CREATE OR REPLACE TEMP MACRO json_money(d) AS

@@ -11,7 +11,7 @@ categories as (select * from staging.categories),
 found as (
     select distinct store_key, channel_id, category_id
     from listing
-    where list_contains($store_keys, listing.store_key)
+    where of_stores($store_keys, listing.store_key, listing.store_hash)
       and ($channel_id is null or listing.channel_id = $channel_id)
       and (listing.quantity > 0 or not $in_stock_only)
       and ($include_excluded_categories or not listing.is_excluded_category)

@@ -14,7 +14,7 @@ found as (
     select distinct store_key, channel_id, group_id
     from listing
     join categories on categories.category_id = listing.category_id
-    where list_contains($store_keys, listing.store_key)
+    where of_stores($store_keys, listing.store_key, listing.store_hash)
       and ($channel_id is null or listing.channel_id = $channel_id)
       and (listing.quantity > 0 or not $in_stock_only)
       and ($include_excluded_categories or not listing.is_excluded_category)

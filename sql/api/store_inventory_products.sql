@@ -14,15 +14,12 @@ matching as (
     select listing.*
     from listing
     join product_fixed using (product_id)
-    -- The hashes prune: marts.listing is clustered by store_hash, and DuckDB's zone maps skip
-    -- every row group that holds none of the stores (a text key's bounds are too short to).
-    where ($store_keys is null or list_contains(
-            list_transform($store_keys, lambda key: hash(key)), listing.store_hash))
-      and ($store_keys is null or list_contains($store_keys, listing.store_key))
+    where of_stores($store_keys, listing.store_key, listing.store_hash)
       and ($channel_id is null or listing.channel_id = $channel_id)
       and listing.quantity > 0
-      and (case when listing.is_custom then $include_custom else $include_generic end)
-      and ($include_excluded_categories or not listing.is_excluded_category)
+      and shown(
+          listing.is_custom, listing.is_excluded_category,
+          $include_generic, $include_custom, $include_excluded_categories)
       and ($category_id is null or listing.category_id = $category_id)
       and ($category_name is null or product_fixed.category_name_key = lower($category_name))
       and ($group_id is null or listing.group_id = $group_id)

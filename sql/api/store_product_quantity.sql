@@ -9,12 +9,13 @@ listing as (select * from marts.listing),
 matching as (
     select listing.*
     from listing
-    where list_contains($store_keys, listing.store_key)
+    where of_stores($store_keys, listing.store_key, listing.store_hash)
       and listing.channel_id = $channel_id
       and listing.product_id = $product_id
       and listing.quantity > 0
-      and (case when listing.is_custom then $include_custom else $include_generic end)
-      and ($include_excluded_categories or not listing.is_excluded_category)
+      and shown(
+          listing.is_custom, listing.is_excluded_category,
+          $include_generic, $include_custom, $include_excluded_categories)
 ),
 entries as (
     select
