@@ -64,6 +64,17 @@ MACROS = (
     # ones if include_custom, those of an excluded category only if include_excluded.
     """CREATE OR REPLACE TEMP MACRO shown(is_custom, is_excluded, generic, custom, excluded) AS
        (CASE WHEN is_custom THEN custom ELSE generic END) AND (excluded OR NOT is_excluded)""",
+    # A Sku entry of a store's inventory (spec 2.3, DESIGN §3): the summary's `skus` and the
+    # product's skus operation write it alike. `body` is the SKU's fixed fragment (export.sku).
+    """CREATE OR REPLACE TEMP MACRO json_sku_entry(
+           sku_id, is_custom, custom_id, body, price, quantity, is_featured,
+           title, description, main, more) AS
+       concat('{"skuId":', sku_id,
+              CASE WHEN is_custom THEN concat(',"storePriceCustomId":', custom_id) END,
+              ',', body, ',"price":', json_money(price), ',"quantity":', quantity,
+              ',"isFeatured":', json_bool(is_featured), ',"isCustom":', json_bool(is_custom),
+              CASE WHEN is_custom THEN json_custom_keys(title, description, main, more) END,
+              '}')""",
     # Money as a JSON number in shortest form with a decimal point: 12.30 -> 12.3, 5.00 -> 5.0.
     # Two decimals always, so a trailing zero is never the only fraction digit.
     """CREATE OR REPLACE TEMP MACRO json_money(d) AS

@@ -44,6 +44,16 @@ def published_release(output: Path) -> Path | None:
     return current.resolve() if current.is_symlink() and current.exists() else None
 
 
+def dated_mark(release: Path) -> bool:
+    """Whether the release's PUBLISHED mark holds the date it went live, as marks have since
+    the mark follows the swap and the release is sealed; earlier versions wrote it empty,
+    before the swap."""
+    try:
+        return (release / PUBLISHED).stat().st_size > 0
+    except OSError:
+        return False
+
+
 def set_aside(folder: Path) -> Path:
     """Rename `folder` out of its name, atomically, before it is deleted: a kill in the middle
     of a deletion then never leaves part of a folder under a name a build would use. Returns

@@ -118,7 +118,7 @@ def _build(night: Night, ray: Any) -> BuildResult:
                 advance(1)
             read: list[IngestedPart] = ray.get([p[0] for p in parts])
             file_sums = [r.sums for r in read]
-            names = tuple(f.path.relative_to(settings.input).as_posix() for f in files)
+            names = tuple(f.source(settings.input) for f in files)
             rows = add_sums(file_sums)[0]
             ingested[LISTINGS.name] = IngestedTable(LISTINGS, names, rows)
         with night.stage("catalog", len(CATALOG_STEPS), "steps") as advance:

@@ -151,15 +151,11 @@ def build_shard(
     )
     try:
         db.create_schemas(con)
-        for name, rows in catalog.items():
-            con.register("catalog_rows", rows)
-            con.execute(f"CREATE TABLE {name} AS SELECT * FROM catalog_rows")
-            con.unregister("catalog_rows")
-        parts = {**stores, "raw.listings": pa.concat_tables(listings)}
-        for name, rows in parts.items():
-            con.register("shard_rows", rows)
-            con.execute(f"CREATE TABLE {name} AS SELECT * FROM shard_rows")
-            con.unregister("shard_rows")
+        tables = {**catalog, **stores, "raw.listings": pa.concat_tables(listings)}
+        for name, rows in tables.items():
+            con.register("handed_over", rows)
+            con.execute(f"CREATE TABLE {name} AS SELECT * FROM handed_over")
+            con.unregister("handed_over")
         steps = transform.run_steps(con, steps=STORE_STEPS)
         (folder / "site").mkdir()  # a shard may have no store at all
         site = export.write_site(

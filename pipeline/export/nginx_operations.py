@@ -8,12 +8,8 @@ from __future__ import annotations
 import re
 
 from pipeline.api.operations import STORE_OPERATIONS
-from pipeline.api.params import PAGING
 from pipeline.api.urls import STORES_DIR
 from pipeline.contract import STORED_KEY_PATTERN
-
-# The parameters a materialised list page's name may carry ($list_page, from the $inv_ maps).
-LIST_PARAMETERS = ("channelId", *PAGING)
 
 
 def store_operation_locations(only_get: str) -> str:

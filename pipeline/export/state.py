@@ -17,7 +17,14 @@ import polars as pl
 from pipeline.contract import TABLES
 from pipeline.export.digests import StoreRecord, load_store_records
 from pipeline.export.manifest import Manifest
-from pipeline.paths import HISTORY, MANIFEST_PARQUET, PUBLISHED, REPORT_JSON, SEAL, STORES
+from pipeline.paths import (
+    HISTORY,
+    MANIFEST_PARQUET,
+    REPORT_JSON,
+    SEAL,
+    STORES,
+    dated_mark,
+)
 from pipeline.settings import SITE_FILES
 
 SEALED = (MANIFEST_PARQUET, STORES, HISTORY, REPORT_JSON)
@@ -44,8 +51,8 @@ def damage(release: Path, name: str) -> str | None:
     seal_file = release / SEAL
     try:
         if not seal_file.is_file():
-            dated = (release / PUBLISHED).is_file() and (release / PUBLISHED).stat().st_size > 0
-            return f"{seal_file}: missing (the release was published with one)" if dated else None
+            missing = f"{seal_file}: missing (the release was published with one)"
+            return missing if dated_mark(release) else None
         sealed = dict(line.split("  ", 1)[::-1] for line in seal_file.read_text().splitlines())
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         return f"{seal_file}: unreadable ({exc})"

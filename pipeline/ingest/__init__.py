@@ -57,9 +57,7 @@ def ingest_table(
     comment_raw_table(con, table)
     if any(c.keyed for c in table.columns):
         record_keyed_columns(con, table, seen)
-    return IngestedTable(
-        table, tuple(f.path.relative_to(input_dir).as_posix() for f in files), rows
-    )
+    return IngestedTable(table, tuple(f.source(input_dir) for f in files), rows)
 
 
 def table_files(input_dir: Path, table: Table) -> list[InputFile]:
@@ -101,7 +99,7 @@ def ingest_file(
 ) -> int:
     """Append one file's rows to `raw.<table>` (created with `typed`); returns how many. The
     file's column names are added to `seen`."""
-    source = file.path.relative_to(input_dir).as_posix()
+    source = file.source(input_dir)
     if file.format == "parquet":
         found = parquet_columns(con, file.path)
         if seen is not None:

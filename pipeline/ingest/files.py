@@ -46,6 +46,11 @@ class InputFile:
     format: str
     compression: str | None = None
 
+    def source(self, input_dir: Path) -> str:
+        """The file as the build names it (raw.*._source_file, the report): relative to the
+        input directory."""
+        return self.path.relative_to(input_dir).as_posix()
+
     @property
     def stem(self) -> str:
         """The name without its format and compression extensions: `Shop-A.csv.gz` -> `Shop-A`."""

@@ -43,6 +43,7 @@ from pipeline.paths import (
     SITE,
     WAREHOUSE,
     WORK,
+    dated_mark,
     published_release,
     set_aside,
 )
@@ -234,5 +235,4 @@ def _went_live(release: Path, live_at: int | None) -> bool:
     marked_at = _published_at(release)
     if marked_at is None:
         return False
-    undated = (release / PUBLISHED).stat().st_size == 0
-    return not (undated and live_at is not None and marked_at > live_at)
+    return dated_mark(release) or live_at is None or marked_at <= live_at

@@ -30,22 +30,9 @@ shown as (
     -- Every entry's Sku JSON; the product keeps the first $sku_limit in the SKU order.
     select
         matching.*,
-        concat(
-            '{"skuId":', matching.sku_id,
-            case when is_custom then concat(',"storePriceCustomId":', store_price_custom_id) end,
-            ',', sku_fixed.body_json,
-            ',"price":', json_money(price),
-            ',"quantity":', quantity,
-            ',"isFeatured":', json_bool(is_featured),
-            ',"isCustom":', json_bool(is_custom),
-            case when is_custom then concat(
-                ',"title":', json_text(title),
-                ',"description":', json_text(description),
-                ',"mainImageUrl":', json_text(main_image_url),
-                ',"additionalImageUrls":',
-                coalesce(to_json(additional_image_urls)::varchar, '[]')
-            ) end,
-            '}'
+        json_sku_entry(
+            matching.sku_id, is_custom, store_price_custom_id, sku_fixed.body_json, price,
+            quantity, is_featured, title, description, main_image_url, additional_image_urls
         ) as entry_json
     from matching
     join sku_fixed on sku_fixed.sku_id = matching.sku_id

@@ -33,18 +33,9 @@ final as (
     select
         position::bigint as position,
         total_items::bigint as total_items,
-        concat(
-            '{"skuId":', sku_id,
-            case when is_custom then concat(',"storePriceCustomId":', store_price_custom_id) end,
-            ',', body_json,
-            ',"price":', json_money(price),
-            ',"quantity":', quantity,
-            ',"isFeatured":', json_bool(is_featured),
-            ',"isCustom":', json_bool(is_custom),
-            case when is_custom then
-                json_custom_keys(title, description, main_image_url, additional_image_urls)
-            end,
-            '}'
+        json_sku_entry(
+            sku_id, is_custom, store_price_custom_id, body_json, price, quantity, is_featured,
+            title, description, main_image_url, additional_image_urls
         ) as result_json
     from numbered
     where position between $first_position and $last_position

@@ -25,6 +25,25 @@ FLAGS = [
 ]
 
 
+def _screenshot(page: Path, shot: Path, profile: Path, height: int) -> bytes:
+    """The PNG headless chromium takes of `page` in a window 1100 pixels wide."""
+    assert CHROMIUM
+    subprocess.run(
+        [
+            CHROMIUM,
+            *FLAGS,
+            f"--user-data-dir={profile}",
+            f"--window-size=1100,{height}",
+            f"--screenshot={shot}",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    return shot.read_bytes()
+
+
 def test_the_json_report_has_the_figures(sample_build: Path) -> None:
     report = orjson.loads((sample_build / "build_report.json").read_bytes())
     assert report["store_sizes"][0] == {"store": "3d05ef67", "listings": 3596}
@@ -58,20 +77,7 @@ def test_the_html_report_renders_in_a_headless_browser(sample_build: Path, tmp_p
     assert "The last 1 builds (meta.build_run)" in dom
     assert "Listings per store" in dom and "3d05ef67" in dom
     shot = tmp_path / "report.png"
-    subprocess.run(
-        [
-            CHROMIUM,
-            *FLAGS,
-            f"--user-data-dir={tmp_path / 'profile2'}",
-            "--window-size=1100,1600",
-            f"--screenshot={shot}",
-            page.as_uri(),
-        ],
-        capture_output=True,
-        timeout=120,
-        check=True,
-    )
-    data = shot.read_bytes()
+    data = _screenshot(page, shot, tmp_path / "profile2", 1600)
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", data[16:24])
     assert (width, height) == (1100, 1600) and len(data) > 30_000  # a page with content, not blank
@@ -118,19 +124,6 @@ def test_the_history_charts_render_thirty_builds(sample_build: Path, tmp_path: P
     assert "not recorded" in dom
     shot = tmp_path / "history.png"
     page.write_text(report.render_html(summary))
-    subprocess.run(
-        [
-            CHROMIUM,
-            *FLAGS,
-            f"--user-data-dir={tmp_path / 'p2'}",
-            "--window-size=1100,2400",
-            f"--screenshot={shot}",
-            page.as_uri(),
-        ],
-        capture_output=True,
-        timeout=120,
-        check=True,
-    )
-    data = shot.read_bytes()
+    data = _screenshot(page, shot, tmp_path / "p2", 2400)
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     assert struct.unpack(">II", data[16:24]) == (1100, 2400) and len(data) > 40_000

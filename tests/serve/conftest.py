@@ -20,12 +20,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote_plus
 
 import orjson
 import pytest
+from hypothesis import strategies as st
 
 from pipeline.api.urls import HELP_PATH
 from pipeline.export import nginx
+from tests import reference
+from tests.conftest import SAMPLE
 
 if TYPE_CHECKING:
     from pipeline.settings import ServeSettings
@@ -173,6 +177,22 @@ def preview_server(output: Path, env: dict[str, str] | None = None) -> Iterator[
 def serve_port(sample_build: Path) -> Iterator[int]:
     with preview_server(sample_build) as port:
         yield port
+
+
+@pytest.fixture(scope="module")
+def sample_data() -> reference.Data:
+    """The shipped sample as the reference model reads it."""
+    return reference.load_directory(SAMPLE)
+
+
+def query_string(draw: st.DrawFn, params: dict[str, list[str]], max_size: int) -> str:
+    """A query string of up to `max_size` of `params` (name -> values), each name spelled in
+    one of three cases, percent-encoded."""
+    parts = []
+    for name in draw(st.lists(st.sampled_from(sorted(params)), max_size=max_size)):
+        spelled = draw(st.sampled_from([name, name.lower(), name.upper()]))
+        parts.append(f"{quote_plus(spelled)}={quote_plus(draw(st.sampled_from(params[name])))}")
+    return "&".join(parts)
 
 
 @contextmanager

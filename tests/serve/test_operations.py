@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
-from urllib.parse import quote_plus
 
 import orjson
 import pytest
@@ -21,8 +20,7 @@ from hypothesis import strategies as st
 
 from pipeline.api.operations import STORE_OPERATIONS
 from tests import reference
-from tests.conftest import SAMPLE
-from tests.serve.conftest import both, request
+from tests.serve.conftest import both, query_string, request
 
 INTS = ["0", "1", "2", "3", "10", "010", "-1", "100", "101", "abc", "", "2147483648", "1.5"]
 BOOLS = ["true", "false", "TRUE", "maybe", "", "1"]
@@ -51,16 +49,8 @@ def targets(draw: st.DrawFn) -> tuple[str, str]:
     path = operation.replace("{productId}", draw(st.sampled_from(PRODUCTS)))
     store = draw(st.sampled_from(STORES))
     slash = draw(st.sampled_from(["", "/"]))
-    parts = []
-    for name in draw(st.lists(st.sampled_from(sorted(PARAMS)), max_size=5)):
-        spelled = draw(st.sampled_from([name, name.lower(), name.upper()]))
-        parts.append(f"{quote_plus(spelled)}={quote_plus(draw(st.sampled_from(PARAMS[name])))}")
-    return f"/v1.39.0/stores/{store}/inventory/{path}{slash}", "&".join(parts)
-
-
-@pytest.fixture(scope="module")
-def sample_data() -> reference.Data:
-    return reference.load_directory(SAMPLE)
+    query = query_string(draw, PARAMS, max_size=5)
+    return f"/v1.39.0/stores/{store}/inventory/{path}{slash}", query
 
 
 @settings(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 import threading
 from pathlib import Path
-from urllib.parse import quote, quote_plus
+from urllib.parse import quote
 
 import orjson
 import pytest
@@ -21,8 +21,14 @@ from pipeline.build import build
 from pipeline.serve.routes import answer
 from pipeline.settings import load_settings
 from tests import reference
-from tests.conftest import SAMPLE, write_inputs
-from tests.serve.conftest import materialised_targets, preview_server, request, running_nginx
+from tests.conftest import write_inputs
+from tests.serve.conftest import (
+    materialised_targets,
+    preview_server,
+    query_string,
+    request,
+    running_nginx,
+)
 
 # --- the preview server -----------------------------------------------------------------------
 
@@ -184,19 +190,10 @@ STORES = [
 
 @st.composite
 def targets(draw: st.DrawFn) -> tuple[str, str]:
-    names = draw(st.lists(st.sampled_from(sorted(PARAMS)), max_size=6))
-    parts = []
-    for name in names:
-        spelled = draw(st.sampled_from([name, name.lower(), name.upper()]))
-        parts.append(f"{quote_plus(spelled)}={quote_plus(draw(st.sampled_from(PARAMS[name])))}")
+    query = query_string(draw, PARAMS, max_size=6)
     store = draw(st.sampled_from(STORES))
     slash = draw(st.sampled_from(["", "/"]))
-    return f"/v1.39.0/stores/{store}/inventory/products{slash}", "&".join(parts)
-
-
-@pytest.fixture(scope="module")
-def sample_data() -> reference.Data:
-    return reference.load_directory(SAMPLE)
+    return f"/v1.39.0/stores/{store}/inventory/products{slash}", query
 
 
 @settings(
