@@ -106,7 +106,8 @@ class VolumeLimit(BaseModel):
 
 class VolumeSettings(BaseModel):
     """How far tonight's counts may move from the published build's before the build stops:
-    each input table's accepted rows, and the site's file count ("site")."""
+    each input table's accepted rows, and the site's file count ("site"); from the median of
+    the last published builds; and how many stores may lose every listing."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -125,6 +126,21 @@ class VolumeSettings(BaseModel):
     tables: dict[str, VolumeLimit] = Field(
         default={},
         description='Limits of one count: a table ("stores/listings") or "site"',
+    )
+    max_stores_lost: float = Field(
+        default=0.01,
+        ge=0,
+        le=1,
+        description="Largest share of the published build's stores with listings that may have "
+        "none tonight, rounded down: 1% lets none of up to 99 stores go, 1 of 100 to 199, 2 of "
+        "200; whatever min_count",
+    )
+    baseline_builds: int = Field(
+        default=7,
+        ge=1,
+        description="The counts (listings, site files) are also compared with the median of the "
+        "last this many published builds (meta.build_run), so that a slow drift stops; it "
+        "starts again at a build let through by accept_volume_change",
     )
 
     @field_validator("tables")

@@ -33,7 +33,6 @@ import duckdb
 import polars as pl
 
 from pipeline import db, transform
-from pipeline.build import Night
 from pipeline.contract import TABLES, TABLES_BY_NAME
 from pipeline.distributed.tasks import (
     SHARD_TABLES,
@@ -45,13 +44,14 @@ from pipeline.distributed.tasks import (
 )
 from pipeline.errors import BuildError
 from pipeline.export import Site
-from pipeline.export.digests import TableSums, add_sums, table_sums
+from pipeline.export.digests import TableSums, add_sums, inputs_digest, table_sums
 from pipeline.export.manifest import Manifest, file_counts
 from pipeline.export.state import previous_pages
 from pipeline.ingest import IngestedTable, check_input, ingest_table, raw_types, table_files
 from pipeline.ingest.raw import comment_raw_table, create_raw_table
 from pipeline.progress import SILENT, Reporter
 from pipeline.publish.merge import union_sites
+from pipeline.publish.night import Night
 from pipeline.publish.release import BuildResult, exclusive
 from pipeline.settings import RaySettings, Settings, Shard
 from pipeline.transform import StepResult
@@ -176,7 +176,7 @@ def _build(night: Night, ray: Any) -> BuildResult:
     except BaseException:
         con.close()
         raise
-    return night.finish(con, site, ordered, steps, sums)
+    return night.finish(con, site, ordered, steps, inputs_digest(sums, settings.export))
 
 
 def _store_tables_emptied(con: duckdb.DuckDBPyConnection, typed: dict[str, str]) -> None:

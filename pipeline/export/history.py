@@ -14,6 +14,7 @@ import duckdb
 from pipeline import db
 from pipeline.export.state import damage
 from pipeline.paths import HISTORY, WAREHOUSE, published_release
+from pipeline.settings import SITE_FILES
 
 BUILD_RUN_COLUMNS = {
     "build_id": ("VARCHAR", "Build identifier: UTC start time and a random suffix"),
@@ -30,7 +31,14 @@ BUILD_RUN_COLUMNS = {
     "site_bytes": ("BIGINT", "Bytes in the site"),
     "seconds": ("DOUBLE", "Wall time of ingest, transform and export"),
     "files_changed": ("BIGINT", "Files written anew: changed or new since the previous build"),
+    "volume_change_accepted": (
+        "BOOLEAN",
+        "Whether --accept-volume-change let a move past the volume guards through (see the "
+        "report's build_warnings): the rolling baseline (volume.baseline_builds) starts here",
+    ),
 }
+# The counts compared with their median over the last builds, and their columns here.
+BASELINE_COUNTS = {"stores/listings": "listings", SITE_FILES: "files"}
 BUILD_RUN_DDL = (
     "CREATE TABLE IF NOT EXISTS meta.build_run ("
     + ", ".join(f"{c} {t}" for c, (t, _) in BUILD_RUN_COLUMNS.items())
@@ -102,6 +110,7 @@ def record_run(con: duckdb.DuckDBPyConnection, summary: dict[str, Any]) -> None:
             site["bytes"],
             round(sum(summary["stages_seconds"].values()), 3),
             site["files"] - site.get("files_unchanged", 0),
+            bool(summary.get("volume_change_accepted")),
         ],
     )
     summary["history"] = recent_runs(con)
@@ -124,6 +133,27 @@ def recent_runs(con: duckdb.DuckDBPyConnection, limit: int = REPORTED_RUNS) -> l
     ).fetchall()
     names = ("build_id", "started_at", "listings", "files_changed", "rejected_rows", "seconds")
     return [dict(zip(names, row, strict=True)) for row in reversed(rows)]
+
+
+def baseline(con: duckdb.DuckDBPyConnection, builds: int) -> dict[str, list[int]]:
+    """The counts of `BASELINE_COUNTS` over the last `builds` builds of meta.build_run (as
+    carried: the published ones), newest first, going back no further than the last one that
+    accept_volume_change let through: the operator said its volumes are real."""
+    columns = ", ".join(BASELINE_COUNTS.values())
+    rows = con.execute(
+        f"SELECT {columns}, volume_change_accepted FROM meta.build_run "
+        "ORDER BY started_at DESC, build_id DESC LIMIT $builds",
+        {"builds": builds},
+    ).fetchall()
+    window = []
+    for *counts, accepted in rows:
+        window.append(counts)
+        if accepted:
+            break
+    return {
+        name: [row[i] for row in window if row[i] is not None]
+        for i, name in enumerate(BASELINE_COUNTS)
+    }
 
 
 def write_history(con: duckdb.DuckDBPyConnection, release: Path) -> None:

@@ -123,6 +123,17 @@ def previous_volumes(release: Path | None) -> tuple[dict[str, int], str | None]:
     return volumes, None
 
 
+def published_stores(release: Path | None) -> set[str] | None:
+    """The stores with pages in the published release (its stores' records), or None when
+    there is none or its records cannot be trusted (`previous_pages` says why)."""
+    if release is None or damage(release, STORES):
+        return None
+    try:
+        return set(load_store_records(release))
+    except _UNREADABLE:
+        return None
+
+
 def _unreadable(path: Path, exc: Exception) -> str:
     reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return f"{path}: cannot be read ({reason})"

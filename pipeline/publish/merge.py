@@ -1,63 +1,50 @@
 """One release from the outputs of `pipeline build --shard I/N` for every I: the union of their
-sites (hard links, no bytes copied), identical to the build without shards."""
+sites (hard links, no bytes copied), identical to the build without shards. Every shard built
+the whole warehouse from the same input: the first one's is copied (the merge records its own
+build in its meta.build_run, the shards' histories are theirs), and the merge ends with the
+release tail every build shares (`publish.night`): the guards, against this output's published
+build, the history carried from it, the report, the seal, the check and the swap."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import orjson
 import polars as pl
 
 from pipeline.api.urls import STORES_DIR
-from pipeline.contract import TABLES
+from pipeline.contract import TABLES_BY_NAME
 from pipeline.errors import BuildError
-from pipeline.export import Site, report, write_release_files
+from pipeline.export import Site
 from pipeline.export.digests import load_store_records
 from pipeline.export.manifest import Manifest, file_counts
-from pipeline.export.state import SEALED, damage, previous_pages, previous_volumes, seal
+from pipeline.export.state import SEALED, damage, previous_pages
 from pipeline.export.writer import SiteWriter
-from pipeline.paths import (
-    CURRENT,
-    HISTORY,
-    POOL,
-    PUBLISHED,
-    RELEASES,
-    REPORT_JSON,
-    SITE,
-    WAREHOUSE,
-    WORK,
-    published_release,
-)
-from pipeline.publish.release import (
-    BuildResult,
-    check_release,
-    exclusive,
-    new_build_id,
-    publish,
-    store_folders,
-)
-from pipeline.settings import SITE_FILES, Settings, Shard
-from pipeline.transform.audit import check_volumes
+from pipeline.ingest import IngestedTable
+from pipeline.paths import CURRENT, POOL, PUBLISHED, REPORT_JSON, SITE, WAREHOUSE
+from pipeline.progress import SILENT, Reporter
+from pipeline.publish.night import Night
+from pipeline.publish.release import BuildResult, exclusive, store_folders
+from pipeline.settings import Settings, Shard
+from pipeline.transform import StepResult
 
 
-def merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
+def merge(
+    shard_outputs: list[Path], settings: Settings, reporter: Reporter = SILENT
+) -> BuildResult:
     """Publish one release from every shard's published build (see the module's docstring)."""
     with exclusive(settings.output):
-        return _merge(shard_outputs, settings)
+        releases, reports = _shard_builds(shard_outputs)
+        return _merge(Night(settings, reporter), releases, reports)
 
 
-def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
-    output = settings.output
-    build_id = new_build_id()
-    work, release = output / WORK / build_id, output / RELEASES / build_id
-    work.mkdir(parents=True)
-    started = time.perf_counter()
-    previous = previous_pages(published_release(output))
+def _shard_builds(shard_outputs: list[Path]) -> tuple[list[Path], list[dict[str, Any]]]:
+    """Each shard output's published release and its report, checked: published, its state
+    sealed and whole, every shard of one count once, all from the same inputs."""
     reports = []
     releases = [(s / CURRENT).resolve() for s in shard_outputs]
     for shard_output, shard_release in zip(shard_outputs, releases, strict=True):
@@ -69,44 +56,57 @@ def _merge(shard_outputs: list[Path], settings: Settings) -> BuildResult:
                 raise BuildError(f"{problem}: build that shard again")
         reports.append(orjson.loads((shard_release / REPORT_JSON).read_bytes()))
     check_shards(reports, shard_outputs)
-    manifest = union_sites(release, work, [(r / SITE, Manifest.load(r)) for r in releases])
-    published, problem = previous_volumes(published_release(output))
-    tables = reports[0]["tables"]  # every shard ingested and checked every table
-    tonight = {
-        f"{t.group}/{t.name}": tables[t.name]["accepted"] for t in TABLES if t.name in tables
-    }
-    moves = check_volumes(published, {**tonight, SITE_FILES: len(manifest)}, settings)
+    return releases, reports
+
+
+def _merge(night: Night, releases: list[Path], reports: list[dict[str, Any]]) -> BuildResult:
+    first = reports[0]  # every shard ingested and checked every table alike
+    ingested = [
+        IngestedTable(TABLES_BY_NAME[name], tuple(t["files"]), t["rows"])
+        for name, t in first["tables"].items()
+    ]
+    steps = [StepResult(s["name"], s["rows"], s["seconds"]) for s in first["steps"]]
+    with night.stage("merge"):
+        con = _warehouse(night, releases[0])
+        try:
+            for shard_report in reports:
+                for problem in shard_report.get("build_warnings", []):
+                    night.warn(problem)
+            night.audit(con, ingested, steps)
+            site = _union_site(night, releases, reports)
+        except BaseException:
+            con.close()
+            raise
+    night.report_extra["input"] = first["input"]
+    night.report_extra["merged_from"] = [r["build_id"] for r in reports]
+    return night.finish(con, site, ingested, steps, first["inputs_digest"])
+
+
+def _warehouse(night: Night, first: Path) -> duckdb.DuckDBPyConnection:
+    """The first shard's warehouse, copied (the merge writes its history into it, never into a
+    published file), without the shard's history: the tail carries this output's."""
+    shutil.copyfile(first / WAREHOUSE, night.warehouse)
+    con = night.connect()
+    try:
+        con.execute("DROP TABLE IF EXISTS meta.build_run")
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def _union_site(night: Night, releases: list[Path], reports: list[dict[str, Any]]) -> Site:
+    """The release's site as the union of the shards' (`union_sites`), with its changes since
+    this output's published release, the stores' records and the counts the report gives."""
+    previous = previous_pages(night.previous)
+    manifest = union_sites(
+        night.release, night.work, [(r / SITE, Manifest.load(r)) for r in releases]
+    )
     changed, removed = manifest.changes(previous.manifest)
     stores = {key: r for shard in releases for key, r in load_store_records(shard).items()}
-    counts = file_counts(manifest, changed, removed)
-    write_release_files(release, Site(manifest, changed, removed, stores, counts), settings)
-    # Every shard built the whole warehouse from the same input: the first one's serves, with
-    # its history.
-    for name in (WAREHOUSE, HISTORY):
-        first = releases[0] / name
-        target = work / name if name == WAREHOUSE else release / name
-        if first.is_file():
-            try:
-                os.link(first, target)
-            except OSError:
-                shutil.copyfile(first, target)
-    summary = dict(reports[0])
-    summary["build_id"] = build_id
-    summary["merged_from"] = [r["build_id"] for r in reports]
-    summary["site"] = {
-        key: sum(r["site"].get(key, 0) for r in reports) for key in reports[0]["site"]
-    }
-    summary["site"].update(counts)
-    summary["stages_seconds"] = {"merge": round(time.perf_counter() - started, 3)}
-    shards_warnings = [w for r in reports for w in r.get("build_warnings", [])]
-    merge_warnings = [p for p in (previous.problem, problem, *moves) if p]
-    summary["build_warnings"] = list(dict.fromkeys(shards_warnings + merge_warnings))
-    report.write(release, summary)
-    seal(release)
-    check_release(release, manifest)
-    summary["build_warnings"] += publish(output, work / WAREHOUSE, release, settings.releases_kept)
-    shutil.rmtree(work, ignore_errors=True)
-    return BuildResult(build_id, release, summary, summary["stages_seconds"])
+    counts = {key: sum(r["site"].get(key, 0) for r in reports) for key in reports[0]["site"]}
+    counts.update(file_counts(manifest, changed, removed))
+    return Site(manifest, changed, removed, stores, counts, previous.problem)
 
 
 def check_shards(reports: list[dict[str, Any]], outputs: list[Path]) -> None:

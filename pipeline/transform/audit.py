@@ -1,9 +1,13 @@
 """The audit between transform and export: a build whose input is too broken stops here, before
-anything is written for publishing."""
+anything is written for publishing; and the volume guards, which the audit and the release
+tail (`publish.night`) run: counts against the published build's and against the median of the
+last builds, tables that vanished, stores that lost every listing."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import statistics
+from collections.abc import Collection, Mapping, Sequence
+from decimal import Decimal
 
 import duckdb
 
@@ -40,30 +44,108 @@ def audit(
 
 
 ACCEPT_FLAG = "--accept-volume-change"
+NAMED_STORES = 5  # the stores lost a guard's line names; it counts the others
+
+
+def _stop_or_accept(move: str, settings: Settings) -> str:
+    """A move past a volume guard: the build stops on it, in one line, unless
+    `accept_volume_change` says the change is real; then it is returned, for the warnings."""
+    if not settings.accept_volume_change:
+        raise BuildError(f"{move}; if the change is real, build with {ACCEPT_FLAG}")
+    return f"{move}: accepted (accept_volume_change)"
+
+
+def _what(name: str) -> str:
+    return "files" if name == SITE_FILES else "accepted rows"
+
+
+def _past(change: float, name: str, settings: Settings) -> str | None:
+    """The limit of `settings.volume` that a share `change` of the count `name` is past."""
+    max_drop, max_rise = settings.volume.limits(name)
+    if change < -max_drop:
+        return f"max_drop {max_drop:.0%}"
+    if change > max_rise:
+        return f"max_rise {max_rise:.0%}"
+    return None
 
 
 def check_volumes(
     published: Mapping[str, int], tonight: Mapping[str, int], settings: Settings
 ) -> list[str]:
     """Stop the build when a count moved from the published build's past its limits
-    (`settings.volume`): an export cut in half must not publish half a site. With
+    (`settings.volume`): an export cut in half must not publish half a site. A count that
+    had rows and has none (an optional table whose file went: every store would show its
+    excluded categories) stops it whatever `min_count`, unless its max_drop is 1. With
     `accept_volume_change`, returns those moves instead, for the build's warnings."""
     accepted = []
     for name, before in published.items():
-        if name not in tonight or before < max(settings.volume.min_count, 1):
+        if name not in tonight:
             continue
-        now, (max_drop, max_rise) = tonight[name], settings.volume.limits(name)
-        change = (now - before) / before
-        if change < -max_drop or change > max_rise:
-            past = f"max_drop {max_drop:.0%}" if change < 0 else f"max_rise {max_rise:.0%}"
-            what = "files" if name == SITE_FILES else "accepted rows"
+        now = tonight[name]
+        if before > 0 and now == 0 and settings.volume.limits(name)[0] < 1:
             move = (
-                f"{name}: {now} {what}, against {before} in the published build "
+                f"{name}: 0 {_what(name)}, against {before} in the published build "
+                "(-100.0%: the table vanished, compared whatever volume.min_count)"
+            )
+            accepted.append(_stop_or_accept(move, settings))
+            continue
+        if before < max(settings.volume.min_count, 1):
+            continue
+        change = (now - before) / before
+        past = _past(change, name, settings)
+        if past:
+            move = (
+                f"{name}: {now} {_what(name)}, against {before} in the published build "
                 f"({change:+.1%}, past volume.{past})"
             )
-            if not settings.accept_volume_change:
-                raise BuildError(
-                    f"{move}; if the change is real, build with --accept-volume-change"
-                )
-            accepted.append(f"{move}: accepted (accept_volume_change)")
+            accepted.append(_stop_or_accept(move, settings))
     return accepted
+
+
+def check_baseline(
+    baseline: Mapping[str, Sequence[int]], tonight: Mapping[str, int], settings: Settings
+) -> list[str]:
+    """Stop the build when a count moved past its limits from its median over the last
+    published builds (`baseline`, from meta.build_run): five nights of -18% pass the guard
+    against the night before, not this one. A baseline of fewer than two builds is the
+    published build, compared already."""
+    accepted = []
+    for name, counts in baseline.items():
+        if name not in tonight or len(counts) < 2:
+            continue
+        median = statistics.median(counts)
+        if median < max(settings.volume.min_count, 1):
+            continue
+        now = tonight[name]
+        change = (now - median) / median
+        past = _past(change, name, settings)
+        if past:
+            shown = int(median) if median == int(median) else median
+            move = (
+                f"{name}: {now} {_what(name)}, against a median of {shown} over the last "
+                f"{len(counts)} published builds ({change:+.1%}, past volume.{past})"
+            )
+            accepted.append(_stop_or_accept(move, settings))
+    return accepted
+
+
+def check_stores_lost(
+    published: Collection[str], tonight: Collection[str], settings: Settings
+) -> list[str]:
+    """Stop the build when more of the stores that had listings in the published build have
+    none tonight than `volume.max_stores_lost` allows (a share of them, rounded down: one
+    store of 20 gone is all its users lose), naming the first few."""
+    lost = sorted(set(published) - set(tonight))
+    share = settings.volume.max_stores_lost
+    allowed = int(Decimal(str(share)) * len(published))  # 0.29 * 100 is 28.999... in floats
+    if len(lost) <= allowed:
+        return []
+    names = ", ".join(lost[:NAMED_STORES])
+    if len(lost) > NAMED_STORES:
+        names += f" and {len(lost) - NAMED_STORES} more"
+    move = (
+        f"stores: {len(lost)} of {len(published)} stores with listings in the published build "
+        f"have none ({names}), past volume.max_stores_lost {share * 100:g}% "
+        f"(at most {allowed} of {len(published)})"
+    )
+    return [_stop_or_accept(move, settings)]

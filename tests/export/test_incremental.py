@@ -29,16 +29,24 @@ def _listings(price_s2: str, with_s3: bool) -> list[dict[str, object]]:
     return rows
 
 
-def _build_night(input_dir: Path, output: Path, **tables: list[dict[str, object]]) -> Path:
+def _build_night(
+    input_dir: Path,
+    output: Path,
+    volume: dict[str, object] | None = None,
+    **tables: list[dict[str, object]],
+) -> Path:
     """One nightly build of these tables (over the base catalog); returns its release."""
-    build(load_settings(None, input=write_inputs(input_dir, **tables), output=output))
+    inputs = write_inputs(input_dir, **tables)
+    build(load_settings(None, input=inputs, output=output, volume=volume))
     return (output / "current").resolve()
 
 
 def test_unchanged_pages_are_linked_and_changes_are_listed(tmp_path: Path) -> None:
     output = tmp_path / "out"
     first = _build_night(tmp_path / "a", output, listings=_listings("5.00", True))
-    second = _build_night(tmp_path / "b", output, listings=_listings("6.00", False))
+    # s3 goes: one store of three, past volume.max_stores_lost unless the change is real.
+    real = {"max_stores_lost": 1.0}
+    second = _build_night(tmp_path / "b", output, real, listings=_listings("6.00", False))
     assert first != second
     changes = orjson.loads((output / "changes.json").read_bytes())
     s2 = "v1.39.0/stores/s2/inventory/products/"

@@ -67,7 +67,12 @@ def test_an_export_cut_in_half_stops_the_build_with_both_counts(tmp_path: Path) 
         r"20%\): accepted \(accept_volume_change\)",
         moves[1],
     )
-    assert len(moves) == 2
+    assert moves[2] == (  # the half of the stores that went, all their pages
+        "stores: 10 of 20 stores with listings in the published build have none (store10, "
+        "store11, store12, store13, store14 and 5 more), past volume.max_stores_lost 1% (at most "
+        "0 of 20): accepted (accept_volume_change)"
+    )
+    assert len(moves) == 3
 
 
 def test_a_table_that_doubles_and_more_stops_the_build(tmp_path: Path) -> None:

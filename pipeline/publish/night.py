@@ -1,0 +1,181 @@
+"""One build from its start to its publish, and the release tail that every kind of build ends
+with: the one-machine build (`pipeline.build`), `pipeline merge` (`publish.merge`) and the Ray
+build's finalize (`pipeline.distributed`) each call `Night.finish`: the volume guards on the
+written site, the release's files, the history and the report, the seal, the check and the
+swap. A build that stops before the swap leaves the published release as it was."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from pipeline import db, export
+from pipeline.contract import TABLES, TABLES_BY_NAME
+from pipeline.errors import BuildError
+from pipeline.export import Site, history, report
+from pipeline.export.state import previous_volumes, published_stores, seal
+from pipeline.ingest import IngestedTable
+from pipeline.paths import POOL, RELEASES, WAREHOUSE, WORK, published_release
+from pipeline.progress import SILENT, Advance, Reporter
+from pipeline.publish.release import BuildResult, check_release, new_build_id, publish
+from pipeline.settings import SITE_FILES, Settings
+from pipeline.transform import StepResult, staged_rows
+from pipeline.transform.audit import audit, check_baseline, check_stores_lost, check_volumes
+
+LISTINGS = TABLES_BY_NAME["listings"]
+
+
+@dataclass
+class Night:
+    """One build in progress, from its start to its publish: its id and folders, the published
+    release it follows, its stages' seconds and the warnings it went past. Every kind of build
+    runs its stages through it and ends with the same `finish`."""
+
+    settings: Settings
+    reporter: Reporter = SILENT
+    build_id: str = field(default_factory=new_build_id)
+    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    stages: dict[str, float] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    report_extra: dict[str, Any] = field(default_factory=dict)  # a kind of build's own figures
+    # Whether accept_volume_change let a move through: the rolling baseline starts again here.
+    volume_change_accepted: bool = False
+
+    def __post_init__(self) -> None:
+        output = self.settings.output
+        self.work = output / WORK / self.build_id
+        self.release = output / RELEASES / self.build_id
+        self.work.mkdir(parents=True)
+        (output / POOL).mkdir(exist_ok=True)
+        self.previous = published_release(output)
+        self.volumes, problem = previous_volumes(self.previous)
+        self.warn(problem)
+
+    @property
+    def warehouse(self) -> Path:
+        return self.work / WAREHOUSE
+
+    def warn(self, problem: str | None) -> None:
+        """A problem the build goes on past: on the log, and in the report's build_warnings
+        (once: a merge hears its shards' warnings again)."""
+        if problem and problem not in self.warnings:
+            self.reporter.warning(problem)
+            self.warnings.append(problem)
+
+    def accept(self, moves: Sequence[str]) -> None:
+        """Moves past the volume guards that accept_volume_change let through: warnings."""
+        for move in moves:
+            self.warn(move)
+            self.volume_change_accepted = True
+
+    @contextmanager
+    def stage(self, name: str, total: int | None = None, unit: str = "items") -> Iterator[Advance]:
+        """A stage: timed for the report, shown by the reporter."""
+        started = time.perf_counter()
+        with self.reporter.stage(name, total, unit) as advance:
+            yield advance
+        self.stages[name] = round(time.perf_counter() - started, 3)
+
+    def connect(self) -> duckdb.DuckDBPyConnection:
+        """The warehouse being built."""
+        settings = self.settings
+        return db.connect(
+            self.warehouse,
+            memory_limit=settings.duckdb_memory_limit,
+            threads=settings.duckdb_threads,
+            temp_directory=self.work / "tmp",
+        )
+
+    def audit(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        ingested: Sequence[IngestedTable],
+        steps: Sequence[StepResult],
+    ) -> None:
+        """The reject threshold, then the tables' volume guards."""
+        try:
+            audit(con, self.settings, ingested)
+        except BuildError as exc:
+            raise BuildError(f"{exc} (kept for a look: {self.warehouse})") from exc
+        staged = staged_rows(steps)
+        tables = {f"{t.group}/{t.name}": staged.get(t.name, 0) for t in TABLES}
+        self.accept(check_volumes(self.volumes, tables, self.settings))
+
+    def guard_site(
+        self, con: duckdb.DuckDBPyConnection, site: Site, steps: Sequence[StepResult]
+    ) -> None:
+        """The guards on what tonight's release would publish: the site's file count against
+        the published build's; the stores that had pages and have none; the listings and the
+        site's files against the median of the last published builds (`con`'s meta.build_run,
+        carried)."""
+        settings = self.settings
+        files = site.counts["files"]
+        self.accept(check_volumes(self.volumes, {SITE_FILES: files}, settings))
+        published = published_stores(self.previous)  # None: not trusted, and said so
+        if published is not None:
+            self.accept(check_stores_lost(published, site.stores.keys(), settings))
+        listings = staged_rows(steps).get(LISTINGS.name, 0)
+        tonight = {f"{LISTINGS.group}/{LISTINGS.name}": listings, SITE_FILES: files}
+        baseline = history.baseline(con, settings.volume.baseline_builds)
+        self.accept(check_baseline(baseline, tonight, settings))
+
+    def finish(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        site: Site,
+        ingested: Sequence[IngestedTable],
+        steps: Sequence[StepResult],
+        inputs_digest: str,
+    ) -> BuildResult:
+        """From a written site to a published release: the history carried and the site's
+        guards (`guard_site`); the manifest, changes and stores' records, and the site checked
+        against the manifest, by a thread while DuckDB reports, records this build's row in the
+        history and checkpoints the warehouse; the seal; the swap. Closes `con`."""
+        settings, release = self.settings, self.release
+        self.warn(site.previous_problem)
+        try:
+            self.warn(history.carry_history(con, settings.output))
+            self.guard_site(con, site, steps)
+            # The manifest and the changes: 1.7 GB at 10M listings, about 5 s of one core.
+            with ThreadPoolExecutor(1, thread_name_prefix="release-files") as files:
+                written = files.submit(export.write_release_files, release, site, settings)
+                checked = files.submit(check_release, release, site.manifest)
+                summary = report.collect(
+                    con,
+                    self.build_id,
+                    settings,
+                    ingested,
+                    steps,
+                    site.counts,
+                    self.stages,
+                    self.started_at,
+                )
+                summary["shard"] = None if settings.shard is None else str(settings.shard)
+                summary["inputs_digest"] = inputs_digest
+                summary["build_warnings"] = self.warnings
+                summary["volume_change_accepted"] = self.volume_change_accepted
+                summary.update(self.report_extra)
+                history.record_run(con, summary)
+                history.write_history(con, release)
+                report.write(release, summary)
+                con.execute("CHECKPOINT")
+                written.result()
+                checked.result()
+            seal(release)
+        finally:
+            con.close()
+        with self.stage("publish"):
+            problems = publish(settings.output, self.warehouse, release, settings.releases_kept)
+        for problem in problems:  # after the report: on the log only
+            self.reporter.warning(problem)
+        shutil.rmtree(self.work, ignore_errors=True)
+        return BuildResult(self.build_id, release, summary, self.stages)
