@@ -26,7 +26,7 @@ import os
 import shutil
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import duckdb
@@ -35,6 +35,7 @@ import polars as pl
 from pipeline import db, transform
 from pipeline.build import Night
 from pipeline.contract import TABLES, TABLES_BY_NAME
+from pipeline.distributed.reaper import reaped
 from pipeline.distributed.tasks import (
     SHARD_TABLES,
     IngestedPart,
@@ -72,13 +73,38 @@ def build_on_ray(settings: Settings, reporter: Reporter = SILENT) -> BuildResult
         started = time.perf_counter()
         with _cluster(settings.ray) as ray:
             night.stages["engine"] = round(time.perf_counter() - started, 3)
-            return _build(night, ray)
+            try:
+                return _build(night, ray)
+            except _lost_task(ray) as exc:
+                raise BuildError(
+                    f"a task of the build could not be run ({type(exc).__name__}, after "
+                    f"ray.retries = {settings.ray.retries}): {str(exc).strip().splitlines()[0]} "
+                    "Nothing was published."
+                ) from exc
+
+
+# What Ray raises when a task could not be run to its end and its retries are spent (the worker,
+# its node or its result lost): a handled failure of the build, not a crash.
+LOST_TASK = (
+    "WorkerCrashedError",
+    "LocalRayletDiedError",
+    "NodeDiedError",
+    "OutOfMemoryError",
+    "ObjectLostError",
+    "TaskUnschedulableError",
+)
+
+
+def _lost_task(ray: Any) -> tuple[type[BaseException], ...]:
+    return tuple(getattr(ray.exceptions, name) for name in LOST_TASK)
 
 
 @contextmanager
 def _cluster(config: RaySettings) -> Iterator[Any]:
-    """Ray, connected: to the cluster of `ray.address`, to the one this process is already
-    connected to, or to a new local one (this machine's cores), shut down after the build."""
+    """Ray, connected: to the one this process is already connected to, to the cluster of
+    `ray.address` (or of RAY_ADDRESS, as Ray's jobs set it), or else to a new local cluster of
+    this machine's cores, its own (`address="local"`: never one that `ray start` left running
+    here), shut down after the build, and reaped if this process dies (`reaper`)."""
     try:
         import ray
     except ImportError:
@@ -87,11 +113,18 @@ def _cluster(config: RaySettings) -> Iterator[Any]:
         yield ray
         return
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    ray.init(address=config.address, include_dashboard=False, log_to_driver=False)
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
+    address = config.address or os.environ.get("RAY_ADDRESS") or "local"
+    with reaped() if address == "local" else nullcontext(_nothing) as started:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        started()
+        try:
+            yield ray
+        finally:
+            ray.shutdown()
+
+
+def _nothing() -> None:
+    pass
 
 
 def _build(night: Night, ray: Any) -> BuildResult:

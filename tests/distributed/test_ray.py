@@ -51,11 +51,12 @@ def _kill_a_shard_once() -> None:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A local Ray cluster of two CPUs, no dashboard, no usage statistics; yields the path of
-    the file that, when it exists, has one shard's worker killed."""
+    """A local Ray cluster of its own, of two CPUs, no dashboard, no usage statistics; yields
+    the path of the file that, when it exists, has one shard's worker killed."""
     trigger = tmp_path_factory.mktemp("ray") / "kill-a-shard"
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
     ray.init(
+        address="local",  # never a cluster that `ray start` left running on the machine
         num_cpus=2,
         include_dashboard=False,
         log_to_driver=False,
