@@ -95,6 +95,15 @@ LOST_TASK = (
 )
 
 
+# What a driver needs to join a cluster started by `ray start` with token authentication (Ray
+# 2.60 turns it on where a token exists, ~/.ray/auth_token: one `ray.init()` writes it), which a
+# driver given an address does not turn on by itself.
+AUTH_HINT = (
+    "RAY_AUTH_MODE=token in the build's environment, and the cluster's token in "
+    "~/.ray/auth_token, RAY_AUTH_TOKEN_PATH or RAY_AUTH_TOKEN"
+)
+
+
 def _lost_task(ray: Any) -> tuple[type[BaseException], ...]:
     return tuple(getattr(ray.exceptions, name) for name in LOST_TASK)
 
@@ -115,7 +124,16 @@ def _cluster(config: RaySettings) -> Iterator[Any]:
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     address = config.address or os.environ.get("RAY_ADDRESS") or "local"
     with reaped() if address == "local" else nullcontext(_nothing) as started:
-        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        try:
+            ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        except (ConnectionError, ray.exceptions.AuthenticationError) as exc:
+            if address == "local":
+                raise
+            raise BuildError(
+                f"engine ray: cannot connect to the cluster at {address}: "
+                f"{str(exc).strip().splitlines()[0]} (a cluster that runs with token "
+                f"authentication needs {AUTH_HINT})"
+            ) from exc
         started()
         try:
             yield ray

@@ -1,17 +1,21 @@
-"""`pipeline build --engine ray` and the local cluster it starts for itself, from the command
-line: a cluster of its own even when `ray start` left one running on the machine; no process
-of it left behind when the driver is killed; a task that cannot be run in its retries is a
-handled failure (exit 1, one line)."""
+"""`pipeline build --engine ray` and its cluster, from the command line: a local cluster of its
+own even when `ray start` left one running on the machine; no process of it left behind when
+the driver is killed; a cluster with token authentication joined by its address (GCS or Ray
+Client), or refused with one line that says what to set; a task that cannot be run in its
+retries is a handled failure (exit 1, one line)."""
 
 from __future__ import annotations
 
 import os
+import secrets
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -47,51 +51,104 @@ def _env(ray_tmp: Path, **extra: str) -> dict[str, str]:
     return {"TMPDIR": str(ray_tmp), "RAY_USAGE_STATS_ENABLED": "0", **extra}
 
 
+def _build(ray_tmp: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """`pipeline build --engine ray` on the sample, in an environment with no token mode but
+    what `env` sets."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
+    command = ["build", "--engine", "ray", "--input", str(SAMPLE), *args]
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline", *command],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**environment, **_env(ray_tmp), **env},
+    )
+
+
+@dataclass
+class Head:
+    """A cluster that `ray start` left running, with token authentication."""
+
+    tmp: Path  # its TMPDIR
+    address: str  # its GCS
+    client: str  # its Ray Client server, ray://...
+    token: str
+
+
+@pytest.fixture(scope="module")
+def head() -> Iterator[Head]:
+    with tempfile.TemporaryDirectory(prefix="r", dir=SHORT_TMP) as directory:
+        tmp, token = Path(directory), secrets.token_hex(16)
+        with socket.socket() as probe:  # a free port for its Ray Client server
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        process = subprocess.Popen(
+            [
+                str(RAY),
+                "start",
+                "--head",
+                "--block",
+                "--port=0",
+                "--num-cpus=1",
+                "--include-dashboard=false",
+                "--disable-usage-stats",
+                f"--ray-client-server-port={port}",
+            ],
+            env={**os.environ, **_env(tmp, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=token)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        cluster: Processes = {}
+        try:
+            address = tmp / "ray" / "ray_current_cluster"  # what `ray.init()` reads
+            deadline = time.monotonic() + 120
+            while not address.exists() and process.poll() is None:
+                assert time.monotonic() < deadline, "ray start did not come up"
+                time.sleep(0.2)
+            assert address.exists(), "ray start failed"
+            cluster = under({process.pid})
+            yield Head(tmp, address.read_text().strip(), f"ray://127.0.0.1:{port}", token)
+            assert process.poll() is None and set(_alive(cluster)) == set(cluster)
+        finally:
+            cluster.update(under({process.pid}))
+            process.kill()
+            process.wait()
+            _kill(cluster)
+
+
+def _sessions(tmp: Path) -> set[Path]:
+    return set((tmp / "ray").glob("session_2*"))
+
+
 @pytest.mark.slow
-def test_with_no_address_the_build_starts_a_cluster_of_its_own(
-    ray_tmp: Path, tmp_path: Path
-) -> None:
+def test_with_no_address_the_build_starts_a_cluster_of_its_own(head: Head, tmp_path: Path) -> None:
     """`ray start` left a cluster running on the machine (Ray's `ray.init()` would join it): the
     build starts a local cluster of its own, and leaves the other one alone."""
-    head = subprocess.Popen(
-        [
-            str(RAY),
-            "start",
-            "--head",
-            "--block",
-            "--port=0",
-            "--num-cpus=1",
-            "--include-dashboard=false",
-            "--disable-usage-stats",
-        ],
-        env={**os.environ, **_env(ray_tmp)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    cluster: Processes = {}
-    try:
-        address = ray_tmp / "ray" / "ray_current_cluster"  # what `ray.init()` reads
-        deadline = time.monotonic() + 120
-        while not address.exists() and head.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert address.exists(), "ray start did not come up"
-        cluster = under({head.pid})
-        sessions = set((ray_tmp / "ray").glob("session_2*"))
-        assert len(sessions) == 1
+    sessions = _sessions(head.tmp)
+    done = _build(head.tmp, "--output", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    assert len(_sessions(head.tmp) - sessions) == 1  # a session of its own
 
-        done = run_cli(
-            "build", "--engine", "ray", "--input", str(SAMPLE), "--output", str(tmp_path / "out"),
-            env=_env(ray_tmp),
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr
-        own = set((ray_tmp / "ray").glob("session_2*")) - sessions
-        assert len(own) == 1  # a session of its own, not the running cluster's
-        assert head.poll() is None and set(_alive(cluster)) == set(cluster)  # left alone
-    finally:
-        cluster.update(under({head.pid}))
-        head.kill()
-        head.wait()
-        _kill(cluster)
+
+@pytest.mark.slow
+def test_an_address_with_token_authentication(head: Head, tmp_path: Path) -> None:
+    """A cluster with token authentication, named by its address: without the token mode, one
+    line that says what to set; with it, the build runs there (also through Ray Client)."""
+    output = str(tmp_path / "out")
+    refused = _build(head.tmp, "--address", head.address, "--output", output)
+    assert refused.returncode == 1, refused.stderr
+    line = refused.stderr.strip().splitlines()[-1]
+    assert line.startswith(
+        f"build failed: engine ray: cannot connect to the cluster at {head.address}: "
+    )
+    assert "needs RAY_AUTH_MODE=token in the build's environment" in line
+
+    sessions = _sessions(head.tmp)
+    token = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": head.token}
+    done = _build(head.tmp, "--address", head.client, "--output", output, **token)
+    assert done.returncode == 0, done.stderr
+    assert _sessions(head.tmp) == sessions  # on that cluster
+    assert (tmp_path / "out" / "current").is_dir()
 
 
 @pytest.mark.slow
