@@ -22,11 +22,8 @@ shared filesystem): the shards write their pages into its pool.
 
 from __future__ import annotations
 
-import os
 import shutil
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import duckdb
@@ -35,7 +32,7 @@ import polars as pl
 from pipeline import db, transform
 from pipeline.build import Night
 from pipeline.contract import TABLES, TABLES_BY_NAME
-from pipeline.distributed.reaper import reaped
+from pipeline.distributed.cluster import connected
 from pipeline.distributed.tasks import (
     SHARD_TABLES,
     IngestedPart,
@@ -54,7 +51,7 @@ from pipeline.ingest.raw import comment_raw_table, create_raw_table
 from pipeline.progress import SILENT, Reporter
 from pipeline.publish.merge import union_sites
 from pipeline.publish.release import BuildResult, exclusive
-from pipeline.settings import RaySettings, Settings, Shard
+from pipeline.settings import Settings, Shard
 from pipeline.transform import StepResult
 from pipeline.transform.steps import CATALOG_STEPS, STORE_STEPS, STORE_TABLES, Staging
 
@@ -71,78 +68,9 @@ def build_on_ray(settings: Settings, reporter: Reporter = SILENT) -> BuildResult
     with exclusive(settings.output):
         night = Night(settings, reporter)
         started = time.perf_counter()
-        with _cluster(settings.ray) as ray:
+        with connected(settings.ray) as ray:
             night.stages["engine"] = round(time.perf_counter() - started, 3)
-            try:
-                return _build(night, ray)
-            except _lost_task(ray) as exc:
-                raise BuildError(
-                    f"a task of the build could not be run ({type(exc).__name__}, after "
-                    f"ray.retries = {settings.ray.retries}): {str(exc).strip().splitlines()[0]} "
-                    "Nothing was published."
-                ) from exc
-
-
-# What Ray raises when a task could not be run to its end and its retries are spent (the worker,
-# its node or its result lost): a handled failure of the build, not a crash.
-LOST_TASK = (
-    "WorkerCrashedError",
-    "LocalRayletDiedError",
-    "NodeDiedError",
-    "OutOfMemoryError",
-    "ObjectLostError",
-    "TaskUnschedulableError",
-)
-
-
-# What a driver needs to join a cluster started by `ray start` with token authentication (Ray
-# 2.60 turns it on where a token exists, ~/.ray/auth_token: one `ray.init()` writes it), which a
-# driver given an address does not turn on by itself.
-AUTH_HINT = (
-    "RAY_AUTH_MODE=token in the build's environment, and the cluster's token in "
-    "~/.ray/auth_token, RAY_AUTH_TOKEN_PATH or RAY_AUTH_TOKEN"
-)
-
-
-def _lost_task(ray: Any) -> tuple[type[BaseException], ...]:
-    return tuple(getattr(ray.exceptions, name) for name in LOST_TASK)
-
-
-@contextmanager
-def _cluster(config: RaySettings) -> Iterator[Any]:
-    """Ray, connected: to the one this process is already connected to, to the cluster of
-    `ray.address` (or of RAY_ADDRESS, as Ray's jobs set it), or else to a new local cluster of
-    this machine's cores, its own (`address="local"`: never one that `ray start` left running
-    here), shut down after the build, and reaped if this process dies (`reaper`)."""
-    try:
-        import ray
-    except ImportError:
-        raise BuildError("engine ray: Ray is not installed (pip install -e '.[ray]')") from None
-    if ray.is_initialized():
-        yield ray
-        return
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    address = config.address or os.environ.get("RAY_ADDRESS") or "local"
-    with reaped() if address == "local" else nullcontext(_nothing) as started:
-        try:
-            ray.init(address=address, include_dashboard=False, log_to_driver=False)
-        except (ConnectionError, ray.exceptions.AuthenticationError) as exc:
-            if address == "local":
-                raise
-            raise BuildError(
-                f"engine ray: cannot connect to the cluster at {address}: "
-                f"{str(exc).strip().splitlines()[0]} (a cluster that runs with token "
-                f"authentication needs {AUTH_HINT})"
-            ) from exc
-        started()
-        try:
-            yield ray
-        finally:
-            ray.shutdown()
-
-
-def _nothing() -> None:
-    pass
+            return _build(night, ray)
 
 
 def _build(night: Night, ray: Any) -> BuildResult:
