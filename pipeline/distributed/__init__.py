@@ -22,11 +22,8 @@ shared filesystem): the shards write their pages into its pool.
 
 from __future__ import annotations
 
-import os
 import shutil
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import duckdb
@@ -34,6 +31,7 @@ import polars as pl
 
 from pipeline import db, transform
 from pipeline.contract import TABLES, TABLES_BY_NAME
+from pipeline.distributed.cluster import connected
 from pipeline.distributed.tasks import (
     SHARD_TABLES,
     IngestedPart,
@@ -53,7 +51,7 @@ from pipeline.progress import SILENT, Reporter
 from pipeline.publish.merge import union_sites
 from pipeline.publish.night import Night
 from pipeline.publish.release import BuildResult, exclusive
-from pipeline.settings import RaySettings, Settings, Shard
+from pipeline.settings import Settings, Shard
 from pipeline.transform import StepResult
 from pipeline.transform.steps import CATALOG_STEPS, STORE_STEPS, STORE_TABLES, Staging
 
@@ -70,28 +68,9 @@ def build_on_ray(settings: Settings, reporter: Reporter = SILENT) -> BuildResult
     with exclusive(settings.output):
         night = Night(settings, reporter)
         started = time.perf_counter()
-        with _cluster(settings.ray) as ray:
+        with connected(settings.ray) as ray:
             night.stages["engine"] = round(time.perf_counter() - started, 3)
             return _build(night, ray)
-
-
-@contextmanager
-def _cluster(config: RaySettings) -> Iterator[Any]:
-    """Ray, connected: to the cluster of `ray.address`, to the one this process is already
-    connected to, or to a new local one (this machine's cores), shut down after the build."""
-    try:
-        import ray
-    except ImportError:
-        raise BuildError("engine ray: Ray is not installed (pip install -e '.[ray]')") from None
-    if ray.is_initialized():
-        yield ray
-        return
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    ray.init(address=config.address, include_dashboard=False, log_to_driver=False)
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
 
 
 def _build(night: Night, ray: Any) -> BuildResult:

@@ -151,9 +151,12 @@ class SiteWriter:
         assert self.previous_site is not None
         old = self.previous_site / folder
         if self.pool is not None and old.is_symlink():
+            # The same pool folder, linked from where this site is: a shard's site lies deeper
+            # in the output than a release's, so the previous link's text would miss the pool.
+            pooled = os.path.basename(os.readlink(old))
             link = self.root / folder
             link.parent.mkdir(parents=True, exist_ok=True)
-            link.symlink_to(os.readlink(old))  # relative, and releases are siblings
+            link.symlink_to(os.path.relpath(self.pool / pooled, link.parent))
             return part.height
         for name in part["path"].to_list():
             self._creator.submit((self._target(name), None, f"{self.previous_site}/{name}"))

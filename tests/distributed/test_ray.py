@@ -5,18 +5,21 @@ of a shard is run again, and the build publishes the same release."""
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import orjson
+import polars as pl
 import pytest
 import ray
 
 from pipeline.build import build
 from pipeline.distributed import SHARDS_DIR, build_on_ray
-from pipeline.paths import MANIFEST, REPORT_JSON, WAREHOUSE
+from pipeline.paths import MANIFEST, POOL, REPORT_JSON, SITE, WAREHOUSE
+from pipeline.publish.release import store_folders
 from pipeline.settings import load_settings
 from pipeline.tools.generate import generate
 from tests.conftest import ROOT, SAMPLE
@@ -48,11 +51,12 @@ def _kill_a_shard_once() -> None:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A local Ray cluster of two CPUs, no dashboard, no usage statistics; yields the path of
-    the file that, when it exists, has one shard's worker killed."""
+    """A local Ray cluster of its own, of two CPUs, no dashboard, no usage statistics; yields
+    the path of the file that, when it exists, has one shard's worker killed."""
     trigger = tmp_path_factory.mktemp("ray") / "kill-a-shard"
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
     ray.init(
+        address="local",  # never a cluster that `ray start` left running on the machine
         num_cpus=2,
         include_dashboard=False,
         log_to_driver=False,
@@ -141,3 +145,69 @@ def test_a_worker_killed_in_a_shard_is_run_again_and_the_release_is_the_same(
     )
     assert not cluster.exists()  # a worker was killed, and its shard run again
     assert_same_build(one_machine, output)
+
+
+@pytest.fixture(scope="module")
+def nights(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Path]]:
+    """Two inputs and their one-machine builds: a generated one of 40 stores ("same"), and a
+    copy where 2 stores (5%, `CHANGED`) changed a price ("changed")."""
+    same = tmp_path_factory.mktemp("night-same")
+    generate(same, stores=40, listings=4_000, seed=7)
+    changed = tmp_path_factory.mktemp("night-changed")
+    shutil.copytree(same, changed, dirs_exist_ok=True)
+    listings = changed / "stores" / "listings" / "part-000.parquet"
+    rows = pl.read_parquet(listings)
+    rows = rows.with_columns(
+        price=pl.when(pl.col("storeKey").is_in(CHANGED))
+        .then(pl.col("price") + pl.lit(1, pl.Decimal(12, 2)))
+        .otherwise(pl.col("price"))
+    )
+    rows.write_parquet(listings)
+    built = {}
+    for name, inputs in (("same", same), ("changed", changed)):
+        one_machine = tmp_path_factory.mktemp(f"one-{name}")
+        build(load_settings(None, input=inputs, output=one_machine))
+        built[name] = (inputs, one_machine)
+    return built
+
+
+CHANGED = {"store-00003", "store-00017"}
+
+
+def _store_links(output: Path) -> dict[str, str]:
+    """Each store of the published release -> the pool folder its pages are in."""
+    return store_folders(output / "current" / SITE)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shards", [1, 2])
+def test_three_nights_into_one_output_carry_the_unchanged_stores(
+    cluster: Path, nights: dict[str, tuple[Path, Path]], shards: int, tmp_path: Path
+) -> None:
+    """Night 1 builds every store; night 2, the same input, carries every store over; night 3,
+    with 5% of the stores changed, builds only those. Each night's release is the one-machine
+    build's, byte for byte, and its store folders are whole in the pool."""
+    output = tmp_path / "distributed"
+    links: list[dict[str, str]] = []
+    for night, name in enumerate(("same", "same", "changed")):
+        inputs, one_machine = nights[name]
+        result = build_on_ray(
+            load_settings(None, input=inputs, output=output, engine="ray", ray={"shards": shards})
+        )
+        assert (output / MANIFEST).read_bytes() == (one_machine / MANIFEST).read_bytes()
+        links.append(_store_links(output))
+        stores = len(links[-1])
+        assert stores == 40
+        for key, folder in links[-1].items():
+            assert (output / POOL / folder).is_dir(), (night, key)
+        unchanged = result.report["site"]["stores_unchanged"]
+        if night == 0:
+            assert unchanged == 0
+        elif night == 1:
+            assert unchanged == stores  # carried, not built again
+            assert links[1] == links[0]
+        else:
+            assert unchanged == stores - len(CHANGED)
+            moved = {key for key in links[2] if links[2][key] != links[1][key]}
+            assert moved == CHANGED
+    assert_same_build(nights["changed"][1], output)

@@ -1,0 +1,148 @@
+"""The reaper of the local Ray cluster a build starts for itself: when the driver dies, however
+it dies, every process of that cluster goes with it.
+
+Ray ties its head processes (GCS, raylet, workers) to the driver, but the raylet's agents
+(`ray::DashboardAgent`, `ray::RuntimeEnvAgent`) outlive a driver killed with SIGKILL by a
+minute: they notice the raylet is gone, then wait for the dead GCS to take their last report
+(Ray 2.60). So, before `ray.init`, the driver starts this script beside it, reading its
+standard input; after `ray.init`, it writes there the processes that `ray.init` started (its
+new children: GCS, raylet, ...). The reaper notes, every `_EVERY` seconds, every process under
+them (the agents, the workers), with its start time. When the driver ends (a normal exit, a
+crash or SIGKILL), the pipe's end comes, and the reaper kills every process it noted that is
+still the same process, with what it started since, until none is left. Only the cluster's
+processes are killed: the driver's other children are never noted.
+
+The reaper runs in a session of its own, so that a signal to the driver's process group (Ctrl-C,
+a job control kill) does not take it along before it has cleaned up; it ignores SIGINT. It runs
+as a script (`python -I reaper.py`) and imports nothing but the standard library. On a system
+without /proc it notes nothing and kills nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+
+_EVERY = 0.5  # seconds between two looks at the cluster's processes
+_ROUNDS = 40  # of a quarter second, to kill what a dying raylet may still start
+
+Processes = dict[int, bytes]  # pid -> its start time (so that a reused pid is not taken)
+
+
+def _table() -> tuple[dict[int, list[int]], Processes]:
+    """Every process's children, and every process's start time, from /proc."""
+    children: dict[int, list[int]] = {}
+    starts: Processes = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return children, starts
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as stat:
+                line = stat.read()
+        except OSError:  # gone
+            continue
+        fields = line[line.rindex(b")") + 2 :].split()  # after the command's name
+        if fields[0] == b"Z":  # a zombie: dead already
+            continue
+        pid = int(name)
+        children.setdefault(int(fields[1]), []).append(pid)
+        starts[pid] = fields[19]  # field 22 of proc(5): the start time
+    return children, starts
+
+
+def under(roots: set[int]) -> Processes:
+    """The live processes `roots` and every process under them, with their start times."""
+    children, starts = _table()
+    found: Processes = {}
+    todo = [pid for pid in roots if pid in starts]
+    while todo:
+        pid = todo.pop()
+        if pid in found or pid not in starts:
+            continue
+        found[pid] = starts[pid]
+        todo.extend(children.get(pid, []))
+    return found
+
+
+def children() -> set[int]:
+    """This process's live children."""
+    table, _ = _table()
+    return set(table.get(os.getpid(), []))
+
+
+def reap(noted: Processes) -> None:
+    """SIGKILL every process of `noted` that is still the same process, and what it started
+    since, until none is left."""
+    for _ in range(_ROUNDS):
+        _, starts = _table()
+        alive = {pid for pid, start in noted.items() if starts.get(pid) == start}
+        if not alive:
+            return
+        noted = {**noted, **under(alive)}
+        for pid in noted:
+            if starts.get(pid, noted[pid]) == noted[pid]:
+                with suppress(OSError):  # gone already
+                    os.kill(pid, signal.SIGKILL)
+        time.sleep(0.25)
+
+
+@contextmanager
+def reaped() -> Iterator[Callable[[], None]]:
+    """Within: a reaper beside this process. Call what it yields right after starting the
+    cluster: the children this process started since are the cluster's, and the reaper kills
+    them and every process under them when this process ends, or when the block ends (what a
+    clean shutdown left)."""
+    before = children()
+    reaper = subprocess.Popen(
+        [sys.executable, "-I", __file__],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    assert reaper.stdin is not None
+    pipe = reaper.stdin
+
+    def started() -> None:
+        cluster = children() - before - {reaper.pid}
+        pipe.write("".join(f"{pid}\n" for pid in sorted(cluster)).encode())
+        pipe.flush()
+
+    try:
+        yield started
+    finally:
+        pipe.close()  # the end the reaper waits for
+        reaper.wait()
+
+
+def main() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    roots: set[int] = set()
+    noted: Processes = {}
+    received = b""
+    stdin = sys.stdin.buffer.fileno()
+    while True:
+        ready, _, _ = select.select([stdin], [], [], _EVERY)
+        if ready:
+            data = os.read(stdin, 4096)
+            if not data:  # the driver's end closed: it ended
+                break
+            received += data
+            *lines, received = received.split(b"\n")
+            roots.update(int(line) for line in lines if line)
+        noted.update(under(roots))
+    noted.update(under(roots))
+    reap(noted)
+
+
+if __name__ == "__main__":
+    main()

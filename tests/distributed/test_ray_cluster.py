@@ -1,0 +1,251 @@
+"""`pipeline build --engine ray` and its cluster, from the command line: a local cluster of its
+own even when `ray start` left one running on the machine; no process of it left behind when
+the driver is killed; a cluster with token authentication joined by its address (GCS or Ray
+Client), or refused with one line that says what to set; a task that cannot be run in its
+retries is a handled failure (exit 1, one line)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from pipeline.distributed.reaper import Processes, under
+from tests.conftest import ROOT, SAMPLE, run_cli
+
+RAY = Path(sys.executable).parent / "ray"
+# A Ray installation's files: its sockets' paths must stay short (a Unix socket's path is at
+# most 107 bytes), so not under pytest's tmp_path.
+SHORT_TMP = "/tmp"
+
+
+def _alive(processes: Processes) -> Processes:
+    """Those of `processes` still running (the same start time, not a zombie)."""
+    now = under(set(processes))
+    return {pid: start for pid, start in processes.items() if now.get(pid) == start}
+
+
+def _kill(processes: Processes) -> None:
+    for pid in _alive(processes):
+        os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def ray_tmp() -> Iterator[Path]:
+    """A temporary directory of Ray's own (TMPDIR), short enough for its sockets."""
+    with tempfile.TemporaryDirectory(prefix="r", dir=SHORT_TMP) as directory:
+        yield Path(directory)
+
+
+def _env(ray_tmp: Path, **extra: str) -> dict[str, str]:
+    return {"TMPDIR": str(ray_tmp), "RAY_USAGE_STATS_ENABLED": "0", **extra}
+
+
+def _build(ray_tmp: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """`pipeline build --engine ray` on the sample, in an environment with no token mode but
+    what `env` sets."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
+    command = ["build", "--engine", "ray", "--input", str(SAMPLE), *args]
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline", *command],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**environment, **_env(ray_tmp), **env},
+    )
+
+
+@dataclass
+class Head:
+    """A cluster that `ray start` left running, with token authentication."""
+
+    tmp: Path  # its TMPDIR
+    address: str  # its GCS
+    client: str  # its Ray Client server, ray://...
+    token: str
+
+
+@pytest.fixture(scope="module")
+def head() -> Iterator[Head]:
+    with tempfile.TemporaryDirectory(prefix="r", dir=SHORT_TMP) as directory:
+        tmp, token = Path(directory), secrets.token_hex(16)
+        with socket.socket() as probe:  # a free port for its Ray Client server
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        process = subprocess.Popen(
+            [
+                str(RAY),
+                "start",
+                "--head",
+                "--block",
+                "--port=0",
+                "--num-cpus=1",
+                "--include-dashboard=false",
+                "--disable-usage-stats",
+                f"--ray-client-server-port={port}",
+            ],
+            env={**os.environ, **_env(tmp, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=token)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        cluster: Processes = {}
+        try:
+            address = tmp / "ray" / "ray_current_cluster"  # what `ray.init()` reads
+            deadline = time.monotonic() + 120
+            while not address.exists() and process.poll() is None:
+                assert time.monotonic() < deadline, "ray start did not come up"
+                time.sleep(0.2)
+            assert address.exists(), "ray start failed"
+            cluster = under({process.pid})
+            yield Head(tmp, address.read_text().strip(), f"ray://127.0.0.1:{port}", token)
+            assert process.poll() is None and set(_alive(cluster)) == set(cluster)
+        finally:
+            cluster.update(under({process.pid}))
+            process.kill()
+            process.wait()
+            _kill(cluster)
+
+
+def _sessions(tmp: Path) -> set[Path]:
+    return set((tmp / "ray").glob("session_2*"))
+
+
+@pytest.mark.slow
+def test_with_no_address_the_build_starts_a_cluster_of_its_own(head: Head, tmp_path: Path) -> None:
+    """`ray start` left a cluster running on the machine (Ray's `ray.init()` would join it): the
+    build starts a local cluster of its own, and leaves the other one alone."""
+    sessions = _sessions(head.tmp)
+    done = _build(head.tmp, "--output", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    assert len(_sessions(head.tmp) - sessions) == 1  # a session of its own
+
+
+@pytest.mark.slow
+def test_an_address_with_token_authentication(head: Head, tmp_path: Path) -> None:
+    """A cluster with token authentication, named by its address: without the token mode, one
+    line that says what to set; with it, the build runs there (also through Ray Client)."""
+    output = str(tmp_path / "out")
+    refused = _build(head.tmp, "--address", head.address, "--output", output)
+    assert refused.returncode == 1, refused.stderr
+    line = refused.stderr.strip().splitlines()[-1]
+    assert line.startswith(
+        f"build failed: engine ray: cannot connect to the cluster at {head.address}: "
+    )
+    assert "needs RAY_AUTH_MODE=token in the build's environment" in line
+
+    sessions = _sessions(head.tmp)
+    token = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": head.token}
+    done = _build(head.tmp, "--address", head.client, "--output", output, **token)
+    assert done.returncode == 0, done.stderr
+    assert _sessions(head.tmp) == sessions  # on that cluster
+    assert (tmp_path / "out" / "current").is_dir()
+
+
+@pytest.mark.slow
+def test_a_killed_driver_leaves_no_process_of_its_cluster(ray_tmp: Path, tmp_path: Path) -> None:
+    """SIGKILL the driver in the middle of its shards: within seconds, no process of its local
+    cluster is left (Ray alone leaves its agents for a minute)."""
+    driver = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pipeline",
+            "build",
+            "--engine",
+            "ray",
+            "--shards",
+            "2",
+            "--input",
+            str(SAMPLE),
+            "--output",
+            str(tmp_path / "out"),
+        ],
+        env={**os.environ, **_env(ray_tmp)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    cluster: Processes = {}
+    try:
+        assert driver.stderr is not None
+        for line in driver.stderr:  # the progress, one JSON line an event
+            if '"stage_started","stage":"shards"' in line:
+                break
+        else:
+            pytest.fail("the build ended before its shards")
+        cluster = under({driver.pid})
+        del cluster[driver.pid]
+        names = {_name(pid) for pid in cluster}
+        assert {"ray::DashboardAgent", "ray::RuntimeEnvAgent"} <= names, names
+        driver.kill()
+        driver.wait()
+        deadline = time.monotonic() + 20
+        while _alive(cluster) and time.monotonic() < deadline:
+            time.sleep(0.25)
+        assert {_name(pid) for pid in _alive(cluster)} == set()
+    finally:
+        driver.kill()
+        driver.wait()
+        _kill(cluster)
+
+
+def _name(pid: int) -> str:
+    """A process's command line, as `ps` shows it (Ray's processes rename themselves)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
+    except OSError:
+        return ""
+
+
+# Put on the PYTHONPATH of the build, and so of its Ray workers (they inherit the driver's
+# environment): in a process where the trigger file exists, a shard's task kills its own worker
+# as it starts its site.
+KILL_EVERY_SHARD = """
+import os, signal, sys
+
+def _hook(event, args):
+    if event == "os.mkdir" and str(args[0]).endswith("/site") and "/shards/" in str(args[0]):
+        if os.path.exists(os.environ.get("PIPELINE_TEST_KILL_EVERY_SHARD", "")):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+sys.addaudithook(_hook)
+"""
+
+
+@pytest.mark.slow
+def test_a_task_out_of_retries_is_a_handled_failure(ray_tmp: Path, tmp_path: Path) -> None:
+    """Every attempt of a shard's task dies with its worker: the build fails with one line and
+    exit 1 (not a crash), and publishes nothing."""
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(KILL_EVERY_SHARD)
+    trigger = tmp_path / "kill"
+    trigger.touch()
+    output = tmp_path / "out"
+    failed = run_cli(
+        "build", "--engine", "ray", "--shards", "1", "--input", str(SAMPLE), "--output", str(output),
+        env=_env(
+            ray_tmp,
+            PYTHONPATH=f"{hooks}{os.pathsep}{ROOT}",
+            PIPELINE_TEST_KILL_EVERY_SHARD=str(trigger),
+            PIPELINE_RAY__RETRIES="1",
+        ),
+    )  # fmt: skip
+    assert failed.returncode == 1, failed.stderr
+    last = failed.stderr.strip().splitlines()[-1]
+    assert last.startswith(
+        "build failed: a task of the build could not be run (WorkerCrashedError, after "
+        "ray.retries = 1): "
+    ), last
+    assert last.endswith("Nothing was published."), last
+    assert not (output / "current").exists()
