@@ -20,6 +20,7 @@ MANIFEST = "manifest.json"
 MANIFEST_PARQUET = "manifest.parquet"  # the manifest's rows, which the next build reads
 CHANGES = "changes.json"
 STORES = "stores.parquet"  # each store's digest and counts, for the next build
+STAT = "stat.parquet"  # each site file's size, mtime and inode as written: see export.filestat
 HISTORY = "build_run.parquet"  # meta.build_run as published, which the next build carries on
 REPORT_JSON = "build_report.json"
 REPORT_HTML = "build_report.html"
