@@ -25,9 +25,9 @@ from pipeline.errors import BuildError
 from pipeline.export import Site, history, report
 from pipeline.export.digests import TableSums, inputs_digest, table_sums
 from pipeline.export.inventory import count_pages, count_store_channels
-from pipeline.export.state import previous_volumes, seal
+from pipeline.export.state import baseline, previous_volumes, seal
 from pipeline.ingest import IngestedTable
-from pipeline.paths import POOL, RELEASES, SITE, WAREHOUSE, WORK, published_release
+from pipeline.paths import POOL, RELEASES, SITE, WAREHOUSE, WORK
 from pipeline.progress import SILENT, Advance, Reporter
 from pipeline.publish.release import (
     BuildResult,
@@ -45,9 +45,9 @@ from pipeline.transform.steps import STEPS
 @dataclass
 class Night:
     """One build in progress, from its start to its publish: its id and folders, the published
-    release it follows, its stages' seconds and the warnings it went past. The one-machine build
-    and the distributed one (`pipeline.distributed`) run their stages through it and end with
-    the same `finish`."""
+    release it follows (`state.baseline`), its stages' seconds and the warnings it went past.
+    The one-machine build and the distributed one (`pipeline.distributed`) run their stages
+    through it and end with the same `finish`."""
 
     settings: Settings
     reporter: Reporter = SILENT
@@ -63,7 +63,8 @@ class Night:
         self.release = output / RELEASES / self.build_id
         self.work.mkdir(parents=True)
         (output / POOL).mkdir(exist_ok=True)
-        self.previous = published_release(output)
+        self.previous, problem = baseline(output)
+        self.warn(problem)
         self.volumes, problem = previous_volumes(self.previous)
         self.warn(problem)
 
@@ -132,7 +133,7 @@ class Night:
             with ThreadPoolExecutor(1, thread_name_prefix="release-files") as files:
                 written = files.submit(export.write_release_files, release, site, settings)
                 checked = files.submit(check_release, release, site.manifest)
-                self.warn(history.carry_history(con, settings.output))
+                self.warn(history.carry_history(con, self.previous, settings.output))
                 summary = report.collect(
                     con,
                     self.build_id,

@@ -45,6 +45,28 @@ def published_release(output: Path) -> Path | None:
     return current.resolve() if current.is_symlink() and current.exists() else None
 
 
+def published_at(release: Path) -> int | None:
+    """When the release was published (its PUBLISHED mark's time, in ns); None when it was
+    not."""
+    try:
+        return (release / PUBLISHED).stat().st_mtime_ns
+    except OSError:
+        return None
+
+
+def marked_releases(output: Path) -> list[Path]:
+    """The releases marked PUBLISHED (they went live), the last published first."""
+    releases = output / RELEASES
+    if not releases.is_dir():
+        return []
+    marked = [
+        (stamp, r)
+        for r in releases.iterdir()
+        if not r.name.startswith(DISCARDED) and (stamp := published_at(r)) is not None
+    ]
+    return [r for _, r in sorted(marked, reverse=True)]
+
+
 def dated_mark(release: Path) -> bool:
     """Whether the release's PUBLISHED mark holds the date it went live, as marks have since
     the mark follows the swap and the release is sealed; earlier versions wrote it empty,

@@ -9,6 +9,7 @@ from before the seal is trusted as far as it can be read."""
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from pipeline.export import filestat
 from pipeline.export.digests import StoreRecord, load_store_records
 from pipeline.export.manifest import Manifest
 from pipeline.paths import (
+    CURRENT,
     HISTORY,
     MANIFEST_PARQUET,
     REPORT_JSON,
@@ -27,6 +29,8 @@ from pipeline.paths import (
     STAT,
     STORES,
     dated_mark,
+    marked_releases,
+    published_release,
 )
 from pipeline.settings import SITE_FILES
 
@@ -70,6 +74,28 @@ def damage(release: Path, name: str) -> str | None:
     except OSError as exc:
         return f"{path}: cannot be read ({exc})"
     return None
+
+
+def baseline(output: Path) -> tuple[Path | None, str | None]:
+    """The release this build follows (for its history, its volumes and the pages it carries
+    over): the one `current` links to. Without that link (`current` removed, or linking to no
+    release), the releases are still there: the last one published is the baseline, and the
+    returned warning says so. None before the first publish."""
+    live = published_release(output)
+    if live is not None:
+        return live, None
+    marked = marked_releases(output)
+    if not marked:
+        return None, None
+    current = output / CURRENT
+    if current.is_symlink():
+        lost = f"{current}: links to {os.readlink(current)}, which is not there"
+    else:
+        lost = f"{current}: missing"
+    return marked[0], (
+        f"{lost}; the last release published, {marked[0]}, is this build's baseline (its "
+        "history, volumes and pages)"
+    )
 
 
 @dataclass
