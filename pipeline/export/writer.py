@@ -18,7 +18,6 @@ from pipeline.api.urls import STORES_DIR
 from pipeline.export import filestat
 from pipeline.export.files import FileCreator
 from pipeline.export.manifest import CHUNK, SCHEMA, Manifest, rows_under
-from pipeline.paths import set_aside
 
 
 @dataclass
@@ -52,7 +51,7 @@ class SiteWriter:
         self._folder: str | None = None
         self._folder_digests: dict[str, bytes] = {}
         self._store_dirs: dict[str, str] = {}  # store key -> folder its files are written to
-        self._staged: list[str] = []  # new pool folders
+        self._staged: list[tuple[str, str]] = []  # new pool folders: (store key, name)
         self._carried: list[pl.DataFrame] = []  # records of the files carried over, verified
         self._creator = FileCreator()
 
@@ -80,15 +79,12 @@ class SiteWriter:
 
     def open_store(self, key: str, folder: str) -> str:
         """Where the files of store `key` are created: the pool folder `folder` (with a pool),
-        or the store's folder of the site. A pool folder of that name already there (the store
-        built again because its folder changed on disk, or a digest met again) is left as it
-        is, for the releases that link to it: the new one gets a name of its own."""
+        or the store's folder of the site (see `close` for a pool folder of that name already
+        there)."""
         if self.pool is None or self.staging is None:
             return f"{self.root}/{STORES_DIR}/{key}"
-        if (self.pool / folder).exists() or folder in self._staged:
-            folder = f"{folder}-{secrets.token_hex(4)}"
         self._store_dirs[key] = f"{self.staging}/{folder}"
-        self._staged.append(folder)
+        self._staged.append((key, folder))
         link = self.root / STORES_DIR / key
         link.parent.mkdir(parents=True, exist_ok=True)
         link.symlink_to(os.path.relpath(self.pool / folder, link.parent))
@@ -182,26 +178,35 @@ class SiteWriter:
         self._creator.submit((self._target(name), None, f"{site}/{name}"))
 
     def close(self) -> None:
-        """Wait for the last file; move the new pool folders into the pool."""
+        """Wait for the last file; move the new pool folders into the pool. A pool folder of
+        the same name already there is never written into: it is kept (and the new one
+        dropped) only when it holds the very files of the new one, the same names on the same
+        inodes (a store a merge takes again from a shard that carried it over); otherwise (a
+        store built again because its folder changed on disk, a digest met again, what a kill
+        in the middle of a deletion left) it is left to the releases that link to it, and the
+        new folder gets a name of its own."""
         self._creator.close()
         self.linked = self._creator.linked
-        for folder in self._staged:
+        for key, folder in self._staged:
             assert self.pool is not None and self.staging is not None
             staged = self.staging / folder
             if not staged.exists():  # a store with no page at all
                 staged.mkdir(parents=True)
             try:
                 staged.rename(self.pool / folder)
-            except OSError:  # in the pool since `open_store` (another attempt of a distributed
-                # build's task): the same digest, so the same files
+                continue
+            except OSError:
                 pooled = self.pool / folder
                 if not pooled.is_dir():
                     raise
-                if _files(pooled) == _files(staged):
-                    shutil.rmtree(staged)
-                else:  # what a kill in the middle of a deletion left: replaced, never used
-                    shutil.rmtree(set_aside(pooled))
-                    staged.rename(pooled)
+            if _inodes(pooled) == _inodes(staged):
+                shutil.rmtree(staged)
+                continue
+            own = f"{folder}-{secrets.token_hex(4)}"
+            staged.rename(self.pool / own)
+            link = self.root / STORES_DIR / key
+            link.unlink()  # not published yet: no reader follows it
+            link.symlink_to(os.path.relpath(self.pool / own, link.parent))
         self._staged = []
 
     def _target(self, name: str) -> str:
@@ -257,10 +262,17 @@ class SiteWriter:
         return self._folder_digests.get(name)
 
 
-def _files(folder: Path) -> set[str]:
-    """The files under `folder`, as paths relative to it."""
-    return {
-        os.path.relpath(os.path.join(parent, name), folder)
-        for parent, _, names in os.walk(folder)
-        for name in names
-    }
+def _inodes(folder: Path) -> dict[str, int]:
+    """The files under `folder`, as paths relative to it, with their inodes (from the folders'
+    listings: no stat)."""
+    found: dict[str, int] = {}
+    pending = [(str(folder), "")]
+    while pending:
+        path, prefix = pending.pop()
+        with os.scandir(path) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append((entry.path, f"{prefix}{entry.name}/"))
+                else:
+                    found[prefix + entry.name] = entry.inode()
+    return found
