@@ -20,6 +20,7 @@ MANIFEST = "manifest.json"
 MANIFEST_PARQUET = "manifest.parquet"  # the manifest's rows, which the next build reads
 CHANGES = "changes.json"
 STORES = "stores.parquet"  # each store's digest and counts, for the next build
+STAT = "stat.parquet"  # each site file's size, mtime and inode as written: see export.filestat
 HISTORY = "build_run.parquet"  # meta.build_run as published, which the next build carries on
 REPORT_JSON = "build_report.json"
 REPORT_HTML = "build_report.html"
@@ -42,6 +43,28 @@ def published_release(output: Path) -> Path | None:
     """The release `OUTPUT/current` points to, or None before the first publish."""
     current = output / CURRENT
     return current.resolve() if current.is_symlink() and current.exists() else None
+
+
+def published_at(release: Path) -> int | None:
+    """When the release was published (its PUBLISHED mark's time, in ns); None when it was
+    not."""
+    try:
+        return (release / PUBLISHED).stat().st_mtime_ns
+    except OSError:
+        return None
+
+
+def marked_releases(output: Path) -> list[Path]:
+    """The releases marked PUBLISHED (they went live), the last published first."""
+    releases = output / RELEASES
+    if not releases.is_dir():
+        return []
+    marked = [
+        (stamp, r)
+        for r in releases.iterdir()
+        if not r.name.startswith(DISCARDED) and (stamp := published_at(r)) is not None
+    ]
+    return [r for _, r in sorted(marked, reverse=True)]
 
 
 def dated_mark(release: Path) -> bool:

@@ -4,7 +4,8 @@ of stores built from its parts and the catalog.
 
 A task holds nothing between calls and writes only under its own folder, so the engine may run
 it again after its worker died: a shard's pool folders are staged under a folder of its
-attempt, and a store folder already in the pool is kept only when it holds the same files."""
+attempt, and a store folder already in the pool is kept only when it holds the very same files
+(`SiteWriter.close`); otherwise the attempt's folder gets a name of its own."""
 
 from __future__ import annotations
 

@@ -18,6 +18,7 @@ import duckdb
 import polars as pl
 
 from pipeline import db
+from pipeline.export import filestat
 from pipeline.export.common import write_category_pages, write_help
 from pipeline.export.digests import StoreRecord, write_store_records
 from pipeline.export.inventory import write_inventory_pages
@@ -33,8 +34,9 @@ from pipeline.settings import Settings
 @dataclass
 class Site:
     """What `write_site` wrote: the manifest, the paths changed and removed since the previous
-    release, the stores' records, the counts for the report, and why the previous release's
-    pages could not be carried over, if they could not (`state.previous_pages`)."""
+    release, the stores' records, the counts for the report, why the previous release's
+    pages could not be carried over, if they could not (`state.previous_pages`), and the
+    records (`filestat`) of the files carried over, checked as they were carried."""
 
     manifest: Manifest
     changed: pl.Series
@@ -42,6 +44,7 @@ class Site:
     stores: dict[str, StoreRecord]
     counts: dict[str, int]
     previous_problem: str | None = None
+    carried: pl.DataFrame | None = None
 
 
 def write_site(
@@ -62,7 +65,9 @@ def write_site(
     previous = previous_pages(previous_release)
     previous_site = previous.release / SITE if previous.release else None
     shared, staging = pool or (None, None)
-    with SiteWriter(site_dir, previous_site, previous.manifest, shared, staging) as writer:
+    with SiteWriter(
+        site_dir, previous_site, previous.manifest, shared, staging, previous.files
+    ) as writer:
         counts, stores = write_inventory_pages(
             con, writer, settings, previous_stores=previous.stores, advance=advance
         )
@@ -74,13 +79,15 @@ def write_site(
     manifest = writer.manifest()
     changed, removed = manifest.changes(previous.manifest)
     counts.update(file_counts(manifest, changed, removed))
-    return Site(manifest, changed, removed, stores, counts, previous.problem)
+    return Site(manifest, changed, removed, stores, counts, previous.problem, writer.carried())
 
 
 def write_release_files(release: Path, site: Site, settings: Settings) -> None:
-    """The release's manifest, its changes since the published release, the stores' records and
-    the nginx configuration."""
+    """The release's manifest, its changes since the published release, the stores' records,
+    its files' records (a stat of each file not carried over) and the nginx configuration."""
     site.manifest.write(release)
+    records = filestat.record(release / SITE, site.manifest.frame["path"], site.carried)
+    filestat.write(release, records)
     write_changes(release / CHANGES, site.changed, site.removed)
     write_store_records(release, site.stores)
     write_nginx_conf(release, settings)

@@ -1,7 +1,9 @@
 """The build history, `meta.build_run`: one row per published build, carried from release to
 release. Each release keeps its rows as `build_run.parquet` beside the manifest, which the next
 build reads: no reader of the published warehouse (an analyst holding it open, even read-write)
-can keep the history from being carried on."""
+can keep the history from being carried on. When that file cannot be trusted, the same
+release's warehouse, then an earlier release's file, still hold the history: it starts again
+only when none of them can be read."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import duckdb
 
 from pipeline import db
 from pipeline.export.state import damage
-from pipeline.paths import HISTORY, WAREHOUSE, published_release
+from pipeline.paths import HISTORY, WAREHOUSE, marked_releases
 from pipeline.settings import SITE_FILES
 
 BUILD_RUN_COLUMNS = {
@@ -46,21 +48,56 @@ BUILD_RUN_DDL = (
 )
 
 
-def carry_history(con: duckdb.DuckDBPyConnection, output: Path) -> str | None:
-    """Create meta.build_run with the published build's rows: from its release's
-    `build_run.parquet`, or from its warehouse (a release from before that file was kept, or an
-    output directory from before releases). Returns why the history could not be read, if it
-    could not (the history then starts again with this build)."""
+_RESTART = "meta.build_run starts again with this build"
+
+
+def carry_history(con: duckdb.DuckDBPyConnection, release: Path | None, output: Path) -> str | None:
+    """Create meta.build_run with the rows of `release` (the published build's; see
+    `state.baseline`): from its `build_run.parquet` (as sealed); when that cannot be trusted or
+    read, from the same release's warehouse (its meta.build_run); then from the other releases'
+    `build_run.parquet`, the last published first (an earlier release's rows lack the builds
+    published after it). Without a release, from an output directory's warehouse of before
+    releases. Returns why the history was not taken from `build_run.parquet` and what it was
+    taken from instead (or that it starts again with this build), if it was not."""
     con.execute(BUILD_RUN_DDL)
-    release = published_release(output)
-    sources = [release / HISTORY, release / WAREHOUSE] if release else [output / WAREHOUSE]
-    source = next((s for s in sources if s.is_file()), None)
-    if source is None:
-        return None
-    restart = "meta.build_run starts again with this build"
-    problem = damage(release, HISTORY) if release and source.name == HISTORY else None
+    if release is None:
+        legacy = output / WAREHOUSE
+        problem = _read(con, legacy) if legacy.is_file() else None
+        return f"{problem}; {_RESTART}" if problem else None
+    problems: list[str] = []
+    history = release / HISTORY
+    problem = damage(release, HISTORY)
+    if problem is None and history.is_file():
+        problem = _read(con, history)
+        if problem is None:
+            return None
     if problem:
-        return f"{problem}; {restart}"
+        problems.append(problem)
+    # A release from before build_run.parquet was kept says nothing: its warehouse has it.
+    if (release / WAREHOUSE).is_file():
+        problem = _read(con, release / WAREHOUSE)
+        if problem is None:
+            return _used(problems, f"{release / WAREHOUSE}")
+        problems.append(problem)
+    for other in marked_releases(output):
+        if other.resolve() == release.resolve() or not (other / HISTORY).is_file():
+            continue
+        if damage(other, HISTORY) is None and _read(con, other / HISTORY) is None:
+            return _used(problems, f"{other / HISTORY}, which lacks the builds published after it")
+    return "; ".join([*problems, _RESTART])
+
+
+def _used(problems: list[str], source: str) -> str | None:
+    """The warning for a history taken from `source`, after `problems`; none when nothing
+    went wrong (a release from before build_run.parquet was kept)."""
+    if not problems:
+        return None
+    return "; ".join([*problems, f"meta.build_run carried on from {source}"])
+
+
+def _read(con: duckdb.DuckDBPyConnection, source: Path) -> str | None:
+    """meta.build_run from `source` (a `build_run.parquet`, or a warehouse's meta.build_run);
+    why it could not be read, if it could not (meta.build_run is left empty then)."""
     try:
         if source.suffix == ".parquet":
             con.execute(
@@ -77,10 +114,7 @@ def carry_history(con: duckdb.DuckDBPyConnection, output: Path) -> str | None:
                 con.execute("DETACH previous")
     except duckdb.Error as exc:
         con.execute("DELETE FROM meta.build_run")
-        return (
-            f"{source}: the build history could not be read ({str(exc).splitlines()[0]}); "
-            + restart
-        )
+        return f"{source}: the build history could not be read ({str(exc).splitlines()[0]})"
     return None
 
 

@@ -76,11 +76,7 @@ class Manifest:
 
     def slice_under(self, folder: str) -> pl.DataFrame:
         """The files under `folder` ("a/b"): a slice of the sorted paths."""
-        paths = self.frame["path"]
-        # Every path under "a/b/" sorts between "a/b/" and "a/b0" ("0" follows "/").
-        lo = int(paths.search_sorted(folder + "/", "left"))
-        hi = int(paths.search_sorted(folder + "0", "left"))
-        return self.frame.slice(lo, hi - lo)
+        return rows_under(self.frame, folder)
 
     def under(self, folder: str) -> dict[str, bytes]:
         """path -> SHA-256 of the files under `folder`."""
@@ -95,6 +91,15 @@ class Manifest:
         )["path"]
         removed = previous.frame.join(self.frame, on="path", how="anti", maintain_order="left")
         return changed, removed["path"]
+
+
+def rows_under(frame: pl.DataFrame, folder: str) -> pl.DataFrame:
+    """The rows of `frame` (sorted by its `path`) for the files under `folder` ("a/b")."""
+    paths = frame["path"]
+    # Every path under "a/b/" sorts between "a/b/" and "a/b0" ("0" follows "/").
+    lo = int(paths.search_sorted(folder + "/", "left"))
+    hi = int(paths.search_sorted(folder + "0", "left"))
+    return frame.slice(lo, hi - lo)
 
 
 def write_changes(path: Path, changed: pl.Series, removed: pl.Series) -> None:

@@ -1,13 +1,15 @@
 """What a release leaves for the next build, sealed: its manifest's rows, its stores' records,
-its history and its report, each with its SHA-256 in `state.sha256` (the format `sha256sum -c`
-reads). The next build verifies a file before it trusts it: a truncated file or a flipped byte
-is never read as the truth. A damaged file costs what it held (the pages are built from scratch,
-the history starts again, the volumes are not compared), and the build says why in a warning.
-A release from before the seal is trusted as far as it can be read."""
+its files' records (`filestat`), its history and its report, each with its SHA-256 in
+`state.sha256` (the format `sha256sum -c` reads). The next build verifies a file before it
+trusts it: a truncated file or a flipped byte is never read as the truth. A damaged file costs
+what it held (the pages are built from scratch, the history is taken from another copy or
+starts again, the volumes are not compared), and the build says why in a warning. A release
+from before the seal is trusted as far as it can be read."""
 
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,19 +17,24 @@ import orjson
 import polars as pl
 
 from pipeline.contract import TABLES
+from pipeline.export import filestat
 from pipeline.export.digests import StoreRecord, load_store_records
 from pipeline.export.manifest import Manifest
 from pipeline.paths import (
+    CURRENT,
     HISTORY,
     MANIFEST_PARQUET,
     REPORT_JSON,
     SEAL,
+    STAT,
     STORES,
     dated_mark,
+    marked_releases,
+    published_release,
 )
 from pipeline.settings import SITE_FILES
 
-SEALED = (MANIFEST_PARQUET, STORES, HISTORY, REPORT_JSON)
+SEALED = (MANIFEST_PARQUET, STORES, STAT, HISTORY, REPORT_JSON)
 _REBUILT = "every store's pages are built again"
 _UNCOMPARED = "the volumes are not compared with it"
 _UNREADABLE = (OSError, ValueError, pl.exceptions.PolarsError, orjson.JSONDecodeError)
@@ -69,22 +76,46 @@ def damage(release: Path, name: str) -> str | None:
     return None
 
 
+def baseline(output: Path) -> tuple[Path | None, str | None]:
+    """The release this build follows (for its history, its volumes and the pages it carries
+    over): the one `current` links to. Without that link (`current` removed, or linking to no
+    release), the releases are still there: the last one published is the baseline, and the
+    returned warning says so. None before the first publish."""
+    live = published_release(output)
+    if live is not None:
+        return live, None
+    marked = marked_releases(output)
+    if not marked:
+        return None, None
+    current = output / CURRENT
+    if current.is_symlink():
+        lost = f"{current}: links to {os.readlink(current)}, which is not there"
+    else:
+        lost = f"{current}: missing"
+    return marked[0], (
+        f"{lost}; the last release published, {marked[0]}, is this build's baseline (its "
+        "history, volumes and pages)"
+    )
+
+
 @dataclass
 class PreviousPages:
-    """The published release's pages as the next build may carry them over: its manifest and
-    its stores' records, both empty when there is none or when they cannot be trusted (then
-    `problem` says why, and every store is built again)."""
+    """The published release's pages as the next build may carry them over: its manifest, its
+    stores' records and its files' (`filestat`), all empty when there is none or when they
+    cannot be trusted (then `problem` says why, and every store is built again). A release
+    without its files' records (of an earlier version) lends no file: every page is written."""
 
     release: Path | None = None
     manifest: Manifest = field(default_factory=Manifest)
     stores: dict[str, StoreRecord] = field(default_factory=dict)
+    files: pl.DataFrame = field(default_factory=filestat.empty)
     problem: str | None = None
 
 
 def previous_pages(release: Path | None) -> PreviousPages:
     if release is None:
         return PreviousPages()
-    for name in (MANIFEST_PARQUET, STORES):
+    for name in (MANIFEST_PARQUET, STORES, STAT):
         problem = damage(release, name)
         if problem:
             return PreviousPages(problem=f"{problem}; {_REBUILT}")
@@ -96,7 +127,11 @@ def previous_pages(release: Path | None) -> PreviousPages:
         stores = load_store_records(release)
     except _UNREADABLE as exc:
         return PreviousPages(problem=f"{_unreadable(release / STORES, exc)}; {_REBUILT}")
-    return PreviousPages(release if len(manifest) else None, manifest, stores)
+    try:
+        files = filestat.load(release)
+    except _UNREADABLE as exc:
+        return PreviousPages(problem=f"{_unreadable(release / STAT, exc)}; {_REBUILT}")
+    return PreviousPages(release if len(manifest) else None, manifest, stores, files)
 
 
 def previous_volumes(release: Path | None) -> tuple[dict[str, int], str | None]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
+import secrets
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,15 +15,17 @@ from types import TracebackType
 import polars as pl
 
 from pipeline.api.urls import STORES_DIR
+from pipeline.export import filestat
 from pipeline.export.files import FileCreator
-from pipeline.export.manifest import CHUNK, SCHEMA, Manifest
-from pipeline.paths import set_aside
+from pipeline.export.manifest import CHUNK, SCHEMA, Manifest, rows_under
 
 
 @dataclass
 class SiteWriter:
     """Writes the files of one release's site and records their hashes. A file whose bytes equal
-    the previous release's is a hard link to it: no bytes written, nothing to upload.
+    the previous release's is a hard link to it: no bytes written, nothing to upload. Only a
+    file a stat shows unchanged since it was written (`recorded`, see `filestat`) is linked
+    or carried over: a page changed on disk is never carried into the new release.
 
     With a `pool` (OUTPUT/pages), each store's folder in the site is a symlink to a folder of
     the pool named for the store and its digest, `<key>-<digest>`: a store unchanged since the
@@ -39,6 +42,7 @@ class SiteWriter:
     previous: Manifest = field(default_factory=Manifest)
     pool: Path | None = None
     staging: Path | None = None
+    recorded: pl.DataFrame = field(default_factory=filestat.empty)  # the previous site's files
     linked: int = field(default=0, init=False)  # files carried over as hard links
 
     def __post_init__(self) -> None:
@@ -47,7 +51,8 @@ class SiteWriter:
         self._folder: str | None = None
         self._folder_digests: dict[str, bytes] = {}
         self._store_dirs: dict[str, str] = {}  # store key -> folder its files are written to
-        self._staged: list[str] = []  # new pool folders
+        self._staged: list[tuple[str, str]] = []  # new pool folders: (store key, name)
+        self._carried: list[pl.DataFrame] = []  # records of the files carried over, verified
         self._creator = FileCreator()
 
     def __enter__(self) -> SiteWriter:
@@ -67,16 +72,19 @@ class SiteWriter:
         self._record(name, digest, len(body))
         source = None
         if self.previous_site is not None and self._previous_digest(name) == digest:
-            source = f"{self.previous_site}/{name}"
+            recorded = rows_under(self.recorded, name.rpartition("/")[0]).filter(path=name)
+            if len(recorded) and filestat.unchanged(self.previous_site, recorded).all():
+                source = f"{self.previous_site}/{name}"
         self._creator.submit((self._target(name), body, source))
 
     def open_store(self, key: str, folder: str) -> str:
         """Where the files of store `key` are created: the pool folder `folder` (with a pool),
-        or the store's folder of the site."""
+        or the store's folder of the site (see `close` for a pool folder of that name already
+        there)."""
         if self.pool is None or self.staging is None:
             return f"{self.root}/{STORES_DIR}/{key}"
         self._store_dirs[key] = f"{self.staging}/{folder}"
-        self._staged.append(folder)
+        self._staged.append((key, folder))
         link = self.root / STORES_DIR / key
         link.parent.mkdir(parents=True, exist_ok=True)
         link.symlink_to(os.path.relpath(self.pool / folder, link.parent))
@@ -118,6 +126,8 @@ class SiteWriter:
                 how="left",
                 maintain_order="left",
             )["same"]
+            if same.any():  # and found as it was written
+                same = self._unchanged(frame["path"], same)
             if same.any():
                 prefix = f"{self.previous_site}/"
                 sources = (
@@ -128,26 +138,29 @@ class SiteWriter:
         self._creator.submit_many(pages["target"].to_list(), offsets, data, sources)
 
     def can_carry(self, key: str) -> bool:
-        """Whether the previous release has the folder of store `key` to carry over, whole:
-        every file its manifest names there (a listing of the folder, no file read). A folder
-        damaged since, a file deleted, is not carried: the store is built again, and its new
-        folder replaces the damaged one in the pool (`close`)."""
+        """Whether the previous release has the folder of store `key` to carry over, whole and
+        as written: every file its manifest names there, each as a stat of it was recorded
+        (`filestat`: a stat a file, no file read). A folder changed since (a file overwritten,
+        replaced or deleted) is not carried: the store is built again, into a new pool folder,
+        linking only its files that are unchanged."""
         if self.previous_site is None:
             return False
-        folder = self.previous_site / STORES_DIR / key
-        if not folder.is_dir():
+        folder = f"{STORES_DIR}/{key}"
+        named = self.previous.slice_under(folder)["path"]
+        recorded = rows_under(self.recorded, folder)
+        if not named.equals(recorded["path"]):  # a file without its record (or a stray record)
             return False
-        prefix = f"{STORES_DIR}/{key}/"
-        named = self.previous.slice_under(f"{STORES_DIR}/{key}")["path"].str.strip_prefix(prefix)
-        return set(named.to_list()) <= _files(folder)
+        return bool(filestat.unchanged(self.previous_site, recorded).all())
 
     def carry(self, key: str) -> int:
         """Take store `key`'s files from the previous release, whose pages are known to be
-        unchanged, without building them: its pool folder's symlink, or a link per file."""
+        unchanged and found as written (`can_carry`), without building them: its pool folder's
+        symlink, or a link per file."""
         folder = f"{STORES_DIR}/{key}"
         part = self.previous.slice_under(folder)
         self._flush_records()
         self._chunks.append(part)
+        self._carried.append(rows_under(self.recorded, folder))
         assert self.previous_site is not None
         old = self.previous_site / folder
         if self.pool is not None and old.is_symlink():
@@ -168,25 +181,35 @@ class SiteWriter:
         self._creator.submit((self._target(name), None, f"{site}/{name}"))
 
     def close(self) -> None:
-        """Wait for the last file; move the new pool folders into the pool."""
+        """Wait for the last file; move the new pool folders into the pool. A pool folder of
+        the same name already there is never written into: it is kept (and the new one
+        dropped) only when it holds the very files of the new one, the same names on the same
+        inodes (a store a merge takes again from a shard that carried it over); otherwise (a
+        store built again because its folder changed on disk, a digest met again, what a kill
+        in the middle of a deletion left) it is left to the releases that link to it, and the
+        new folder gets a name of its own."""
         self._creator.close()
         self.linked = self._creator.linked
-        for folder in self._staged:
+        for key, folder in self._staged:
             assert self.pool is not None and self.staging is not None
             staged = self.staging / folder
             if not staged.exists():  # a store with no page at all
                 staged.mkdir(parents=True)
             try:
                 staged.rename(self.pool / folder)
-            except OSError:  # already in the pool: the same digest, so the same files
+                continue
+            except OSError:
                 pooled = self.pool / folder
                 if not pooled.is_dir():
                     raise
-                if _files(pooled) == _files(staged):
-                    shutil.rmtree(staged)
-                else:  # what a kill in the middle of a deletion left: replaced, never used
-                    shutil.rmtree(set_aside(pooled))
-                    staged.rename(pooled)
+            if _inodes(pooled) == _inodes(staged):
+                shutil.rmtree(staged)
+                continue
+            own = f"{folder}-{secrets.token_hex(4)}"
+            staged.rename(self.pool / own)
+            link = self.root / STORES_DIR / key
+            link.unlink()  # not published yet: no reader follows it
+            link.symlink_to(os.path.relpath(self.pool / own, link.parent))
         self._staged = []
 
     def _target(self, name: str) -> str:
@@ -196,6 +219,11 @@ class SiteWriter:
             if key in self._store_dirs:
                 return f"{self._store_dirs[key]}/{rest}"
         return f"{self.root}/{name}"
+
+    def carried(self) -> pl.DataFrame | None:
+        """The records of the files carried over (checked by `can_carry`): the new release's
+        records of them, as a stat of them would give now."""
+        return pl.concat(self._carried) if self._carried else None
 
     def manifest(self) -> Manifest:
         """Every file written so far (after `close()`: every file of the site)."""
@@ -219,6 +247,17 @@ class SiteWriter:
             self._chunks.append(pl.DataFrame(columns, schema=SCHEMA))
             self._records = ([], [], [])
 
+    def _unchanged(self, paths: pl.Series, same: pl.Series) -> pl.Series:
+        """`same` (a flag for each of `paths`), kept only where the previous release's file
+        at that path is found as it was written: a stat of it (of the flagged files only)
+        equals its record."""
+        assert self.previous_site is not None
+        same = same.fill_null(False)
+        flagged = paths.filter(same).to_frame("path")
+        recorded = flagged.join(self.recorded, on="path", how="left", maintain_order="left")
+        verified = filestat.unchanged(self.previous_site, recorded)
+        return same.scatter(same.arg_true(), verified)
+
     def _previous_digest(self, name: str) -> bytes | None:
         folder = name.rpartition("/")[0]
         if folder != self._folder:  # pages come folder by folder: one slice per store
@@ -226,10 +265,17 @@ class SiteWriter:
         return self._folder_digests.get(name)
 
 
-def _files(folder: Path) -> set[str]:
-    """The files under `folder`, as paths relative to it."""
-    return {
-        os.path.relpath(os.path.join(parent, name), folder)
-        for parent, _, names in os.walk(folder)
-        for name in names
-    }
+def _inodes(folder: Path) -> dict[str, int]:
+    """The files under `folder`, as paths relative to it, with their inodes (from the folders'
+    listings: no stat)."""
+    found: dict[str, int] = {}
+    pending = [(str(folder), "")]
+    while pending:
+        path, prefix = pending.pop()
+        with os.scandir(path) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append((entry.path, f"{prefix}{entry.name}/"))
+                else:
+                    found[prefix + entry.name] = entry.inode()
+    return found

@@ -22,9 +22,9 @@ from pipeline import db, export
 from pipeline.contract import TABLES, TABLES_BY_NAME
 from pipeline.errors import BuildError
 from pipeline.export import Site, history, report
-from pipeline.export.state import previous_volumes, published_stores, seal
+from pipeline.export.state import baseline, previous_volumes, published_stores, seal
 from pipeline.ingest import IngestedTable
-from pipeline.paths import POOL, RELEASES, WAREHOUSE, WORK, published_release
+from pipeline.paths import POOL, RELEASES, WAREHOUSE, WORK
 from pipeline.progress import SILENT, Advance, Reporter
 from pipeline.publish.release import BuildResult, check_release, new_build_id, publish
 from pipeline.settings import SITE_FILES, Settings
@@ -56,7 +56,8 @@ class Night:
         self.release = output / RELEASES / self.build_id
         self.work.mkdir(parents=True)
         (output / POOL).mkdir(exist_ok=True)
-        self.previous = published_release(output)
+        self.previous, problem = baseline(output)
+        self.warn(problem)
         self.volumes, problem = previous_volumes(self.previous)
         self.warn(problem)
 
@@ -145,7 +146,7 @@ class Night:
         settings, release = self.settings, self.release
         self.warn(site.previous_problem)
         try:
-            self.warn(history.carry_history(con, settings.output))
+            self.warn(history.carry_history(con, self.previous, settings.output))
             self.guard_site(con, site, steps)
             # The manifest and the changes: 1.7 GB at 10M listings, about 5 s of one core.
             with ThreadPoolExecutor(1, thread_name_prefix="release-files") as files:

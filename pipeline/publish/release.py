@@ -45,6 +45,8 @@ from pipeline.paths import (
     WAREHOUSE,
     WORK,
     dated_mark,
+    marked_releases,
+    published_at,
     published_release,
     set_aside,
 )
@@ -111,15 +113,8 @@ def _link_stable_names(output: Path, release: Path) -> None:
 
 
 def _keep_last(output: Path, release: Path, keep: int) -> None:
-    """Delete the releases published before the last `keep`. Oldest first, by when each was
-    published: two builds may start within one second, and build ids sort by their start time,
-    to the second, then by a random suffix."""
-    published = sorted(
-        (stamp, r)
-        for r in (output / RELEASES).iterdir()
-        if not r.name.startswith(DISCARDED) and (stamp := _published_at(r)) is not None
-    )
-    for _, old in published[:-keep]:
+    """Delete the releases published before the last `keep`, by when each was published."""
+    for old in marked_releases(output)[keep:]:
         if old != release:
             shutil.rmtree(set_aside(old), ignore_errors=True)
 
@@ -128,14 +123,6 @@ def mark_published(release: Path) -> None:
     """Mark a release that went live, with when (UTC). Only a release that went live is kept
     and counted in `releases_kept`."""
     (release / PUBLISHED).write_text(datetime.now(UTC).isoformat(timespec="seconds") + "\n")
-
-
-def _published_at(release: Path) -> int | None:
-    """When the release was published (its mark's time, in ns); None when it was not."""
-    try:
-        return (release / PUBLISHED).stat().st_mtime_ns
-    except OSError:
-        return None
 
 
 def missing_files(site: Path, manifest: Manifest, chunk: int = 100_000) -> list[str]:
@@ -225,13 +212,13 @@ def _repair(output: Path) -> None:
         raise BuildError(
             f"{current}: a folder, not the link to the published release (was the output copied "
             "with links followed, cp -rL?): restore it with links kept (cp -a), or move "
-            f"{CURRENT} away to build from scratch"
+            f"{CURRENT} away to build on the last release published"
         )
     releases = output / RELEASES
     if not releases.is_dir():
         return
     live = published_release(output)
-    live_at = _published_at(live) if live is not None else None
+    live_at = published_at(live) if live is not None else None
     for release in releases.iterdir():
         if release.name.startswith(DISCARDED):  # a deletion a kill interrupted
             shutil.rmtree(release, ignore_errors=True)
@@ -242,7 +229,7 @@ def _repair(output: Path) -> None:
 
 
 def _went_live(release: Path, live_at: int | None) -> bool:
-    marked_at = _published_at(release)
+    marked_at = published_at(release)
     if marked_at is None:
         return False
     return dated_mark(release) or live_at is None or marked_at <= live_at

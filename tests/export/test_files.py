@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from pipeline import export
-from pipeline.export.digests import write_store_records
+from pipeline.export import filestat
 from pipeline.export.files import FileCreator
 from pipeline.export.manifest import Manifest, write_changes
 from pipeline.export.writer import SiteWriter
@@ -97,8 +97,12 @@ def test_the_manifest_round_trips_and_lists_changes(tmp_path: Path) -> None:
         "b/2.json": hashlib.sha256(b"b/2.json").digest(),
     }
 
-    # The next release: one file changed, one removed, one new, the rest linked.
-    with SiteWriter(tmp_path / "two" / "site", tmp_path / "one" / "site", loaded) as writer:
+    # The next release: one file changed, one removed, one new, the rest linked, as each file
+    # is found as it was written (its record: `filestat`).
+    recorded = filestat.record(tmp_path / "one" / "site", loaded.frame["path"], None)
+    with SiteWriter(
+        tmp_path / "two" / "site", tmp_path / "one" / "site", loaded, recorded=recorded
+    ) as writer:
         writer.write("a/1.json", b"a/1.json")
         writer.write("b/10.json", b"changed")
         writer.write("b/2.json", b"b/2.json")
@@ -148,8 +152,7 @@ def test_without_a_pool_unchanged_stores_are_linked_file_by_file(tmp_path: Path)
     first = tmp_path / "first"
     settings = load_settings(None, export_batch_listings=1000)
     site = export.write_site(con, settings, first / "site")
-    site.manifest.write(first)
-    write_store_records(first, site.stores)
+    export.write_release_files(first, site, settings)
     second = export.write_site(con, settings, tmp_path / "second" / "site", previous_release=first)
     assert second.counts["stores_unchanged"] == len(site.stores) > 0
     assert second.counts["files_unchanged"] == len(site.manifest)

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
+import orjson
 import pytest
 
 from pipeline.build import build
 from pipeline.export import history
-from pipeline.paths import HISTORY, PUBLISHED, SEAL
+from pipeline.paths import HISTORY, PUBLISHED, SEAL, WAREHOUSE
 from pipeline.settings import load_settings
 from tests.conftest import run_cli, write_inputs
 
@@ -63,30 +65,73 @@ def test_an_analyst_holding_the_warehouse_read_write_keeps_the_history(tmp_path:
     )
 
 
+def _cut(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[:20])  # not Parquet (nor DuckDB) any more
+
+
+def _flip(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
 @pytest.mark.parametrize(
-    ("sealed", "said"),
+    ("damage", "sealed", "said"),
     [
-        (True, "damaged since it was published"),  # state.sha256 knows its SHA-256
-        (False, "the build history could not be read"),  # a release from before the seal
+        (_cut, True, "damaged since it was published"),  # state.sha256 knows its SHA-256
+        (_flip, True, "damaged since it was published"),
+        (_cut, False, "the build history could not be read"),  # a release from before the seal
     ],
 )
-def test_a_history_that_cannot_be_read_is_reported_and_starts_again(
-    tmp_path: Path, sealed: bool, said: str
+def test_a_history_that_cannot_be_read_is_taken_from_the_release_s_warehouse(
+    tmp_path: Path, damage: Callable[[Path], None], sealed: bool, said: str
 ) -> None:
     inputs = write_inputs(tmp_path / "in")
     output = tmp_path / "out"
-    build(load_settings(None, input=inputs, output=output))
-    history = (output / "current").resolve() / HISTORY
-    history.write_bytes(history.read_bytes()[:20])  # cut: not Parquet any more
+    first = build(load_settings(None, input=inputs, output=output))
+    history = first.release / HISTORY
+    damage(history)
     if not sealed:  # as an earlier version published it: no seal, a mark without a date
         (history.parent / SEAL).unlink()
         (history.parent / PUBLISHED).write_bytes(b"")
     result = run_cli("build", "--input", str(inputs), "--output", str(output))
     assert result.returncode == 0, result.stderr
     assert f"{history}: {said}" in result.stderr
-    report = (output / "build_report.json").read_text()
-    assert f"{history}: {said}" in report
-    assert len(_history(output)) == 1  # this build's row
+    report = orjson.loads((output / "build_report.json").read_bytes())
+    [warning] = report["build_warnings"]
+    assert warning.startswith(f"{history}: {said}")
+    assert warning.endswith(f"; meta.build_run carried on from {first.release / WAREHOUSE}")
+    assert sorted(_history(output)) == sorted([first.build_id, report["build_id"]])
+
+
+def test_without_the_release_s_copies_the_history_comes_from_an_earlier_release(
+    tmp_path: Path,
+) -> None:
+    """The published release's build_run.parquet and warehouse both lost: the last release
+    published before it still has the history, without the published build's own row."""
+    inputs = write_inputs(tmp_path / "in")
+    output = tmp_path / "out"
+    first, second = (build(load_settings(None, input=inputs, output=output)) for _ in "ab")
+    _flip(second.release / HISTORY)
+    _cut(second.release / WAREHOUSE)
+    third = build(load_settings(None, input=inputs, output=output))
+    [warning] = third.report["build_warnings"]
+    assert warning.startswith(f"{second.release / HISTORY}: damaged since it was published")
+    assert f"; {second.release / WAREHOUSE}: the build history could not be read (" in warning
+    earlier = first.release / HISTORY
+    assert warning.endswith(
+        f"; meta.build_run carried on from {earlier}, which lacks the builds published after it"
+    )
+    assert sorted(_history(output)) == sorted([first.build_id, third.build_id])
+
+    # With no copy left anywhere, the history starts again, and says so.
+    for release in (first.release, third.release):
+        (release / HISTORY).unlink()
+        _cut(release / WAREHOUSE)
+    fourth = build(load_settings(None, input=inputs, output=output))
+    [warning] = fourth.report["build_warnings"]
+    assert warning.endswith("; meta.build_run starts again with this build")
+    assert _history(output) == [fourth.build_id]
 
 
 def test_an_output_from_before_releases_carries_its_history(tmp_path: Path) -> None:

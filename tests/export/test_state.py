@@ -7,6 +7,7 @@ import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from pipeline.build import build
@@ -19,6 +20,7 @@ from pipeline.paths import (
     SEAL,
     SITE,
     STORES,
+    WAREHOUSE,
 )
 from pipeline.settings import load_settings
 from tests.conftest import site_files, write_inputs
@@ -103,8 +105,11 @@ def test_a_release_that_lost_its_seal_is_not_trusted(tmp_path: Path) -> None:
     assert second.report["build_warnings"] == [  # in the order the build met them
         f"{problem}; the volumes are not compared with it",
         f"{problem}; every store's pages are built again",
-        f"{problem}; meta.build_run starts again with this build",
+        f"{problem}; meta.build_run carried on from {first / WAREHOUSE}",  # as it was
     ]
+    con = duckdb.connect(str(output / WAREHOUSE), read_only=True)
+    assert con.execute("SELECT count(*) FROM meta.build_run").fetchall() == [(2,)]
+    con.close()
     assert second.report["site"]["files_unchanged"] == 0
 
 

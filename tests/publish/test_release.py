@@ -51,7 +51,10 @@ def test_a_pool_folder_left_in_part_by_a_killed_clean_up_is_never_adopted(
     pages[0].unlink()
     build(load_settings(None, input=a, output=output, releases_kept=1))  # A again: same digest
     assert _complete(output) == []
-    assert pool_folders((output / "current").resolve())["alpha"] == folder
+    # A folder of that name is never written into nor adopted: the store gets one of its own,
+    # and the left-over, linked by no release, is deleted after the publish.
+    assert pool_folders((output / "current").resolve())["alpha"].startswith(f"{folder}-")
+    assert not (output / POOL / folder).exists()
 
 
 def test_a_store_folder_damaged_since_it_was_published_is_built_again(tmp_path: Path) -> None:
@@ -65,7 +68,10 @@ def test_a_store_folder_damaged_since_it_was_published_is_built_again(tmp_path: 
     second = build(load_settings(None, input=inputs, output=output))
     assert second.report["site"]["stores_unchanged"] == 1  # alpha; beta built again
     assert _complete(output) == []
-    assert page.read_bytes() == body  # the store's folder, whole again, under its name
+    # into a folder of its own: the published one is never written into
+    rebuilt = output / POOL / pool_folders(second.release)["beta"]
+    assert rebuilt != folder and not page.exists()
+    assert (rebuilt / page.relative_to(folder)).read_bytes() == body
 
 
 def test_a_release_missing_a_file_is_not_published(tmp_path: Path) -> None:
@@ -153,7 +159,7 @@ def test_an_output_copied_with_links_followed_is_refused_in_one_line(tmp_path: P
     assert result.stderr == (
         f"build failed: {copy / CURRENT}: a folder, not the link to the published release (was "
         "the output copied with links followed, cp -rL?): restore it with links kept (cp -a), "
-        "or move current away to build from scratch\n"
+        "or move current away to build on the last release published\n"
     )
     assert sorted((copy / RELEASES).iterdir()) == releases  # no release left behind
 
