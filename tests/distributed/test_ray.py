@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import orjson
 import pytest
 import ray
 
 from pipeline.build import build
 from pipeline.distributed import SHARDS_DIR, build_on_ray
-from pipeline.paths import MANIFEST, REPORT_JSON, WAREHOUSE
+from pipeline.export.report import read as read_report
+from pipeline.paths import MANIFEST, WAREHOUSE
 from pipeline.settings import load_settings
 from pipeline.tools.generate import generate
 from tests.conftest import ROOT, SAMPLE
@@ -122,9 +122,9 @@ def test_the_distributed_build_is_the_one_machine_build(
                 None, input=inputs, output=output, engine="ray", ray={"shards": shards}
             )
             result = build_on_ray(settings)
-            report = orjson.loads((one_machine / REPORT_JSON).read_bytes())
-            assert result.report["inputs_digest"] == report["inputs_digest"]
-            assert result.report["tables"] == report["tables"]
+            report = read_report(one_machine)
+            assert result.report.inputs_digest == report.inputs_digest
+            assert result.report.tables == report.tables
             assert_same_build(one_machine, output)
 
 

@@ -49,8 +49,8 @@ def test_every_merge_records_its_own_build_with_the_merged_counts(tmp_path: Path
     merged = tmp_path / "merged"
     first = merge(_shards(inputs, shards), load_settings(None, output=merged))
     second = merge(_shards(inputs, shards), load_settings(None, output=merged))
-    files = second.report["site"]["files"]
-    assert files == first.report["site"]["files"]
+    files = second.report.site.files
+    assert files == first.report.site.files
     shard_files = [orjson.loads((s / REPORT_JSON).read_bytes())["site"]["files"] for s in shards]
     assert sum(shard_files) == files and files not in shard_files
     assert _runs(merged) == [
@@ -58,14 +58,14 @@ def test_every_merge_records_its_own_build_with_the_merged_counts(tmp_path: Path
         (second.build_id, files, 60, 20),
     ]
     # The report's history is the merged output's too, and names where the merge came from.
-    assert [r["build_id"] for r in second.report["history"]] == [
+    assert [r.build_id for r in second.report.history] == [
         first.build_id,
         second.build_id,
     ]
-    assert second.report["merged_from"] == [
+    assert second.report.merged_from == [
         orjson.loads((s / REPORT_JSON).read_bytes())["build_id"] for s in shards
     ]
-    assert second.report["input"] == str(inputs)
+    assert second.report.input == str(inputs)
     # The shards' own histories are theirs: the merge wrote nothing into their warehouses.
     assert [r[0] for r in _runs(shards[0])] != [r[0] for r in _runs(merged)]
     assert len(_runs(shards[0])) == 2
@@ -87,7 +87,7 @@ def test_a_merge_that_loses_a_store_stops_like_a_build(tmp_path: Path) -> None:
     with pytest.raises(BuildError, match=r"^stores: 1 of 20 stores with listings .* \(store07\)"):
         merge(shards, load_settings(None, output=merged))
     result = merge(shards, load_settings(None, output=merged, accept_volume_change=True))
-    assert result.report["build_warnings"] == [
+    assert result.report.build_warnings == [
         "stores: 1 of 20 stores with listings in the published build have none (store07), past "
         "volume.max_stores_lost 1% (at most 0 of 20): accepted (accept_volume_change)"
     ]
