@@ -211,7 +211,11 @@ def merge_command(
         settings = load_settings(
             config, output=output_dir, accept_volume_change=accept_change or None
         )
-        result = merge(list(shards), settings)
+        reporter = Reporter()  # the merge's stages and warnings, as a build's
+        try:
+            result = merge(list(shards), settings, reporter)
+        finally:
+            reporter.close()
     except (BuildError, FileNotFoundError, ValueError) as exc:
         click.echo(f"merge failed: {str(exc).splitlines()[0]}", err=True)
         sys.exit(1)

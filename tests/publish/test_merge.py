@@ -4,6 +4,7 @@ previous release, and the same guards (issue 23, item 4)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from pipeline.errors import BuildError
 from pipeline.paths import REPORT_JSON, WAREHOUSE
 from pipeline.publish.merge import merge
 from pipeline.settings import load_settings
-from tests.conftest import write_inputs
+from tests.conftest import run_cli, write_inputs
 
 STORES = [f"store{i:02}" for i in range(20)]
 LISTINGS = [
@@ -91,3 +92,28 @@ def test_a_merge_that_loses_a_store_stops_like_a_build(tmp_path: Path) -> None:
         "stores: 1 of 20 stores with listings in the published build have none (store07), past "
         "volume.max_stores_lost 1% (at most 0 of 20): accepted (accept_volume_change)"
     ]
+
+
+def test_the_merge_command_shows_its_warnings_as_build_does(tmp_path: Path) -> None:
+    """`pipeline merge` logs its stages and the warnings it went past (a JSON line each, out of
+    a terminal), as `pipeline build` does, besides listing them in the report."""
+    merged = tmp_path / "merged"
+    first = _shards(
+        write_inputs(tmp_path / "a", listings=LISTINGS), [tmp_path / "a0", tmp_path / "a1"]
+    )
+    done = run_cli("merge", "--output", str(merged), *map(str, first))
+    assert done.returncode == 0, done.stderr
+    without = [r for r in LISTINGS if r["storeKey"] != "store07"]
+    shards = _shards(
+        write_inputs(tmp_path / "b", listings=without), [tmp_path / "b0", tmp_path / "b1"]
+    )
+    args = ("merge", "--output", str(merged), "--accept-volume-change", *map(str, shards))
+    accepted = run_cli(*args)
+    assert accepted.returncode == 0, accepted.stderr
+    events = [json.loads(line) for line in accepted.stderr.splitlines()]
+    [warning] = [e["message"] for e in events if e["event"] == "warning"]
+    assert warning == orjson.loads((merged / REPORT_JSON).read_bytes())["build_warnings"][0]
+    assert warning.startswith("stores: 1 of 20 stores with listings in the published build")
+    finished = [e["stage"] for e in events if e["event"] == "stage_finished"]
+    assert finished == ["merge", "publish"]
+    assert accepted.stdout.startswith("published merged build ")
