@@ -90,7 +90,7 @@ class BuildRun(BaseModel):
     """One build of meta.build_run, as the history charts show it (None: not recorded)."""
 
     build_id: str
-    started_at: str  # YYYY-MM-DD HH:MM
+    started_at: str | None  # YYYY-MM-DD HH:MM
     listings: int | None
     files_changed: int | None
     rejected_rows: int | None
@@ -152,15 +152,14 @@ class BuildReport(BaseModel):
             more = f" and {len(problems) - 3} more" if len(problems) > 3 else ""
             raise ValueError("not a build report: " + "; ".join(problems[:3]) + more) from None
 
+    @classmethod
+    def read(cls, folder: Path) -> BuildReport:
+        """The report of a release (or of an output directory, through its stable link).
+        Raises OSError, or ValueError (see `from_json`)."""
+        return cls.from_json((folder / REPORT_JSON).read_bytes())
 
-def read(folder: Path) -> BuildReport:
-    """The report of a release (or of an output directory, through its stable link). Raises
-    OSError, or ValueError (see `BuildReport.from_json`)."""
-    return BuildReport.from_json((folder / REPORT_JSON).read_bytes())
-
-
-def write(release: Path, summary: BuildReport) -> None:
-    (release / REPORT_JSON).write_bytes(summary.to_json())
+    def write(self, release: Path) -> None:
+        (release / REPORT_JSON).write_bytes(self.to_json())
 
 
 def _grouped(con: duckdb.DuckDBPyConnection, table: str) -> list[RowsByReason]:

@@ -63,7 +63,7 @@ def range_chart(title: str, items: Sequence[CategoryPrices]) -> str:
 
 
 def history_chart(
-    title: str, values: Sequence[tuple[str, str, float | None]], unit: str = ""
+    title: str, values: Sequence[tuple[str, str | None, float | None]], unit: str = ""
 ) -> str:
     """One measure over the last builds (id, start, value), oldest left: a column a build (its
     id, start and value in a tooltip), the newest in a darker blue, the first and last starts

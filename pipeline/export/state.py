@@ -17,7 +17,7 @@ import polars as pl
 from pipeline.contract import TABLES
 from pipeline.export.digests import StoreRecord, load_store_records
 from pipeline.export.manifest import Manifest
-from pipeline.export.report import read as read_report
+from pipeline.export.report import BuildReport
 from pipeline.paths import (
     HISTORY,
     MANIFEST_PARQUET,
@@ -111,7 +111,7 @@ def previous_volumes(release: Path | None) -> tuple[dict[str, int], str | None]:
     if not (release / REPORT_JSON).is_file():  # a release from before the seal
         return {}, f"{release / REPORT_JSON}: missing; {_UNCOMPARED}"
     try:
-        report = read_report(release)
+        report = BuildReport.read(release)
     except _UNREADABLE as exc:
         return {}, f"{_unreadable(release / REPORT_JSON, exc)}; {_UNCOMPARED}"
     tables = report.tables

@@ -21,7 +21,6 @@ from pipeline.export import Site
 from pipeline.export.digests import load_store_records
 from pipeline.export.manifest import Manifest, file_counts
 from pipeline.export.report import BuildReport
-from pipeline.export.report import read as read_report
 from pipeline.export.state import SEALED, damage, previous_pages
 from pipeline.export.writer import SiteWriter
 from pipeline.ingest import IngestedTable
@@ -56,7 +55,7 @@ def _shard_builds(shard_outputs: list[Path]) -> tuple[list[Path], list[BuildRepo
             if problem:
                 raise BuildError(f"{problem}: build that shard again")
         try:
-            reports.append(read_report(shard_release))
+            reports.append(BuildReport.read(shard_release))
         except (OSError, ValueError) as exc:
             raise BuildError(
                 f"{shard_release / REPORT_JSON}: cannot be read ({exc}): build that shard again"

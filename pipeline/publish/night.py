@@ -174,7 +174,7 @@ class Night:
                 summary.distributed = self.distributed
                 history.record_run(con, summary)
                 history.write_history(con, release)
-                report.write(release, summary)
+                summary.write(release)
                 report_html.write(release, summary)
                 con.execute("CHECKPOINT")
                 written.result()

@@ -37,7 +37,6 @@ import polars as pl
 from pipeline.export.files import FRAME_FILES, Body, Folders, create
 from pipeline.export.manifest import Manifest
 from pipeline.export.report import BuildReport
-from pipeline.export.report import read as read_report
 from pipeline.paths import CHANGES, CURRENT, MANIFEST
 from pipeline.tools.bench_live import live_latency
 from pipeline.tools.bench_ray import ray_build
@@ -178,7 +177,7 @@ def run_build(input_dir: Path, output: Path, *extra: str) -> tuple[Span, float, 
             check=True,
         )
     peak = max(_peak_rss_children_mb(), before)
-    return span, peak, read_report(output)
+    return span, peak, BuildReport.read(output)
 
 
 def change_stores(input_dir: Path, changed_dir: Path, share: float) -> int:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pipeline.export.report import read as read_report
+from pipeline.export.report import BuildReport
 from pipeline.paths import MANIFEST
 
 
@@ -28,7 +28,7 @@ def ray_build(input_dir: Path, output: Path, one_machine: Path, shards: int) -> 
     started = time.perf_counter()
     subprocess.run(command, check=True, env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"})
     seconds = time.perf_counter() - started
-    report = read_report(output)
+    report = BuildReport.read(output)
     figures, stages = report.distributed, report.stages_seconds
     if figures is None:
         raise SystemExit(f"{output}: the build's report has no distributed figures")

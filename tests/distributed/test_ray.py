@@ -15,7 +15,7 @@ import ray
 
 from pipeline.build import build
 from pipeline.distributed import SHARDS_DIR, build_on_ray
-from pipeline.export.report import read as read_report
+from pipeline.export.report import BuildReport
 from pipeline.paths import MANIFEST, WAREHOUSE
 from pipeline.settings import load_settings
 from pipeline.tools.generate import generate
@@ -122,7 +122,7 @@ def test_the_distributed_build_is_the_one_machine_build(
                 None, input=inputs, output=output, engine="ray", ray={"shards": shards}
             )
             result = build_on_ray(settings)
-            report = read_report(one_machine)
+            report = BuildReport.read(one_machine)
             assert result.report.inputs_digest == report.inputs_digest
             assert result.report.tables == report.tables
             assert_same_build(one_machine, output)

@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from pipeline.export import report, report_html
+from pipeline.export import report_html
 from pipeline.export.report import BuildReport, BuildRun, DistributedFigures, SiteCounts
 from pipeline.export.state import previous_volumes
 
@@ -99,7 +99,7 @@ def test_the_history_charts_render_thirty_builds(sample_build: Path, tmp_path: P
     """The report's history (issue 17, item 5) over 30 builds, one of them from before
     `files_changed` was recorded: drawn by a real browser, and screenshot."""
     assert CHROMIUM, "chromium is not installed: run `make system-deps` (or `make test`)"
-    summary = report.read(sample_build)
+    summary = BuildReport.read(sample_build)
     summary.history = [
         BuildRun(
             build_id=f"20261101T0{n:02d}000Z-{n:06x}",
@@ -135,7 +135,7 @@ def test_the_history_charts_render_thirty_builds(sample_build: Path, tmp_path: P
 def test_the_report_reads_back_as_it_was_written(sample_build: Path, tmp_path: Path) -> None:
     """Write, read, equal; and the bytes of a build's report are the record's JSON."""
     written = (sample_build / "build_report.json").read_bytes()
-    summary = report.read(sample_build)
+    summary = BuildReport.read(sample_build)
     assert summary.to_json() == written
     assert summary.site.files == orjson.loads(written)["site"]["files"]
     # The fields of one kind of build: written when set, left out when not.
@@ -154,8 +154,8 @@ def test_the_report_reads_back_as_it_was_written(sample_build: Path, tmp_path: P
             ),
         }
     )
-    report.write(tmp_path, merged)
-    again = report.read(tmp_path)
+    merged.write(tmp_path)
+    again = BuildReport.read(tmp_path)
     assert again == merged and again != summary
     assert list(orjson.loads((tmp_path / "build_report.json").read_bytes()))[-3:] == [
         "merged_from",
