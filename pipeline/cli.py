@@ -110,11 +110,11 @@ def build_command(
             raise
         click.echo(f"build crashed: {type(exc).__name__}: {exc} (rerun with --debug)", err=True)
         sys.exit(2)
-    site = result.report["site"]
-    rejected = sum(t["rejected"] for t in result.report["tables"].values())
+    site = result.report.site
+    rejected = sum(t.rejected for t in result.report.tables.values())
     click.echo(
-        f"published build {result.build_id}: {result.report['stores']} stores, "
-        f"{site['pages']} pages, {site['files']} files, {site['bytes']:,} bytes, "
+        f"published build {result.build_id}: {result.report.stores} stores, "
+        f"{site.pages} pages, {site.files} files, {site.bytes:,} bytes, "
         f"{rejected} rejected rows -> {settings.output}"
     )
 
@@ -211,12 +211,16 @@ def merge_command(
         settings = load_settings(
             config, output=output_dir, accept_volume_change=accept_change or None
         )
-        result = merge(list(shards), settings)
+        reporter = Reporter()  # the merge's stages and warnings, as a build's
+        try:
+            result = merge(list(shards), settings, reporter)
+        finally:
+            reporter.close()
     except (BuildError, FileNotFoundError, ValueError) as exc:
         click.echo(f"merge failed: {str(exc).splitlines()[0]}", err=True)
         sys.exit(1)
-    site = result.report["site"]
-    click.echo(f"published merged build {result.build_id}: {site['files']} files -> {output_dir}")
+    files = result.report.site.files
+    click.echo(f"published merged build {result.build_id}: {files} files -> {output_dir}")
 
 
 @main.command("publish")

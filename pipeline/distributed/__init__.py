@@ -44,6 +44,7 @@ from pipeline.errors import BuildError
 from pipeline.export import Site
 from pipeline.export.digests import TableSums, add_sums, inputs_digest, table_sums
 from pipeline.export.manifest import Manifest, file_counts
+from pipeline.export.report import DistributedFigures
 from pipeline.export.state import previous_pages
 from pipeline.ingest import IngestedTable, check_input, ingest_table, raw_types, table_files
 from pipeline.ingest.raw import comment_raw_table, create_raw_table
@@ -143,15 +144,15 @@ def _build(night: Night, ray: Any) -> BuildResult:
             sums = {t.name: table_sums(con, f"raw.{t.name}") for t in TABLES if t is not LISTINGS}
             sums[LISTINGS.name] = add_sums(file_sums)
             _keep_listings_rows(con, night, results)
-            night.report_extra["distributed"] = {
-                "engine": "ray",
-                "shards": shards,
-                "listings_files": len(files),
-                "shuffle_bytes": sum(r.part_bytes for r in read),
-                "ingest_peak_rss_mb": max((r.peak_rss_mb for r in read), default=0),
-                "shard_peak_rss_mb": [r.peak_rss_mb for r in results],
-                "shard_seconds": [r.seconds for r in results],
-            }
+            night.distributed = DistributedFigures(
+                engine="ray",
+                shards=shards,
+                listings_files=len(files),
+                shuffle_bytes=sum(r.part_bytes for r in read),
+                ingest_peak_rss_mb=max((r.peak_rss_mb for r in read), default=0),
+                shard_peak_rss_mb=[r.peak_rss_mb for r in results],
+                shard_seconds=[r.seconds for r in results],
+            )
     except BaseException:
         con.close()
         raise

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import duckdb
 
 from pipeline import db
+from pipeline.export.report import BuildReport, BuildRun
 from pipeline.export.state import damage
 from pipeline.paths import HISTORY, WAREHOUSE, marked_releases
 from pipeline.settings import SITE_FILES
@@ -122,32 +122,32 @@ def _read(con: duckdb.DuckDBPyConnection, source: Path) -> str | None:
 REPORTED_RUNS = 30
 
 
-def record_run(con: duckdb.DuckDBPyConnection, summary: dict[str, Any]) -> None:
+def record_run(con: duckdb.DuckDBPyConnection, summary: BuildReport) -> None:
     """This build's row in meta.build_run; the summary gains the last `REPORTED_RUNS` rows
     (`history`, oldest first), which the report charts."""
-    tables, site = summary["tables"], summary["site"]
+    tables, site = summary.tables, summary.site
     con.execute(
         f"INSERT INTO meta.build_run ({', '.join(BUILD_RUN_COLUMNS)}) "
         f"VALUES ({', '.join('?' * len(BUILD_RUN_COLUMNS))})",
         [
-            summary["build_id"],
-            datetime.fromisoformat(summary["started_at"]).replace(tzinfo=None),
-            datetime.fromisoformat(summary["finished_at"]).replace(tzinfo=None),
-            summary["input"],
-            sum(t["rows"] for t in tables.values()),
-            sum(t["rejected"] for t in tables.values()),
-            sum(w["rows"] for w in summary["warnings"]),
-            summary["stores"],
-            tables["listings"]["accepted"],
-            site["pages"],
-            site["files"],
-            site["bytes"],
-            round(sum(summary["stages_seconds"].values()), 3),
-            site["files"] - site.get("files_unchanged", 0),
-            bool(summary.get("volume_change_accepted")),
+            summary.build_id,
+            datetime.fromisoformat(summary.started_at).replace(tzinfo=None),
+            datetime.fromisoformat(summary.finished_at).replace(tzinfo=None),
+            summary.input,
+            sum(t.rows for t in tables.values()),
+            sum(t.rejected for t in tables.values()),
+            sum(w.rows for w in summary.warnings),
+            summary.stores,
+            tables["listings"].accepted,
+            site.pages,
+            site.files,
+            site.bytes,
+            round(sum(summary.stages_seconds.values()), 3),
+            site.files - site.files_unchanged,
+            summary.volume_change_accepted,
         ],
     )
-    summary["history"] = recent_runs(con)
+    summary.history = recent_runs(con)
     db.comment_table(
         con,
         "meta.build_run",
@@ -156,7 +156,7 @@ def record_run(con: duckdb.DuckDBPyConnection, summary: dict[str, Any]) -> None:
     )
 
 
-def recent_runs(con: duckdb.DuckDBPyConnection, limit: int = REPORTED_RUNS) -> list[dict[str, Any]]:
+def recent_runs(con: duckdb.DuckDBPyConnection, limit: int = REPORTED_RUNS) -> list[BuildRun]:
     """The last `limit` builds of meta.build_run, oldest first: what the report's history
     charts show (a count an older build did not record is None)."""
     rows = con.execute(
@@ -166,7 +166,7 @@ def recent_runs(con: duckdb.DuckDBPyConnection, limit: int = REPORTED_RUNS) -> l
         {"limit": limit},
     ).fetchall()
     names = ("build_id", "started_at", "listings", "files_changed", "rejected_rows", "seconds")
-    return [dict(zip(names, row, strict=True)) for row in reversed(rows)]
+    return [BuildRun.model_validate(dict(zip(names, row, strict=True))) for row in reversed(rows)]
 
 
 def baseline(con: duckdb.DuckDBPyConnection, builds: int) -> dict[str, list[int]]:

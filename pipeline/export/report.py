@@ -1,8 +1,9 @@
-"""The build report: `build_report.json` for machines, `build_report.html` for people."""
+"""The build report as one typed record, `build_report.json`: collected from the warehouse at
+the end of a build, and read back by the next build, a merge and the benchmarks. Its JSON keys
+are the fields, in their order; `report_html` draws it for people."""
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -10,21 +11,163 @@ from typing import Any
 
 import duckdb
 import orjson
+from pydantic import BaseModel, Field, ValidationError
 
 from pipeline import db
 from pipeline.ingest import IngestedTable
-from pipeline.paths import REPORT_HTML, REPORT_JSON
+from pipeline.paths import REPORT_JSON
 from pipeline.settings import Settings
 from pipeline.transform import StepResult, staged_rows
 from pipeline.transform.audit import rejected_rows
 
+# A report is read as far as it is this version's: a field an earlier version did not write
+# has a default (an empty list, None, a count of 0); one every version wrote is required.
 
-def _grouped(con: duckdb.DuckDBPyConnection, table: str) -> list[dict[str, Any]]:
+
+class TableCounts(BaseModel):
+    """One input table: its files, the rows read, staged and rejected."""
+
+    files: list[str]
+    rows: int
+    accepted: int
+    rejected: int
+
+
+class RowsByReason(BaseModel):
+    """Rows rejected (meta.rejects) or warned about (meta.warnings), for one reason."""
+
+    table: str
+    column: str
+    reason: str
+    rows: int
+
+
+class StepFigures(BaseModel):
+    name: str
+    rows: int
+    seconds: float
+
+
+class SiteCounts(BaseModel):
+    """The site's counts: its pages and files, and what was carried from the previous release."""
+
+    store_channels: int = 0
+    pages: int
+    products: int = 0
+    stores_unchanged: int = 0
+    category_pages: int = 0
+    files: int
+    files_unchanged: int = 0
+    files_removed: int = 0
+    bytes: int
+
+    @classmethod
+    def of(cls, counts: dict[str, int]) -> SiteCounts:
+        """The counts a build made (`Site.counts`): every one of them is a field here."""
+        unknown = counts.keys() - cls.model_fields.keys()
+        if unknown:
+            raise ValueError(f"site counts the report has no field for: {sorted(unknown)}")
+        return cls.model_validate(counts)
+
+
+class StoreSize(BaseModel):
+    store: str
+    listings: int
+
+
+class CategoryPrices(BaseModel):
+    """The prices of one category's listings for sale."""
+
+    category: str
+    listings: int
+    p10: float
+    median: float
+    p90: float
+    max: float
+
+
+class BuildRun(BaseModel):
+    """One build of meta.build_run, as the history charts show it (None: not recorded)."""
+
+    build_id: str
+    started_at: str | None  # YYYY-MM-DD HH:MM
+    listings: int | None
+    files_changed: int | None
+    rejected_rows: int | None
+    seconds: float | None
+
+
+class DistributedFigures(BaseModel):
+    """A Ray build's own figures (`pipeline.distributed`)."""
+
+    engine: str
+    shards: int
+    listings_files: int
+    shuffle_bytes: int
+    ingest_peak_rss_mb: float
+    shard_peak_rss_mb: list[float]
+    shard_seconds: list[float]
+
+
+class BuildReport(BaseModel):
+    """`build_report.json`: one published build's figures."""
+
+    build_id: str
+    started_at: str  # ISO 8601, UTC, to the second
+    finished_at: str
+    input: str
+    tables: dict[str, TableCounts]
+    rejects: list[RowsByReason]
+    warnings: list[RowsByReason]
+    stores: int
+    site: SiteCounts
+    stages_seconds: dict[str, float]
+    steps: list[StepFigures]
+    store_sizes: list[StoreSize] = Field(default_factory=list)
+    price_by_category: list[CategoryPrices] = Field(default_factory=list)
+    shard: str | None = None  # I/N of a shard build
+    inputs_digest: str | None = None
+    build_warnings: list[str] = Field(default_factory=list)
+    volume_change_accepted: bool = False
+    # Written only by the kind of build they belong to.
+    merged_from: list[str] | None = None  # a merge: its shards' build ids
+    distributed: DistributedFigures | None = None  # a Ray build
+    history: list[BuildRun] = Field(default_factory=list)  # the last builds, oldest first
+
+    def to_json(self) -> bytes:
+        """The JSON of `build_report.json` (a field of one kind of build left out of others)."""
+        leave_out = {k for k in ("merged_from", "distributed") if getattr(self, k) is None}
+        return orjson.dumps(self.model_dump(exclude=leave_out), option=orjson.OPT_INDENT_2)
+
+    @classmethod
+    def from_json(cls, data: bytes) -> BuildReport:
+        """Raises ValueError: not JSON, or not a report of this version (what is wrong)."""
+        try:
+            return cls.model_validate(orjson.loads(data))
+        except ValidationError as exc:
+            problems = [
+                ".".join(map(str, e["loc"])) + f": {e['msg']}" if e["loc"] else e["msg"]
+                for e in exc.errors()
+            ]
+            more = f" and {len(problems) - 3} more" if len(problems) > 3 else ""
+            raise ValueError("not a build report: " + "; ".join(problems[:3]) + more) from None
+
+    @classmethod
+    def read(cls, folder: Path) -> BuildReport:
+        """The report of a release (or of an output directory, through its stable link).
+        Raises OSError, or ValueError (see `from_json`)."""
+        return cls.from_json((folder / REPORT_JSON).read_bytes())
+
+    def write(self, release: Path) -> None:
+        (release / REPORT_JSON).write_bytes(self.to_json())
+
+
+def _grouped(con: duckdb.DuckDBPyConnection, table: str) -> list[RowsByReason]:
     rows = con.execute(
         f"SELECT table_name, column_name, reason, count(*) AS n FROM {table} "
         "GROUP BY ALL ORDER BY n DESC, table_name, column_name, reason"
     ).fetchall()
-    return [{"table": t, "column": c, "reason": r, "rows": n} for t, c, r, n in rows]
+    return [RowsByReason(table=t, column=c, reason=r, rows=n) for t, c, r, n in rows]
 
 
 def collect(
@@ -36,254 +179,53 @@ def collect(
     site: dict[str, int],
     stages: dict[str, float],
     started_at: datetime,
-) -> dict[str, Any]:
+) -> BuildReport:
+    """The report of a build from its warehouse; what only the build knows (its warnings, its
+    inputs' digest, its kind's figures, its history) is the caller's to add."""
     staged = staged_rows(steps)
     rejected = rejected_rows(con)
     tables = {
-        i.table.name: {
-            "files": list(i.files),
-            "rows": i.rows,
-            "accepted": staged.get(i.table.name, 0),
-            "rejected": rejected.get(i.table.name, 0),
-        }
+        i.table.name: TableCounts(
+            files=list(i.files),
+            rows=i.rows,
+            accepted=staged.get(i.table.name, 0),
+            rejected=rejected.get(i.table.name, 0),
+        )
         for i in ingested
     }
-    return {
-        "build_id": build_id,
-        "started_at": started_at.isoformat(timespec="seconds"),
-        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "input": str(settings.input),
-        "tables": tables,
-        "rejects": _grouped(con, "meta.rejects"),
-        "warnings": _grouped(con, "meta.warnings"),
-        "stores": db.count_rows(con, "marts.store"),
-        "site": site,
-        "stages_seconds": stages,
-        "steps": [{"name": s.name, "rows": s.rows, "seconds": round(s.seconds, 3)} for s in steps],
-        "store_sizes": [
-            {"store": k, "listings": n}
+    return BuildReport(
+        build_id=build_id,
+        started_at=started_at.isoformat(timespec="seconds"),
+        finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        input=str(settings.input),
+        tables=tables,
+        rejects=_grouped(con, "meta.rejects"),
+        warnings=_grouped(con, "meta.warnings"),
+        stores=db.count_rows(con, "marts.store"),
+        site=SiteCounts.of(site),
+        stages_seconds=stages,
+        steps=[StepFigures(name=s.name, rows=s.rows, seconds=round(s.seconds, 3)) for s in steps],
+        store_sizes=[
+            StoreSize(store=k, listings=n)
             for k, n in con.execute(
                 "SELECT store_key, listing_count FROM marts.store "
                 "ORDER BY listing_count DESC, store_key LIMIT 40"
             ).fetchall()
         ],
-        "price_by_category": [
-            {
-                "category": c,
-                "listings": n,
-                "p10": float(p10),
-                "median": float(p50),
-                "p90": float(p90),
-                "max": float(top),
-            }
-            for c, n, p10, p50, p90, top in con.execute(
-                """
-                SELECT c.name, count(*), quantile_cont(l.price, 0.1),
-                       quantile_cont(l.price, 0.5), quantile_cont(l.price, 0.9), max(l.price)
-                FROM marts.listing AS l JOIN staging.categories AS c USING (category_id)
-                WHERE l.quantity > 0 GROUP BY 1 ORDER BY 2 DESC, 1
-                """
-            ).fetchall()
-        ],
-    }
-
-
-def bar_chart(title: str, items: Sequence[tuple[str, float]], unit: str = "") -> str:
-    """A horizontal bar chart as inline SVG: readable offline, no script, no network."""
-    if not items:
-        return f"<h3>{html.escape(title)}</h3><p>Nothing to show.</p>"
-    top = max(v for _, v in items) or 1.0
-    row, label_w, bar_w = 18, 220, 420
-    bars = []
-    for i, (label, value) in enumerate(items):
-        y = i * row
-        width = max(1.0, value / top * bar_w)
-        bars.append(
-            f'<text x="{label_w - 6}" y="{y + 13}" text-anchor="end">'
-            f"{html.escape(label[:34])}</text>"
-            f'<rect x="{label_w}" y="{y + 3}" width="{width:.1f}" height="{row - 6}" '
-            'fill="#4c78a8"/>'
-            f'<text x="{label_w + width + 4:.1f}" y="{y + 13}">{value:,.4g}{unit}</text>'
-        )
-    height = len(items) * row + 4
-    return (
-        f"<h3>{html.escape(title)}</h3>"
-        f'<svg role="img" aria-label="{html.escape(title)}" width="{label_w + bar_w + 120}" '
-        f'height="{height}" font-size="12" font-family="system-ui,sans-serif">{"".join(bars)}</svg>'
+        price_by_category=[_prices(*row) for row in con.execute(_PRICES).fetchall()],
     )
 
 
-def range_chart(title: str, items: Sequence[dict[str, Any]]) -> str:
-    """Per category: a bar from the 10th to the 90th percentile price, a tick at the median."""
-    if not items:
-        return f"<h3>{html.escape(title)}</h3><p>Nothing to show.</p>"
-    top = max(i["p90"] for i in items) or 1.0
-    row, label_w, bar_w = 20, 220, 420
-    parts = []
-    for n, item in enumerate(items):
-        y = n * row
-        x0, x1, xm = (label_w + item[k] / top * bar_w for k in ("p10", "p90", "median"))
-        parts.append(
-            f'<text x="{label_w - 6}" y="{y + 14}" text-anchor="end">'
-            f"{html.escape(item['category'][:34])}</text>"
-            f'<rect x="{x0:.1f}" y="{y + 5}" width="{max(x1 - x0, 1):.1f}" height="{row - 10}" '
-            f'fill="#f58518"/><rect x="{xm - 1:.1f}" y="{y + 2}" width="2" height="{row - 4}" '
-            f'fill="#000"/><text x="{x1 + 4:.1f}" y="{y + 14}">median {item["median"]:,.2f}, '
-            f"p10-p90 {item['p10']:,.2f}-{item['p90']:,.2f}</text>"
-        )
-    return (
-        f"<h3>{html.escape(title)}</h3>"
-        f'<svg role="img" aria-label="{html.escape(title)}" width="{label_w + bar_w + 260}" '
-        f'height="{len(items) * row + 4}" font-size="12" font-family="system-ui,sans-serif">'
-        f"{''.join(parts)}</svg>"
-    )
-
-
-def history_chart(title: str, runs: Sequence[dict[str, Any]], key: str, unit: str = "") -> str:
-    """One measure over the last builds, oldest left: a column a build (its id, start and value
-    in a tooltip), the newest in a darker blue, the first and last starts under the axis."""
-    values = [(r["build_id"], r["started_at"], r[key]) for r in runs]
-    if not any(v is not None for _, _, v in values):
-        return f"<h3>{html.escape(title)}</h3><p>Nothing to show.</p>"
-    top = max(v for _, _, v in values if v is not None) or 1.0
-    step, plot_h, left = 22, 110, 70
-    parts = [
-        f'<text x="{left - 6}" y="14" text-anchor="end">{top:,.4g}{unit}</text>'
-        f'<text x="{left - 6}" y="{plot_h + 4}" text-anchor="end">0</text>'
-        f'<line x1="{left}" y1="{plot_h + 0.5}" x2="{left + step * len(values)}" '
-        f'y2="{plot_h + 0.5}" stroke="#999"/>'
-    ]
-    for n, (build_id, started, value) in enumerate(values):
-        x = left + n * step + 3
-        tip = f"{build_id} ({started}): " + ("not recorded" if value is None else f"{value:,}")
-        if value is None:
-            parts.append(
-                f'<text x="{x + 4}" y="{plot_h - 4}"><title>{html.escape(tip)}</title>-</text>'
-            )
-            continue
-        height = max(1.0, value / top * (plot_h - 10))
-        fill = "#1f4e79" if n == len(values) - 1 else "#4c78a8"
-        parts.append(
-            f'<rect x="{x}" y="{plot_h - height:.1f}" width="{step - 6}" height="{height:.1f}" '
-            f'fill="{fill}"><title>{html.escape(tip)}{unit}</title></rect>'
-        )
-    parts.append(
-        f'<text x="{left}" y="{plot_h + 16}">{values[0][1]}</text>'
-        f'<text x="{left + step * len(values)}" y="{plot_h + 16}" text-anchor="end">'
-        f"{values[-1][1]}</text>"
-    )
-    width = max(left + step * len(values) + 10, 420)
-    return (
-        f"<h3>{html.escape(title)}</h3>"
-        f'<svg role="img" aria-label="{html.escape(title)}" width="{width}" '
-        f'height="{plot_h + 22}" font-size="12" font-family="system-ui,sans-serif">'
-        f"{''.join(parts)}</svg>"
-    )
-
-
-def _history(summary: dict[str, Any]) -> str:
-    runs = summary.get("history", [])
-    if not runs:
-        return ""
-    charts = [
-        history_chart("Listings (accepted)", runs, "listings"),
-        history_chart("Site files changed or new", runs, "files_changed"),
-        history_chart("Rejected rows", runs, "rejected_rows"),
-        history_chart("Duration (ingest, transform, export)", runs, "seconds", " s"),
-    ]
-    heading = f"<h2>The last {len(runs)} builds (meta.build_run)</h2>\n"
-    return f'<section id="history">{heading}{"".join(charts)}</section>'
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>" for row in rows
-    )
-    return f"<table><tr>{head}</tr>{body}</table>"
-
-
-def _charts(summary: dict[str, Any]) -> str:
-    site = summary["site"]
-    stores = [(s["store"], s["listings"]) for s in summary.get("store_sizes", [])]
-    rejects = [(r["table"] + ": " + r["reason"], r["rows"]) for r in summary["rejects"]]
-    changed = site.get("files", 0) - site.get("files_unchanged", 0)
-    files = [
-        ("changed or new", changed),
-        ("unchanged (hard links)", site.get("files_unchanged", 0)),
-        ("removed", site.get("files_removed", 0)),
-    ]
-    return "\n".join(
-        [
-            bar_chart("Listings per store (largest 40)", stores),
-            range_chart(
-                "Price by category (listings for sale)", summary.get("price_by_category", [])
-            ),
-            bar_chart("Rejected rows by table and reason", rejects),
-            bar_chart("Stage timings", list(summary["stages_seconds"].items()), " s"),
-            bar_chart("Site files since the previous build", files),
-        ]
-    )
-
-
-def render_html(summary: dict[str, Any]) -> str:
-    tables = summary["tables"]
-    site = summary["site"]
-    charts = _charts(summary)
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Build {summary["build_id"]}</title>
-<style>body{{font-family:system-ui,sans-serif;max-width:70rem;margin:2rem auto;padding:0 1rem}}
-table{{border-collapse:collapse;margin-bottom:1.5rem}}
-td,th{{border:1px solid #ccc;padding:.25rem .5rem;text-align:left}}
-td:nth-child(n+2){{font-variant-numeric:tabular-nums}}</style></head><body>
-<h1>Build {html.escape(summary["build_id"])}</h1>
-<p>Input <code>{html.escape(summary["input"])}</code>, started {summary["started_at"]},
-finished {summary["finished_at"]}. {summary["stores"]} stores,
-{site["pages"]} inventory pages, {site["files"]} files, {site["bytes"]:,} bytes;
-{site.get("stores_unchanged", 0)} stores unchanged since the previous build (linked, not
-rebuilt).</p>
-<h2>At a glance</h2>
-{charts}
-{_history(summary)}
-<h2>Input tables</h2>
-{
-        _table(
-            ["table", "rows", "accepted", "rejected", "files"],
-            [
-                [n, t["rows"], t["accepted"], t["rejected"], ", ".join(t["files"])]
-                for n, t in tables.items()
-            ],
-        )
-    }
-<h2>Rejected rows</h2>
-{
-        _table(
-            ["table", "column", "reason", "rows"], [list(r.values()) for r in summary["rejects"]]
-        )
-        if summary["rejects"]
-        else "<p>None.</p>"
-    }
-<h2>Warnings</h2>
-{
-        _table(
-            ["table", "column", "reason", "rows"], [list(r.values()) for r in summary["warnings"]]
-        )
-        if summary["warnings"]
-        else "<p>None.</p>"
-    }
-{
-        "".join(
-            f"<p><b>Build warning:</b> {html.escape(w)}</p>"
-            for w in summary.get("build_warnings", [])
-        )
-    }
-<h2>Timings</h2>
-{_table(["stage", "seconds"], list(summary["stages_seconds"].items()))}
-{_table(["step", "rows", "seconds"], [list(s.values()) for s in summary["steps"]])}
-</body></html>
+_PRICES = """
+SELECT c.name, count(*), quantile_cont(l.price, 0.1),
+       quantile_cont(l.price, 0.5), quantile_cont(l.price, 0.9), max(l.price)
+FROM marts.listing AS l JOIN staging.categories AS c USING (category_id)
+WHERE l.quantity > 0 GROUP BY 1 ORDER BY 2 DESC, 1
 """
 
 
-def write(release: Path, summary: dict[str, Any]) -> None:
-    (release / REPORT_JSON).write_bytes(orjson.dumps(summary, option=orjson.OPT_INDENT_2))
-    (release / REPORT_HTML).write_text(render_html(summary), encoding="utf-8")
+def _prices(category: str, listings: int, *prices: Any) -> CategoryPrices:
+    p10, median, p90, top = map(float, prices)
+    return CategoryPrices(
+        category=category, listings=listings, p10=p10, median=median, p90=p90, max=top
+    )

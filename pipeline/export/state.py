@@ -20,6 +20,7 @@ from pipeline.contract import TABLES
 from pipeline.export import filestat
 from pipeline.export.digests import StoreRecord, load_store_records
 from pipeline.export.manifest import Manifest
+from pipeline.export.report import BuildReport
 from pipeline.paths import (
     CURRENT,
     HISTORY,
@@ -145,16 +146,12 @@ def previous_volumes(release: Path | None) -> tuple[dict[str, int], str | None]:
     if not (release / REPORT_JSON).is_file():  # a release from before the seal
         return {}, f"{release / REPORT_JSON}: missing; {_UNCOMPARED}"
     try:
-        report = orjson.loads((release / REPORT_JSON).read_bytes())
-        tables = report["tables"]
-        volumes = {
-            f"{t.group}/{t.name}": int(tables[t.name]["accepted"])
-            for t in TABLES
-            if t.name in tables
-        }
-        volumes[SITE_FILES] = int(report["site"]["files"])
-    except (*_UNREADABLE, KeyError, TypeError) as exc:
+        report = BuildReport.read(release)
+    except _UNREADABLE as exc:
         return {}, f"{_unreadable(release / REPORT_JSON, exc)}; {_UNCOMPARED}"
+    tables = report.tables
+    volumes = {f"{t.group}/{t.name}": tables[t.name].accepted for t in TABLES if t.name in tables}
+    volumes[SITE_FILES] = report.site.files
     return volumes, None
 
 

@@ -10,10 +10,8 @@ from __future__ import annotations
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import duckdb
-import orjson
 import polars as pl
 
 from pipeline.api.urls import STORES_DIR
@@ -22,6 +20,7 @@ from pipeline.errors import BuildError
 from pipeline.export import Site
 from pipeline.export.digests import load_store_records
 from pipeline.export.manifest import Manifest, file_counts
+from pipeline.export.report import BuildReport
 from pipeline.export.state import SEALED, damage, previous_pages
 from pipeline.export.writer import SiteWriter
 from pipeline.ingest import IngestedTable
@@ -39,12 +38,13 @@ def merge(
     """Publish one release from every shard's published build (see the module's docstring)."""
     with exclusive(settings.output):
         releases, reports = _shard_builds(shard_outputs)
-        return _merge(Night(settings, reporter), releases, reports)
+        digest = check_shards(reports, shard_outputs)
+        return _merge(Night(settings, reporter), releases, reports, digest)
 
 
-def _shard_builds(shard_outputs: list[Path]) -> tuple[list[Path], list[dict[str, Any]]]:
+def _shard_builds(shard_outputs: list[Path]) -> tuple[list[Path], list[BuildReport]]:
     """Each shard output's published release and its report, checked: published, its state
-    sealed and whole, every shard of one count once, all from the same inputs."""
+    sealed and whole, its report readable."""
     reports = []
     releases = [(s / CURRENT).resolve() for s in shard_outputs]
     for shard_output, shard_release in zip(shard_outputs, releases, strict=True):
@@ -54,32 +54,38 @@ def _shard_builds(shard_outputs: list[Path]) -> tuple[list[Path], list[dict[str,
             problem = damage(shard_release, name)
             if problem:
                 raise BuildError(f"{problem}: build that shard again")
-        reports.append(orjson.loads((shard_release / REPORT_JSON).read_bytes()))
-    check_shards(reports, shard_outputs)
+        try:
+            reports.append(BuildReport.read(shard_release))
+        except (OSError, ValueError) as exc:
+            raise BuildError(
+                f"{shard_release / REPORT_JSON}: cannot be read ({exc}): build that shard again"
+            ) from None
     return releases, reports
 
 
-def _merge(night: Night, releases: list[Path], reports: list[dict[str, Any]]) -> BuildResult:
+def _merge(
+    night: Night, releases: list[Path], reports: list[BuildReport], inputs_digest: str
+) -> BuildResult:
     first = reports[0]  # every shard ingested and checked every table alike
     ingested = [
-        IngestedTable(TABLES_BY_NAME[name], tuple(t["files"]), t["rows"])
-        for name, t in first["tables"].items()
+        IngestedTable(TABLES_BY_NAME[name], tuple(t.files), t.rows)
+        for name, t in first.tables.items()
     ]
-    steps = [StepResult(s["name"], s["rows"], s["seconds"]) for s in first["steps"]]
+    steps = [StepResult(s.name, s.rows, s.seconds) for s in first.steps]
     with night.stage("merge"):
         con = _warehouse(night, releases[0])
         try:
             for shard_report in reports:
-                for problem in shard_report.get("build_warnings", []):
+                for problem in shard_report.build_warnings:
                     night.warn(problem)
             night.audit(con, ingested, steps)
             site = _union_site(night, releases, reports)
         except BaseException:
             con.close()
             raise
-    night.report_extra["input"] = first["input"]
-    night.report_extra["merged_from"] = [r["build_id"] for r in reports]
-    return night.finish(con, site, ingested, steps, first["inputs_digest"])
+    night.input = first.input
+    night.merged_from = [r.build_id for r in reports]
+    return night.finish(con, site, ingested, steps, inputs_digest)
 
 
 def _warehouse(night: Night, first: Path) -> duckdb.DuckDBPyConnection:
@@ -95,7 +101,7 @@ def _warehouse(night: Night, first: Path) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def _union_site(night: Night, releases: list[Path], reports: list[dict[str, Any]]) -> Site:
+def _union_site(night: Night, releases: list[Path], reports: list[BuildReport]) -> Site:
     """The release's site as the union of the shards' (`union_sites`), with its changes since
     this output's published release, the stores' records and the counts the report gives."""
     previous = previous_pages(night.previous)
@@ -104,27 +110,31 @@ def _union_site(night: Night, releases: list[Path], reports: list[dict[str, Any]
     )
     changed, removed = manifest.changes(previous.manifest)
     stores = {key: r for shard in releases for key, r in load_store_records(shard).items()}
-    counts = {key: sum(r["site"].get(key, 0) for r in reports) for key in reports[0]["site"]}
+    shards = [r.site.model_dump() for r in reports]
+    counts = {key: sum(s[key] for s in shards) for key in shards[0]}
     counts.update(file_counts(manifest, changed, removed))
     return Site(manifest, changed, removed, stores, counts, previous.problem)
 
 
-def check_shards(reports: list[dict[str, Any]], outputs: list[Path]) -> None:
-    """Every shard of one count came exactly once, all built from the same inputs."""
+def check_shards(reports: list[BuildReport], outputs: list[Path]) -> str:
+    """Every shard of one count came exactly once, all built from the same inputs: their
+    inputs digest."""
     shards: list[Shard] = []
     for report_, output in zip(reports, outputs, strict=True):
-        if report_.get("shard") is None:
+        if report_.shard is None:
             raise BuildError(f"{output}: not a shard build (--shard I/N)")
-        shards.append(Shard.from_text(report_["shard"]))
+        shards.append(Shard.from_text(report_.shard))
     count = shards[0].count
     if sorted(shards) != [Shard(i, count) for i in range(count)]:
         listed = ", ".join(map(str, shards))
         raise BuildError(f"shards {listed}: not every shard of {count} exactly once")
     for report_, output in zip(reports, outputs, strict=True):
-        if report_.get("inputs_digest") is None:  # a build of a version that did not say
+        if report_.inputs_digest is None:  # a build of a version that did not say
             raise BuildError(f"{output}: the shard build names no inputs digest: build it again")
-    if len({r["inputs_digest"] for r in reports}) != 1:
+    digests = {r.inputs_digest for r in reports if r.inputs_digest is not None}
+    if len(digests) != 1:
         raise BuildError("the shards were built from different inputs or export settings")
+    return digests.pop()
 
 
 def union_sites(release: Path, work: Path, sites: Sequence[tuple[Path, Manifest]]) -> Manifest:

@@ -14,14 +14,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import duckdb
 
 from pipeline import db, export
 from pipeline.contract import TABLES, TABLES_BY_NAME
 from pipeline.errors import BuildError
-from pipeline.export import Site, history, report
+from pipeline.export import Site, history, report, report_html
+from pipeline.export.report import DistributedFigures
 from pipeline.export.state import baseline, previous_volumes, published_stores, seal
 from pipeline.ingest import IngestedTable
 from pipeline.paths import POOL, RELEASES, WAREHOUSE, WORK
@@ -46,7 +46,11 @@ class Night:
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     stages: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
-    report_extra: dict[str, Any] = field(default_factory=dict)  # a kind of build's own figures
+    # What a kind of build adds to its report: a merge, its shards' input and builds; a Ray
+    # build, its figures.
+    input: str | None = None  # the input the report names, when not the settings'
+    merged_from: list[str] | None = None
+    distributed: DistributedFigures | None = None
     # Whether accept_volume_change let a move through: the rolling baseline starts again here.
     volume_change_accepted: bool = False
 
@@ -162,14 +166,17 @@ class Night:
                     self.stages,
                     self.started_at,
                 )
-                summary["shard"] = None if settings.shard is None else str(settings.shard)
-                summary["inputs_digest"] = inputs_digest
-                summary["build_warnings"] = self.warnings
-                summary["volume_change_accepted"] = self.volume_change_accepted
-                summary.update(self.report_extra)
+                summary.shard = None if settings.shard is None else str(settings.shard)
+                summary.inputs_digest = inputs_digest
+                summary.build_warnings = self.warnings
+                summary.volume_change_accepted = self.volume_change_accepted
+                summary.input = self.input or summary.input
+                summary.merged_from = self.merged_from
+                summary.distributed = self.distributed
                 history.record_run(con, summary)
                 history.write_history(con, release)
-                report.write(release, summary)
+                summary.write(release)
+                report_html.write(release, summary)
                 con.execute("CHECKPOINT")
                 written.result()
                 checked.result()

@@ -26,13 +26,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
 from pipeline.api.urls import STORES_DIR
 from pipeline.errors import BuildError
 from pipeline.export.manifest import Manifest
+from pipeline.export.report import BuildReport
 from pipeline.paths import (
     CURRENT,
     DISCARDED,
@@ -58,7 +58,7 @@ class BuildResult:
 
     build_id: str
     release: Path
-    report: dict[str, Any]
+    report: BuildReport
     stage_seconds: dict[str, float] = field(default_factory=dict)
 
 

@@ -36,7 +36,8 @@ import polars as pl
 
 from pipeline.export.files import FRAME_FILES, Body, Folders, create
 from pipeline.export.manifest import Manifest
-from pipeline.paths import CHANGES, CURRENT, MANIFEST, REPORT_JSON
+from pipeline.export.report import BuildReport
+from pipeline.paths import CHANGES, CURRENT, MANIFEST
 from pipeline.tools.bench_live import live_latency
 from pipeline.tools.bench_ray import ray_build
 from pipeline.tools.generate import generate
@@ -157,7 +158,7 @@ def fits(disk: Path, need: tuple[int, int], margin: float = 1.2) -> bool:
     return stat.f_favail >= margin * files and stat.f_bavail * stat.f_frsize >= margin * size
 
 
-def run_build(input_dir: Path, output: Path, *extra: str) -> tuple[Span, float, dict[str, Any]]:
+def run_build(input_dir: Path, output: Path, *extra: str) -> tuple[Span, float, BuildReport]:
     """(its span, peak RSS MB, build report) of `pipeline build` in a subprocess."""
     before = _peak_rss_children_mb()
     with Span() as span:
@@ -176,7 +177,7 @@ def run_build(input_dir: Path, output: Path, *extra: str) -> tuple[Span, float, 
             check=True,
         )
     peak = max(_peak_rss_children_mb(), before)
-    return span, peak, json.loads((output / REPORT_JSON).read_text())
+    return span, peak, BuildReport.read(output)
 
 
 def change_stores(input_dir: Path, changed_dir: Path, share: float) -> int:
@@ -226,7 +227,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     settle(args.settle)
 
     build, peak_mb, report = run_build(input_dir, output)
-    build_s, site = build.seconds, report["site"]
+    build_s, site = build.seconds, report.site
     live = live_latency(output)  # (6) `pipeline serve` answering live on the build: bench_live
     settle(args.settle)
     written = write_floor(output / CURRENT, floor_files)
@@ -264,19 +265,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     # The same input on a local Ray cluster, two shards (`bench_ray`).
     distributed = ray_build(base / "input-changed", ray_out, output, shards=2)
 
-    accepted = report["tables"]["listings"]["accepted"]
+    accepted = report.tables["listings"].accepted
     results = {
         "scale": args.scale,
         "stores": stores,
         "listings": accepted,
         "build_seconds": round(build_s, 2),
         "peak_rss_mb": round(peak_mb),
-        "stages_seconds": report["stages_seconds"],
+        "stages_seconds": report.stages_seconds,
         "listings_per_second": round(accepted / build_s),
-        "pages": site["pages"],
-        "pages_per_second": round(site["pages"] / build_s),
-        "files": site["files"],
-        "bytes_written": site["bytes"],
+        "pages": site.pages,
+        "pages_per_second": round(site.pages / build_s),
+        "files": site.files,
+        "bytes_written": site.bytes,
         "scan_floor_seconds": round(scan_s, 2),
         "write_floor_seconds": round(write_s, 2),
         "ratio_to_floors": round(build_s / (scan_s + write_s), 2),
@@ -287,8 +288,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "rebuild_ratio": round(rebuild_s / build_s, 2),
         "rebuild_files_written": len(changes["changed"]),
         "rebuild_files_removed": len(changes["removed"]),
-        "rebuild_files_linked": rebuild["site"]["files_unchanged"],
-        "rebuild_stores_unchanged": rebuild["site"]["stores_unchanged"],
+        "rebuild_files_linked": rebuild.site.files_unchanged,
+        "rebuild_stores_unchanged": rebuild.site.stores_unchanged,
         "rebuild_peak_rss_mb": round(rebuild_peak_mb),
         "shard_build_seconds": [round(s, 2) for s in shard_seconds],
         "merge_seconds": round(merge_s, 2),

@@ -15,9 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from pipeline.paths import MANIFEST, REPORT_JSON
+from pipeline.export.report import BuildReport
+from pipeline.paths import MANIFEST
 
 
 def ray_build(input_dir: Path, output: Path, one_machine: Path, shards: int) -> dict[str, Any]:
@@ -29,19 +28,20 @@ def ray_build(input_dir: Path, output: Path, one_machine: Path, shards: int) -> 
     started = time.perf_counter()
     subprocess.run(command, check=True, env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"})
     seconds = time.perf_counter() - started
-    report = orjson.loads((output / REPORT_JSON).read_bytes())
-    figures = report["distributed"]
-    stages = report["stages_seconds"]
+    report = BuildReport.read(output)
+    figures, stages = report.distributed, report.stages_seconds
+    if figures is None:
+        raise SystemExit(f"{output}: the build's report has no distributed figures")
     return {
         "ray_shards": shards,
         "ray_build_seconds": round(seconds, 2),
         "ray_engine_start_seconds": stages.get("engine"),
         "ray_stages_seconds": stages,
-        "ray_shuffle_bytes": figures["shuffle_bytes"],
-        "ray_listings_files": figures["listings_files"],
-        "ray_ingest_worker_peak_rss_mb": figures["ingest_peak_rss_mb"],
-        "ray_shard_worker_peak_rss_mb": figures["shard_peak_rss_mb"],
-        "ray_shard_seconds": figures["shard_seconds"],
+        "ray_shuffle_bytes": figures.shuffle_bytes,
+        "ray_listings_files": figures.listings_files,
+        "ray_ingest_worker_peak_rss_mb": figures.ingest_peak_rss_mb,
+        "ray_shard_worker_peak_rss_mb": figures.shard_peak_rss_mb,
+        "ray_shard_seconds": figures.shard_seconds,
         "ray_equals_one_machine": (
             (output / MANIFEST).read_bytes() == (one_machine / MANIFEST).read_bytes()
         ),

@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import orjson
 import polars as pl
 import pytest
 import ray
 
 from pipeline.build import build
 from pipeline.distributed import SHARDS_DIR, build_on_ray
-from pipeline.paths import MANIFEST, POOL, REPORT_JSON, SITE, WAREHOUSE
+from pipeline.export.report import BuildReport
+from pipeline.paths import MANIFEST, POOL, SITE, WAREHOUSE
 from pipeline.publish.release import store_folders
 from pipeline.settings import load_settings
 from pipeline.tools.generate import generate
@@ -126,9 +126,9 @@ def test_the_distributed_build_is_the_one_machine_build(
                 None, input=inputs, output=output, engine="ray", ray={"shards": shards}
             )
             result = build_on_ray(settings)
-            report = orjson.loads((one_machine / REPORT_JSON).read_bytes())
-            assert result.report["inputs_digest"] == report["inputs_digest"]
-            assert result.report["tables"] == report["tables"]
+            report = BuildReport.read(one_machine)
+            assert result.report.inputs_digest == report.inputs_digest
+            assert result.report.tables == report.tables
             assert_same_build(one_machine, output)
 
 
@@ -200,7 +200,7 @@ def test_three_nights_into_one_output_carry_the_unchanged_stores(
         assert stores == 40
         for key, folder in links[-1].items():
             assert (output / POOL / folder).is_dir(), (night, key)
-        unchanged = result.report["site"]["stores_unchanged"]
+        unchanged = result.report.site.stores_unchanged
         if night == 0:
             assert unchanged == 0
         elif night == 1:

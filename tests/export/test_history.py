@@ -52,17 +52,15 @@ def test_an_analyst_holding_the_warehouse_read_write_keeps_the_history(tmp_path:
     finally:
         holder.communicate(timeout=60)
     assert sorted(_history(tmp_path / "out")) == sorted([first, second.build_id])
-    assert second.report["build_warnings"] == []
+    assert second.report.build_warnings == []
     # The report's history (issue 17, item 5). Two builds in one second may come in either
     # order (started_at is to the second, build ids end in a random suffix).
-    runs = {r["build_id"]: r for r in second.report["history"]}
+    runs = {r.build_id: r for r in second.report.history}
     assert sorted(runs) == sorted([first, second.build_id])
-    site = second.report["site"]
-    assert runs[second.build_id]["files_changed"] == site["files"] - site["files_unchanged"]
-    assert runs[first]["files_changed"] == site["files"]  # the first build wrote every file
-    assert all(
-        r["listings"] == second.report["tables"]["listings"]["accepted"] for r in runs.values()
-    )
+    site = second.report.site
+    assert runs[second.build_id].files_changed == site.files - site.files_unchanged
+    assert runs[first].files_changed == site.files  # the first build wrote every file
+    assert all(r.listings == second.report.tables["listings"].accepted for r in runs.values())
 
 
 def _cut(path: Path) -> None:
@@ -145,4 +143,4 @@ def test_an_output_from_before_releases_carries_its_history(tmp_path: Path) -> N
     con.close()
     result = build(load_settings(None, input=write_inputs(tmp_path / "in"), output=output))
     assert sorted(_history(output)) == sorted(["20200101T000000Z-old", result.build_id])
-    assert result.report["build_warnings"] == []
+    assert result.report.build_warnings == []

@@ -9,8 +9,11 @@ import subprocess
 from pathlib import Path
 
 import orjson
+import pytest
 
-from pipeline.export import report
+from pipeline.export import report_html
+from pipeline.export.report import BuildReport, BuildRun, DistributedFigures, SiteCounts
+from pipeline.export.state import previous_volumes
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = [
@@ -96,20 +99,20 @@ def test_the_history_charts_render_thirty_builds(sample_build: Path, tmp_path: P
     """The report's history (issue 17, item 5) over 30 builds, one of them from before
     `files_changed` was recorded: drawn by a real browser, and screenshot."""
     assert CHROMIUM, "chromium is not installed: run `make system-deps` (or `make test`)"
-    summary = orjson.loads((sample_build / "build_report.json").read_bytes())
-    summary["history"] = [
-        {
-            "build_id": f"20261101T0{n:02d}000Z-{n:06x}",
-            "started_at": f"2026-11-{n + 1:02d} 02:00",
-            "listings": 1_000_000 + 5_000 * n,
-            "files_changed": None if n == 0 else (n * 7_919) % 60_000,
-            "rejected_rows": n % 4 * 10,
-            "seconds": 14.0 + n % 5,
-        }
+    summary = BuildReport.read(sample_build)
+    summary.history = [
+        BuildRun(
+            build_id=f"20261101T0{n:02d}000Z-{n:06x}",
+            started_at=f"2026-11-{n + 1:02d} 02:00",
+            listings=1_000_000 + 5_000 * n,
+            files_changed=None if n == 0 else (n * 7_919) % 60_000,
+            rejected_rows=n % 4 * 10,
+            seconds=14.0 + n % 5,
+        )
         for n in range(30)
     ]
     page = tmp_path / "report.html"
-    page.write_text(report.render_html(summary).replace("</body>", MEASURE))
+    page.write_text(report_html.render_html(summary).replace("</body>", MEASURE))
     dom = subprocess.run(
         [CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'p1'}", "--dump-dom", page.as_uri()],
         capture_output=True,
@@ -123,7 +126,85 @@ def test_the_history_charts_render_thirty_builds(sample_build: Path, tmp_path: P
     assert 'data-columns="30,29,30,30"' in dom
     assert "not recorded" in dom
     shot = tmp_path / "history.png"
-    page.write_text(report.render_html(summary))
+    page.write_text(report_html.render_html(summary))
     data = _screenshot(page, shot, tmp_path / "p2", 2400)
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     assert struct.unpack(">II", data[16:24]) == (1100, 2400) and len(data) > 40_000
+
+
+def test_the_report_reads_back_as_it_was_written(sample_build: Path, tmp_path: Path) -> None:
+    """Write, read, equal; and the bytes of a build's report are the record's JSON."""
+    written = (sample_build / "build_report.json").read_bytes()
+    summary = BuildReport.read(sample_build)
+    assert summary.to_json() == written
+    assert summary.site.files == orjson.loads(written)["site"]["files"]
+    # The fields of one kind of build: written when set, left out when not.
+    assert b'"merged_from"' not in written and b'"distributed"' not in written
+    merged = summary.model_copy(
+        update={
+            "merged_from": ["a", "b"],
+            "distributed": DistributedFigures(
+                engine="ray",
+                shards=2,
+                listings_files=3,
+                shuffle_bytes=1024,
+                ingest_peak_rss_mb=101.5,
+                shard_peak_rss_mb=[90.0, 91.25],
+                shard_seconds=[1.5, 2.0],
+            ),
+        }
+    )
+    merged.write(tmp_path)
+    again = BuildReport.read(tmp_path)
+    assert again == merged and again != summary
+    assert list(orjson.loads((tmp_path / "build_report.json").read_bytes()))[-3:] == [
+        "merged_from",
+        "distributed",
+        "history",
+    ]
+
+
+# What an earlier version did not write: these read as empty, None or false.
+ADDED_SINCE = (
+    "store_sizes",
+    "price_by_category",
+    "shard",
+    "inputs_digest",
+    "build_warnings",
+    "volume_change_accepted",
+    "history",
+)
+
+
+def test_a_report_of_an_earlier_version_reads_or_is_refused_with_why(
+    sample_build: Path, tmp_path: Path
+) -> None:
+    data = orjson.loads((sample_build / "build_report.json").read_bytes())
+    older = {k: v for k, v in data.items() if k not in ADDED_SINCE}
+    for key in ("stores_unchanged", "files_removed"):
+        del older["site"][key]
+    summary = BuildReport.from_json(orjson.dumps(older))
+    assert (summary.shard, summary.inputs_digest, summary.history) == (None, None, [])
+    assert (summary.site.stores_unchanged, summary.site.files_removed) == (0, 0)
+    assert summary.tables["listings"].accepted == data["tables"]["listings"]["accepted"]
+    # A report without what every version wrote is refused, saying what is missing: the next
+    # build does not compare its volumes with it, and says why.
+    del older["tables"], older["site"]["files"]
+    with pytest.raises(ValueError, match=r"^not a build report: tables: Field required; "):
+        BuildReport.from_json(orjson.dumps(older))
+    release = tmp_path / "release"  # no seal: a release from before it, read as far as it can be
+    release.mkdir()
+    (release / "build_report.json").write_bytes(orjson.dumps(older))
+    assert previous_volumes(release) == (
+        {},
+        f"{release / 'build_report.json'}: cannot be read (not a build report: tables: Field "
+        "required; site.files: Field required); the volumes are not compared with it",
+    )
+    (release / "build_report.json").write_bytes(orjson.dumps(data)[:-10])
+    volumes, problem = previous_volumes(release)
+    assert volumes == {} and problem and ": cannot be read (" in problem
+
+
+def test_every_site_count_of_a_build_has_a_field() -> None:
+    with pytest.raises(ValueError, match=r"has no field for: \['pages_written'\]"):
+        SiteCounts.of({"pages": 1, "files": 2, "bytes": 3, "pages_written": 1})

@@ -76,19 +76,19 @@ def test_a_damaged_previous_release_is_rebuilt_from_scratch_and_said(
     second = build(
         load_settings(None, input=write_inputs(tmp_path / "b", listings=changed), output=output)
     )
-    [warning] = second.report["build_warnings"]
+    [warning] = second.report.build_warnings
     assert warning.startswith(f"{first / name}: ")
     assert warning.endswith("; every store's pages are built again")
     manifest = Manifest.load(second.release).frame
     listed = dict(zip(manifest["path"], manifest["sha256"].bin.encode("hex"), strict=True))
     assert listed == _true_manifest(second.release)
-    assert second.report["site"]["files_unchanged"] == 0  # nothing carried: compared with none
+    assert second.report.site.files_unchanged == 0  # nothing carried: compared with none
     # and the next build trusts the new release again
     third = build(
         load_settings(None, input=write_inputs(tmp_path / "b", listings=changed), output=output)
     )
-    assert third.report["build_warnings"] == []
-    assert third.report["site"]["files_unchanged"] == third.report["site"]["files"]
+    assert third.report.build_warnings == []
+    assert third.report.site.files_unchanged == third.report.site.files
     assert (third.release / MANIFEST).read_bytes() == (second.release / MANIFEST).read_bytes()
 
 
@@ -102,7 +102,7 @@ def test_a_release_that_lost_its_seal_is_not_trusted(tmp_path: Path) -> None:
     (first / SEAL).unlink()
     second = build(load_settings(None, input=inputs, output=output))
     problem = f"{first / SEAL}: missing (the release was published with one)"
-    assert second.report["build_warnings"] == [  # in the order the build met them
+    assert second.report.build_warnings == [  # in the order the build met them
         f"{problem}; the volumes are not compared with it",
         f"{problem}; every store's pages are built again",
         f"{problem}; meta.build_run carried on from {first / WAREHOUSE}",  # as it was
@@ -110,7 +110,7 @@ def test_a_release_that_lost_its_seal_is_not_trusted(tmp_path: Path) -> None:
     con = duckdb.connect(str(output / WAREHOUSE), read_only=True)
     assert con.execute("SELECT count(*) FROM meta.build_run").fetchall() == [(2,)]
     con.close()
-    assert second.report["site"]["files_unchanged"] == 0
+    assert second.report.site.files_unchanged == 0
 
 
 def test_a_deleted_report_is_said_and_the_volumes_are_not_compared(tmp_path: Path) -> None:
@@ -127,6 +127,6 @@ def test_a_deleted_report_is_said_and_the_volumes_are_not_compared(tmp_path: Pat
         volume={"min_count": 1, "max_stores_lost": 1.0},
     )
     second = build(settings)  # half the listings: published, with the reason it was not compared
-    assert second.report["build_warnings"] == [
+    assert second.report.build_warnings == [
         f"{first / REPORT_JSON}: missing (sealed in {SEAL}); the volumes are not compared with it"
     ]

@@ -77,17 +77,17 @@ def test_without_current_the_last_published_release_is_the_baseline(
         None, input=small, output=output, volume=GUARDED, accept_volume_change=True
     )
     third = build(settings)
-    warning = third.report["build_warnings"][0]
+    warning = third.report.build_warnings[0]
     assert warning.startswith(said) and warning.endswith(
         f"{baseline} (its history, volumes and pages)"
     )
     assert _build_ids(output) == sorted([r.build_id for r in ids] + [third.build_id])
-    assert third.report["site"]["stores_unchanged"] == 3  # carried over from the baseline
+    assert third.report.site.stores_unchanged == 3  # carried over from the baseline
     assert os.readlink(output / CURRENT) == f"{RELEASES}/{third.build_id}"
 
     # and the next night follows the new `current`, with nothing to say
     fourth = build(load_settings(None, input=small, output=output, volume=GUARDED))
-    assert fourth.report["build_warnings"] == []
+    assert fourth.report.build_warnings == []
     assert len(_build_ids(output)) == 4
 
 
@@ -99,5 +99,5 @@ def test_a_new_output_still_starts_from_scratch_in_silence(tmp_path: Path) -> No
             load_settings(None, input=write_inputs(tmp_path / "empty", products=[]), output=output)
         )
     first = build(load_settings(None, input=inputs, output=output, volume=GUARDED))
-    assert first.report["build_warnings"] == []
+    assert first.report.build_warnings == []
     assert len(_build_ids(output)) == 1

@@ -106,7 +106,7 @@ def test_the_site_file_count_has_its_own_limit(tmp_path: Path) -> None:
             volume=volume,
         )
     )
-    files = first.report["site"]["files"]
+    files = first.report.site.files
     with pytest.raises(
         BuildError,
         match=rf"^site: \d+ files, against {files} in the published "

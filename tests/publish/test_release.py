@@ -66,7 +66,7 @@ def test_a_store_folder_damaged_since_it_was_published_is_built_again(tmp_path: 
     body = page.read_bytes()
     os.unlink(page)  # damage: the same digest would carry the store over, folder and all
     second = build(load_settings(None, input=inputs, output=output))
-    assert second.report["site"]["stores_unchanged"] == 1  # alpha; beta built again
+    assert second.report.site.stores_unchanged == 1  # alpha; beta built again
     assert _complete(output) == []
     # into a folder of its own: the published one is never written into
     rebuilt = output / POOL / pool_folders(second.release)["beta"]

@@ -79,7 +79,7 @@ def test_the_stores_lost_are_named_the_first_few_and_a_count(tmp_path: Path) -> 
     ):
         build(load_settings(None, input=cut, output=output, volume={"max_stores_lost": 0.3}))
     result = build(load_settings(None, input=cut, output=output, volume={"max_stores_lost": 0.35}))
-    assert result.report["build_warnings"] == []
+    assert result.report.build_warnings == []
 
 
 # Ten stores of up to 30 listings each: a night keeps the first `n`, every store keeps some.
@@ -120,7 +120,7 @@ def test_five_nights_of_minus_18_percent_are_stopped_against_the_rolling_median(
         accepted = build(
             load_settings(None, input=inputs, output=output, accept_volume_change=True, **SMALL)
         )
-        moves = accepted.report["build_warnings"]
+        moves = accepted.report.build_warnings
         assert moves == [
             stopped[-1].split("; if the change is real")[0] + ": accepted (accept_volume_change)"
         ]
@@ -157,9 +157,9 @@ def test_the_baseline_spans_volume_baseline_builds(tmp_path: Path) -> None:
     for night, n in enumerate([300, 246, 202, 165]):
         inputs = write_inputs(tmp_path / f"n{night}", skus=MANY_SKUS, listings=SPREAD[:n])
         assert (
-            build(load_settings(None, input=inputs, output=output, volume=volume)).report[
-                "build_warnings"
-            ]
+            build(
+                load_settings(None, input=inputs, output=output, volume=volume)
+            ).report.build_warnings
             == []
         )
 
@@ -185,16 +185,14 @@ def test_an_optional_table_that_vanishes_stops_the_build_whatever_min_count(
     assert str(failed.value) == f"{move}; if the change is real, build with --accept-volume-change"
     assert _published(output) == first
     result = build(load_settings(None, input=inputs, output=output, accept_volume_change=True))
-    assert result.report["build_warnings"] == [f"{move}: accepted (accept_volume_change)"]
+    assert result.report.build_warnings == [f"{move}: accepted (accept_volume_change)"]
     # A table allowed to fall to nothing (max_drop 1) may vanish.
     volume = {"tables": {"stores/excluded_categories": {"max_drop": 1.0}}}
     write_inputs(inputs, listings=LISTINGS, excluded_categories=EXCLUDED)
     build(load_settings(None, input=inputs, output=output))
     (inputs / "stores" / "excluded_categories.csv").unlink()
     assert (
-        build(load_settings(None, input=inputs, output=output, volume=volume)).report[
-            "build_warnings"
-        ]
+        build(load_settings(None, input=inputs, output=output, volume=volume)).report.build_warnings
         == []
     )
 
@@ -206,9 +204,7 @@ def test_a_shard_built_with_another_count_loses_no_store(tmp_path: Path) -> None
     inputs = write_inputs(tmp_path / "a", listings=LISTINGS)
     build(load_settings(None, input=inputs, output=output, shard="0/2"))
     assert (
-        build(load_settings(None, input=inputs, output=output, shard="0/3")).report[
-            "build_warnings"
-        ]
+        build(load_settings(None, input=inputs, output=output, shard="0/3")).report.build_warnings
         == []
     )
     held = Shard.from_text("0/3")
