@@ -22,7 +22,6 @@ import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 import pyarrow as pa  # type: ignore[import-untyped]  # no stubs; only its codecs are used
 
@@ -34,6 +33,7 @@ FORMATS[".json"] = "json"  # catalog API page dumps (`adapters`)
 COMPRESSIONS = {".gz": "gzip", ".zst": "zstd"}
 COMPRESSIBLE = ("csv", "ndjson")
 _MAGIC = {"gzip": b"\x1f\x8b", "zstd": b"\x28\xb5\x2f\xfd"}
+BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark, which spreadsheet exports write first
 ACCEPTED = ".csv, .parquet, .ndjson, .jsonl or .json; CSV and NDJSON also as .gz or .zst"
 
 
@@ -131,16 +131,22 @@ def _checked(path: Path, root: Path) -> InputFile:
     return InputFile(path, *kind)
 
 
-def open_binary(file: InputFile) -> BinaryIO:
-    """The file's bytes, decompressed as they are read (pyarrow's gzip and zstd codecs)."""
+def open_binary(file: InputFile) -> io.BufferedReader:
+    """The file's bytes, decompressed as they are read (pyarrow's gzip and zstd codecs), less
+    a leading UTF-8 byte order mark: the one place the BOM is dropped, for CSV and NDJSON
+    alike (it is no part of the first column's name, nor of the first record)."""
     if file.compression is None:
-        return file.path.open("rb")
-    magic = _MAGIC[file.compression]
-    with file.path.open("rb") as fh:
-        if fh.read(len(magic)) != magic:
-            raise InputError(f"{file.path}: not {file.compression} data, as its name says")
-    stream = pa.input_stream(str(file.path), compression=file.compression)
-    return io.BufferedReader(stream)  # lines and read-ahead over pyarrow's raw stream
+        fh = file.path.open("rb")
+    else:
+        magic = _MAGIC[file.compression]
+        with file.path.open("rb") as raw:
+            if raw.read(len(magic)) != magic:
+                raise InputError(f"{file.path}: not {file.compression} data, as its name says")
+        stream = pa.input_stream(str(file.path), compression=file.compression)
+        fh = io.BufferedReader(stream)  # lines and read-ahead over pyarrow's raw stream
+    if fh.peek(len(BOM))[: len(BOM)] == BOM:
+        fh.read(len(BOM))
+    return fh
 
 
 def open_text(file: InputFile) -> io.TextIOWrapper:

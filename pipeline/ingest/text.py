@@ -66,7 +66,7 @@ def _header(file: InputFile) -> tuple[list[str], str]:
     except csv.Error:  # the fast reader or the record reader says what is wrong
         return [], "\n"
     eol = "\r" if first.endswith("\r") else "\n"
-    return [h.removeprefix("\ufeff") for h in header], eol
+    return header, eol
 
 
 def _read_csv_by_record(file: InputFile, max_columns: int) -> pl.DataFrame:
@@ -78,7 +78,6 @@ def _read_csv_by_record(file: InputFile, max_columns: int) -> pl.DataFrame:
             header = next(reader, None)
             if header is None:
                 return pl.DataFrame({SOURCE_ROW: pl.Series([], dtype=pl.Int64)})
-            header = [h.removeprefix("\ufeff") for h in header]
             if _has_bad_bytes(header):
                 raise InputError(f"{file.path}: the header is not valid UTF-8")
             row = 0
