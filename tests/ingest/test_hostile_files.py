@@ -1,0 +1,169 @@
+"""Input files built to hurt (issue 23, items 6 and 9): a field of any length is a reject read
+in bounded memory, fast reader or slow, plain or compressed; a file that cannot be opened or
+that changes while it is read stops the build with its name."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from pipeline import db, ingest
+from pipeline.contract import TABLES_BY_NAME
+from pipeline.ingest.raw import MAX_RECORD_BYTES
+from pipeline.ingest.text import TOO_LONG
+from tests.conftest import ROOT
+
+HEADER = "storeKey,skuId,price,quantity,title"
+BIG = "x" * (2 * MAX_RECORD_BYTES)  # a 2 MiB field
+
+
+def _load(input_dir: Path) -> list[tuple[object, ...]]:
+    """raw.listings as loaded: source file, row, parse error, storeKey, price, title's length."""
+    con = db.connect()
+    db.create_schemas(con)
+    ingest.ingest_table(con, input_dir, TABLES_BY_NAME["listings"])
+    return con.execute(
+        "SELECT _source_file, _source_row, _parse_error, storeKey, price, length(title) "
+        "FROM raw.listings ORDER BY _source_file, _source_row"
+    ).fetchall()
+
+
+def _write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".gz":
+        data = gzip.compress(data, compresslevel=1)
+    elif path.suffix == ".zst":
+        with pa.output_stream(str(path), compression="zstd") as out:
+            out.write(data)
+        return
+    path.write_bytes(data)
+
+
+def _csv(*, malformed: bool) -> bytes:
+    """Good records around a 2 MiB field and a quoted 1.1 MiB field of short lines; with one
+    malformed record (a field too many) when `malformed`, which sends polars' file to the
+    record reader."""
+    many_lines = "\n".join(["y" * 1000] * 1_100)  # no line is long, the record is
+    lines = [
+        HEADER,
+        "A,1000,1.00,1,a",
+        f"B,1000,2.00,1,{BIG}",
+        "C,1000,3.00,1,c",
+        f'D,1000,4.00,1,"{many_lines}, ""quoted"""',
+        "E,1000,5.00,1,e",
+        "F,1000,6.00,1,f,extra" if malformed else "F,1000,6.00,1,f",
+    ]
+    return ("\n".join(lines) + "\n").encode()
+
+
+@pytest.mark.parametrize("name", ["part.csv", "part.csv.gz", "part.csv.zst"])
+@pytest.mark.parametrize("malformed", [False, True], ids=["clean", "malformed"])
+def test_a_record_over_1_mib_is_a_reject_in_either_csv_reader(
+    tmp_path: Path, name: str, malformed: bool
+) -> None:
+    """A 2 MiB field in an otherwise clean file was accepted and published (polars' reader had
+    no limit), and rejected when one malformed record sent the file to the record reader. Now
+    both reject it, and a quoted record of short lines over the limit too, keeping every
+    neighbour with its row number."""
+    _write(tmp_path / "stores" / "listings" / name, _csv(malformed=malformed))
+    source = f"stores/listings/{name}"
+    assert _load(tmp_path) == [
+        (source, 1, None, "A", "1.00", 1),
+        (source, 2, TOO_LONG, None, None, None),
+        (source, 3, None, "C", "3.00", 1),
+        (source, 4, TOO_LONG, None, None, None),
+        (source, 5, None, "E", "5.00", 1),
+        (source, 6, "6 fields, the header has 5", None, None, None)
+        if malformed
+        else (source, 6, None, "F", "6.00", 1),
+    ]
+
+
+@pytest.mark.parametrize("name", ["part.ndjson", "part.ndjson.gz", "part.jsonl.zst"])
+def test_an_ndjson_line_over_1_mib_is_a_reject(tmp_path: Path, name: str) -> None:
+    rows = [
+        {"storeKey": "A", "skuId": 1000, "price": "1.00", "quantity": 1, "title": "a"},
+        {"storeKey": "B", "skuId": 1000, "price": "2.00", "quantity": 1, "title": BIG},
+        {"storeKey": "C", "skuId": 1000, "price": "3.00", "quantity": 1, "title": "c"},
+    ]
+    _write(
+        tmp_path / "stores" / "listings" / name,
+        "".join(json.dumps(r) + "\n" for r in rows).encode(),
+    )
+    source = f"stores/listings/{name}"
+    assert _load(tmp_path) == [
+        (source, 1, None, "A", "1.00", 1),
+        (source, 2, TOO_LONG, None, None, None),
+        (source, 3, None, "C", "3.00", 1),
+    ]
+
+
+def test_a_field_just_under_the_limit_is_kept(tmp_path: Path) -> None:
+    """The limit counts a record's bytes as written, its end of line included."""
+    fits = "A,1000,1.00,1,"
+    title = "é" * ((MAX_RECORD_BYTES - len(fits) - 1) // 2)  # two bytes each
+    _write(tmp_path / "stores" / "listings.csv", f"{HEADER}\n{fits}{title}\n".encode())
+    assert _load(tmp_path) == [("stores/listings.csv", 1, None, "A", "1.00", len(title))]
+
+
+_PEAK = """
+import gzip, resource, sys
+from pathlib import Path
+from pipeline import db, ingest
+from pipeline.contract import TABLES_BY_NAME
+
+def load(folder):
+    con = db.connect()
+    db.create_schemas(con)
+    ingest.ingest_table(con, Path(folder), TABLES_BY_NAME["listings"])
+    return con.execute("SELECT _source_row, _parse_error IS NULL FROM raw.listings").fetchall()
+
+load(sys.argv[1])  # warm: every import and allocator arena in place
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+rows = load(sys.argv[2])
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(rows, (after - before) // 1024)
+"""
+
+
+@pytest.mark.parametrize("name", ["part.csv.gz", "part.ndjson.gz"])
+def test_a_gzip_bomb_is_read_in_bounded_memory(tmp_path: Path, name: str) -> None:
+    """A 1.5 MB .csv.gz holding a 1.5 GiB field reached 8.4 GB: polars decompressed the file
+    whole. A bomb of 256 MiB (a megabyte on disk) now costs the build less than 160 MiB more
+    than a tiny file: it is decompressed a piece at a time and its record read past."""
+    small, bomb = (tmp_path / d / "stores" / "listings" for d in ("small", "bomb"))
+    good = "A,1000,1.00,1,a\n" if name.startswith("part.csv") else ""
+    if name == "part.csv.gz":
+        head = f"{HEADER}\n{good}B,1000,2.00,1,".encode()
+        tail = b"\nC,1000,3.00,1,c\n"
+    else:
+        head = b'{"storeKey": "A", "skuId": 1000, "price": "1", "quantity": 1}\n{"title": "'
+        tail = b'"}\n{"storeKey": "C", "skuId": 1000, "price": "1", "quantity": 1}\n'
+    _write(small / name, head + b"x" + tail)
+    (bomb / name).parent.mkdir(parents=True)
+    with gzip.open(bomb / name, "wb", compresslevel=1) as out:
+        out.write(head)
+        for _ in range(256):
+            out.write(b"x" * (1 << 20))
+        out.write(tail)
+    assert (bomb / name).stat().st_size < 1_500_000
+    script = textwrap.dedent(_PEAK)
+    done = subprocess.run(
+        [sys.executable, "-c", script, *(str(p.parent.parent) for p in (small, bomb))],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    rows, grown = done.stdout.strip().splitlines()[-1].rsplit(" ", 1)
+    print(f"{name}: {grown.strip()} MiB more than for a tiny file")
+    assert rows == "[(1, True), (2, False), (3, True)]"
+    assert int(grown) < 160, f"{grown} MiB more than for a tiny file"
