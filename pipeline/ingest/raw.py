@@ -36,9 +36,13 @@ SOURCE_DOCS = {
 # its quotes included) or an NDJSON line. A longer one is a reject, read past in pieces of this
 # size, so that no field of any length is ever held whole; every field is bounded by it too.
 MAX_RECORD_BYTES = 1 << 20
-# Text (CSV, NDJSON, decompressed) is read, parsed and appended to raw.<table> this many bytes
-# at a time, so that a file's size, compressed or not, never decides the build's memory.
-BATCH_BYTES = 32 << 20
+TOO_LONG = f"longer than {MAX_RECORD_BYTES:,} bytes (a record or a field over 1 MiB)"
+# Text (CSV, NDJSON, decompressed) is read, parsed and appended to raw.<table> in batches of at
+# most this many bytes and this many cells (records x columns: a cell costs tens of bytes as a
+# frame and more as Python objects), so that neither a file's size, compressed or not, nor its
+# shape decides the build's memory.
+BATCH_BYTES = 8 << 20
+BATCH_CELLS = 1_000_000
 EXTRA_DOC = (
     "The file's columns that are not in the contract, as a JSON object of name -> value as "
     "written (null when it has none): `_extra_columns->>'name'`"

@@ -5,11 +5,9 @@ a record that cannot be read is kept with the reason, to become a reject."""
 from __future__ import annotations
 
 import csv
-import io
 import sys
 from collections.abc import Iterator
 
-import numpy as np
 import orjson
 import polars as pl
 
@@ -19,103 +17,28 @@ from pipeline.ingest import adapters
 from pipeline.ingest.files import InputFile, open_binary
 from pipeline.ingest.raw import (
     BATCH_BYTES,
+    BATCH_CELLS,
     MAX_RECORD_BYTES,
     PARSE_ERROR,
     RESERVED,
     SOURCE_ROW,
+    TOO_LONG,
     check_names,
     check_width,
     text_frame,
 )
+from pipeline.ingest.records import RecordLines, TooLong, bounded_lines, record_ends
 
 csv.field_size_limit(sys.maxsize)  # the csv module's own limit: MAX_RECORD_BYTES bounds a record
-_READ = 1 << 20  # bytes read at a time by the record-by-record readers
-_BATCH_RECORDS = 100_000  # records of the record-by-record readers appended at a time
-_QUOTE = ord('"')
-TOO_LONG = f"longer than {MAX_RECORD_BYTES:,} bytes (a record or a field over 1 MiB)"
 
 
 class _Reread(Exception):
     """The fast reader cannot read the file as it is: the record reader reads it."""
 
 
-class _TooLong(Exception):
-    """The record being read is longer than MAX_RECORD_BYTES."""
-
-
 # A frame of rows to append, or None: forget the rows of this file given so far (the fast
 # reader gave up, and the record reader reads the file again from its start).
 Frames = Iterator[pl.DataFrame | None]
-
-
-def _lines(fh: io.BufferedReader, eol: bytes) -> Iterator[bytes | int]:
-    """The stream's lines, each with its end (`eol`), of at most MAX_RECORD_BYTES bytes; a
-    longer line is read past in pieces, never held, and given as the count of its quote
-    characters (an int), for the reader to skip the rest of its record."""
-    pending = b""  # the start of the current line, at most MAX_RECORD_BYTES
-    quotes = -1  # while reading past a long line: its quotes so far
-    while chunk := fh.read(_READ):
-        start = 0
-        while (end := chunk.find(eol, start)) >= 0:
-            piece = chunk[start : end + 1]
-            start = end + 1
-            if quotes >= 0:
-                yield quotes + piece.count(b'"')
-                quotes = -1
-            elif len(pending) + len(piece) > MAX_RECORD_BYTES:
-                yield pending.count(b'"') + piece.count(b'"')
-                pending = b""
-            else:
-                yield pending + piece
-                pending = b""
-        rest = chunk[start:]
-        if quotes >= 0:
-            quotes += rest.count(b'"')
-        elif len(pending) + len(rest) > MAX_RECORD_BYTES:
-            quotes = pending.count(b'"') + rest.count(b'"')
-            pending = b""
-        else:
-            pending += rest
-    if quotes >= 0:
-        yield quotes
-    elif pending:
-        yield pending
-
-
-class _RecordLines:
-    """The lines of a CSV file as csv.reader reads them (text, bytes that are not UTF-8 as
-    surrogates), raising _TooLong once the record being read passes MAX_RECORD_BYTES; then
-    `skip_record` reads past the rest of it: the lines up to where its quotes close."""
-
-    def __init__(self, lines: Iterator[bytes | int]) -> None:
-        self.lines = lines
-        self.size = 0
-        self.quotes = 0
-
-    def start(self) -> None:
-        """A record begins."""
-        self.size = self.quotes = 0
-
-    def __iter__(self) -> _RecordLines:
-        return self
-
-    def __next__(self) -> str:
-        line = next(self.lines)
-        if isinstance(line, int):
-            self.quotes += line
-            raise _TooLong
-        self.size += len(line)
-        self.quotes += line.count(b'"')
-        if self.size > MAX_RECORD_BYTES:
-            raise _TooLong
-        return line.decode("utf-8", "surrogateescape")
-
-    def skip_record(self) -> None:
-        while self.quotes % 2:
-            line = next(self.lines, None)
-            if line is None:
-                return
-            self.quotes += line if isinstance(line, int) else line.count(b'"')
 
 
 def _read_csv(file: InputFile, max_columns: int) -> Frames:
@@ -129,7 +52,7 @@ def _read_csv(file: InputFile, max_columns: int) -> Frames:
     check_names(file.path, header, max_columns)  # before reading: no reason to retry
     given = False
     try:
-        for frame in _read_csv_fast(file, eol):
+        for frame in _read_csv_fast(file, eol, len(header)):
             given = True
             yield frame
         return
@@ -142,37 +65,37 @@ def _read_csv(file: InputFile, max_columns: int) -> Frames:
     yield from _read_csv_by_record(file, max_columns, eol)
 
 
-def _read_csv_fast(file: InputFile, eol: bytes) -> Iterator[pl.DataFrame]:
-    """The file's records by polars, BATCH_BYTES of text at a time, each batch cut at the end
-    of a record (an end of line outside quotes) and parsed with the header before it; raises
-    _Reread for a file the record reader must read. Every batch that polars parses has its
-    quotes closed where it was cut: a cut inside quotes that an odd quote elsewhere hid fails
-    there, and the record reader reads the file."""
-    header = b""
+def _read_csv_fast(file: InputFile, eol: bytes, columns: int) -> Iterator[pl.DataFrame]:
+    """The file's records by polars, in batches of at most BATCH_BYTES of text and BATCH_CELLS
+    cells, each cut at the end of a record (`record_ends`) and parsed with the header before
+    it; raises _Reread for a file the record reader must read (a cut inside quotes that a
+    stray quote hid fails in polars, and so goes there too)."""
+    per_batch = max(1, BATCH_CELLS // max(1, columns))
+    header = text = b""
     rows = 0
-    tail = b""
     with open_binary(file) as fh:
-        while True:
+        at_end = False
+        while not at_end:
             data = fh.read(BATCH_BYTES)
-            text = tail + data if tail else data
-            if not text:
-                break
-            cut, longest = _record_ends(text, eol[0], at_end=not data)
-            if longest > MAX_RECORD_BYTES:
-                raise _Reread  # the record reader rejects it, reading it in pieces
-            tail = text[cut:]
-            if not header:  # the first record is the header, given again with every batch
-                header = text[: _record_ends(text, eol[0], at_end=True, first=True)[0]]
-                text = text[len(header) : cut]
-            else:
-                text = text[:cut]
-            if not text and rows:
-                continue
-            frame = _parse_csv(header + text, eol)
-            rows += frame.height
-            yield frame.with_columns(pl.col(SOURCE_ROW) + (rows - frame.height))
-    if not header:  # an empty file
-        yield pl.DataFrame({SOURCE_ROW: pl.Series([], dtype=pl.Int64)})
+            at_end = not data
+            text = text + data if text else data
+            if not header:  # the first record, given again before every batch
+                cut = record_ends(text, eol, at_end=False, records=1)[0]
+                if not cut and not at_end:
+                    raise _Reread  # its quotes never close: the record reader says why
+                header, text = text[: cut or len(text)], text[cut or len(text) :]
+            while True:
+                cut, longest = record_ends(text, eol, at_end=at_end, records=per_batch)
+                if longest > MAX_RECORD_BYTES:
+                    raise _Reread  # the record reader rejects it, reading it in pieces
+                if not cut:
+                    break
+                frame = _parse_csv(header + text[:cut], eol)
+                text = text[cut:]
+                yield frame.with_columns(pl.col(SOURCE_ROW) + rows)
+                rows += frame.height
+    if not rows:  # no record: the header's columns (none for an empty file)
+        yield _parse_csv(header, eol)
 
 
 def _parse_csv(text: bytes, eol: bytes) -> pl.DataFrame:
@@ -185,7 +108,7 @@ def _parse_csv(text: bytes, eol: bytes) -> pl.DataFrame:
             encoding="utf8",
             eol_char=eol.decode(),
         )
-    except pl.exceptions.NoDataError:
+    except pl.exceptions.NoDataError:  # an empty file
         return pl.DataFrame({SOURCE_ROW: pl.Series([], dtype=pl.Int64)})
     data = [c for c in frame.columns if c != SOURCE_ROW]
     # polars reads a blank line and a record of empty cells alike, as a row of nulls: the
@@ -193,26 +116,6 @@ def _parse_csv(text: bytes, eol: bytes) -> pl.DataFrame:
     if data and frame.select(pl.all_horizontal(pl.col(data).is_null()).any()).item():
         raise _Reread
     return frame.with_columns(pl.col(SOURCE_ROW).cast(pl.Int64))
-
-
-def _record_ends(text: bytes, eol: int, *, at_end: bool, first: bool = False) -> tuple[int, int]:
-    """Where the last whole record of `text` ends (0: none yet; the first's end if `first`),
-    and the length of its longest record, the unfinished one after the cut included. A record
-    ends at an end of line with an even number of quote characters before it (RFC 4180
-    doubles a quote inside quotes); all of `text` is whole at the end of the file."""
-    codes = np.frombuffer(text, dtype=np.uint8)
-    ends = np.flatnonzero(codes == eol)
-    if ends.size and text.find(b'"') >= 0:
-        quotes = np.flatnonzero(codes == _QUOTE)
-        ends = ends[np.searchsorted(quotes, ends) % 2 == 0]  # an even number before it
-    if first:
-        return (int(ends[0]) + 1 if ends.size else len(text)), 0
-    cut = int(ends[-1]) + 1 if ends.size else 0
-    if at_end:
-        cut = len(text)
-    starts = np.concatenate(([0], ends + 1))
-    lengths = np.diff(np.concatenate((starts, [len(text)])))
-    return cut, int(lengths.max()) if lengths.size else 0
 
 
 def _header(file: InputFile) -> tuple[list[str], bytes]:
@@ -228,10 +131,10 @@ def _header(file: InputFile) -> tuple[list[str], bytes]:
         cr = first >= 0 and start[first] == ord("\r") and start[first + 1 : first + 2] != b"\n"
         eol = b"\r" if cr else b"\n"
         with open_binary(file) as fh:
-            header = next(csv.reader(_RecordLines(_lines(fh, eol))), [])
+            header = next(csv.reader(RecordLines(bounded_lines(fh, eol))), [])
     except OSError as exc:
         raise InputError(f"{file.path}: cannot read: {exc.strerror or exc}") from exc
-    except _TooLong:
+    except TooLong:
         raise InputError(f"{file.path}: header: {TOO_LONG}") from None
     except csv.Error:  # the fast reader or the record reader says what is wrong
         return [], b"\n"
@@ -242,10 +145,10 @@ def _read_csv_by_record(file: InputFile, max_columns: int, eol: bytes) -> Frames
     """The slow, forgiving reader: one row per CSV record, bad records kept with the reason, a
     batch of records at a time."""
     records: list[dict[str, str | int | None]] = []
-    size = 0
+    size = cells = 0
     try:
         with open_binary(file) as fh:
-            lines = _RecordLines(_lines(fh, eol))
+            lines = RecordLines(bounded_lines(fh, eol))
             reader = csv.reader(lines)
             header = next(reader, None)
             if header is None:
@@ -260,10 +163,10 @@ def _read_csv_by_record(file: InputFile, max_columns: int, eol: bytes) -> Frames
                     fields = next(reader)
                 except StopIteration:
                     break
-                except (_TooLong, csv.Error) as exc:
+                except (TooLong, csv.Error) as exc:
                     lines.skip_record()
                     row += 1
-                    reason = TOO_LONG if isinstance(exc, _TooLong) else str(exc)
+                    reason = TOO_LONG if isinstance(exc, TooLong) else str(exc)
                     records.append({SOURCE_ROW: row, PARSE_ERROR: reason})
                     continue
                 row += 1
@@ -271,9 +174,10 @@ def _read_csv_by_record(file: InputFile, max_columns: int, eol: bytes) -> Frames
                     continue  # a blank line is no record, but counts, as in the fast reader
                 records.append(_record(row, fields, header))
                 size += lines.size
-                if len(records) >= _BATCH_RECORDS or size >= BATCH_BYTES:
+                cells += len(fields)
+                if cells >= BATCH_CELLS or size >= BATCH_BYTES:
                     yield text_frame(records, header, path=file.path, max_columns=max_columns)
-                    records, size = [], 0
+                    records, size, cells = [], 0, 0
     except OSError as exc:  # a compressed file that ends early or is damaged
         raise InputError(f"{file.path}: cannot read: {exc.strerror or exc}") from exc
     yield text_frame(records, header, path=file.path, max_columns=max_columns)
@@ -325,10 +229,10 @@ def read_ndjson(file: InputFile, list_columns: frozenset[str], max_columns: int)
     MAX_RECORD_BYTES (read past in pieces) is kept with a parse error."""
     records: list[dict[str, str | int | None]] = []
     columns: set[str] = set()
-    size = 0
+    size = cells = 0
     try:
         with open_binary(file) as fh:
-            for line_no, line in enumerate(_lines(fh, b"\n"), start=1):
+            for line_no, line in enumerate(bounded_lines(fh, b"\n"), start=1):
                 if isinstance(line, int):
                     records.append({SOURCE_ROW: line_no, PARSE_ERROR: TOO_LONG})
                     continue
@@ -336,9 +240,10 @@ def read_ndjson(file: InputFile, list_columns: frozenset[str], max_columns: int)
                     continue
                 records.append(_ndjson_record(line_no, line, list_columns))
                 size += len(line)
-                if len(records) >= _BATCH_RECORDS or size >= BATCH_BYTES:
+                cells += len(records[-1])
+                if cells >= BATCH_CELLS or size >= BATCH_BYTES:
                     yield _ndjson_frame(records, columns, file, max_columns)
-                    records, size = [], 0
+                    records, size, cells = [], 0, 0
     except OSError as exc:  # unreadable, or a compressed file that ends early or is damaged
         raise InputError(f"{file.path}: cannot read: {exc.strerror or exc}") from exc
     yield _ndjson_frame(records, columns, file, max_columns)

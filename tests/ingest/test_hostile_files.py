@@ -16,8 +16,8 @@ import pytest
 
 from pipeline import db, ingest
 from pipeline.contract import TABLES_BY_NAME
-from pipeline.ingest.raw import MAX_RECORD_BYTES
-from pipeline.ingest.text import TOO_LONG
+from pipeline.errors import InputError
+from pipeline.ingest.raw import MAX_RECORD_BYTES, TOO_LONG
 from tests.conftest import ROOT
 
 HEADER = "storeKey,skuId,price,quantity,title"
@@ -118,6 +118,7 @@ import gzip, resource, sys
 from pathlib import Path
 from pipeline import db, ingest
 from pipeline.contract import TABLES_BY_NAME
+from pipeline.errors import InputError
 
 def load(folder):
     con = db.connect()
@@ -167,3 +168,102 @@ def test_a_gzip_bomb_is_read_in_bounded_memory(tmp_path: Path, name: str) -> Non
     print(f"{name}: {grown.strip()} MiB more than for a tiny file")
     assert rows == "[(1, True), (2, False), (3, True)]"
     assert int(grown) < 160, f"{grown} MiB more than for a tiny file"
+
+
+def _records(n: int, eol: str = "\n") -> str:
+    """A header and `n` records with quoted fields, doubled quotes and line breaks in quotes."""
+    lines = [HEADER]
+    for i in range(n):
+        title = f'"{i} ""foil"",{eol}near mint"' if i % 3 == 0 else f"plain {i}"
+        lines.append(f"S{i},1000,{i}.00,1,{title}")
+    return eol.join(lines) + eol
+
+
+@pytest.mark.parametrize("eol", ["\n", "\r\n", "\r"])
+@pytest.mark.parametrize("tail", ["", "x,1,2,3,4,5\n"], ids=["clean", "bad-last-record"])
+def test_small_batches_read_what_one_batch_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, eol: str, tail: str
+) -> None:
+    """A file is read a batch at a time, cut at the end of a record, its header given again
+    with each batch, and row numbers carried on; a bad record in the last batch sends the
+    file to the record reader, and the batches already loaded are forgotten, not doubled."""
+    from pipeline.ingest import text
+
+    _write(tmp_path / "stores" / "listings.csv.gz", (_records(40, eol) + tail).encode())
+    whole = _load(tmp_path)
+    assert len(whole) == 40 + bool(tail)
+    assert whole[3] == (
+        "stores/listings.csv.gz",
+        4,
+        None,
+        "S3",
+        "3.00",
+        len(f'3 "foil",{eol}near mint'),
+    )
+    monkeypatch.setattr(text, "BATCH_BYTES", 64)
+    monkeypatch.setattr(text, "BATCH_CELLS", 12)  # two records of five columns
+    assert _load(tmp_path) == whole
+
+
+def test_ndjson_batches_check_columns_over_the_whole_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A required key that only later batches carry is no missing column, and the keys of
+    every batch count towards max_columns."""
+    from pipeline.ingest import text
+
+    monkeypatch.setattr(text, "BATCH_CELLS", 2)
+    path = tmp_path / "stores" / "listings.ndjson"
+    _write(path, b'{"storeKey": "A"}\n{"skuId": 1, "price": "1", "quantity": 1}\n')
+    assert [r[:4] for r in _load(tmp_path)] == [
+        ("stores/listings.ndjson", 1, None, "A"),
+        ("stores/listings.ndjson", 2, None, None),
+    ]
+    con = db.connect()
+    db.create_schemas(con)
+    with pytest.raises(InputError, match=r"listings.ndjson: header: 4 columns, more than"):
+        ingest.ingest_table(con, tmp_path, TABLES_BY_NAME["listings"], max_columns=3)
+
+
+def test_a_parquet_row_over_1_mib_of_text_is_a_reject(tmp_path: Path) -> None:
+    """The same limit for a Parquet row's text (its values as loaded into raw)."""
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "stores" / "listings.parquet"
+    path.parent.mkdir(parents=True)
+    half = "y" * (MAX_RECORD_BYTES // 2)
+    columns = {
+        "storeKey": ["A", "B", "C"],
+        "skuId": [1000, 1000, 1000],
+        "price": ["1.00", "2.00", "3.00"],
+        "quantity": [1, 1, 1],
+        "title": ["a", BIG, half],
+        "note": [None, None, half],  # an extra column counts too
+    }
+    pq.write_table(pa.table(columns), path)
+    assert _load(tmp_path) == [
+        ("stores/listings.parquet", 1, None, "A", "1.00", 1),
+        ("stores/listings.parquet", 2, TOO_LONG, "B", "2.00", len(BIG)),
+        ("stores/listings.parquet", 3, TOO_LONG, "C", "3.00", len(half)),
+    ]
+
+
+def test_a_catalog_api_result_over_1_mib_is_a_reject_and_a_huge_page_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A catalog API page is one JSON document, parsed whole: a page over MAX_PAGE_BYTES is
+    refused by name before it is read; inside one, a result over the record limit is a reject."""
+    from pipeline.ingest import adapters
+
+    path = tmp_path / "catalog" / "categories.json"
+    results = [{"categoryId": 1, "name": "Magic"}, {"categoryId": 2, "name": BIG}]
+    _write(path, json.dumps({"success": True, "errors": [], "results": results}).encode())
+    con = db.connect()
+    db.create_schemas(con)
+    ingest.ingest_table(con, tmp_path, TABLES_BY_NAME["categories"])
+    assert con.execute(
+        "SELECT _source_row, _parse_error, categoryId, name FROM raw.categories ORDER BY 1"
+    ).fetchall() == [(1, None, "1", "Magic"), (2, TOO_LONG, None, None)]
+    monkeypatch.setattr(adapters, "MAX_PAGE_BYTES", 1_000_000)
+    with pytest.raises(InputError, match=r"categories.json: a catalog API page of 2,097,\d+ b"):
+        ingest.ingest_table(con, tmp_path, TABLES_BY_NAME["categories"])
