@@ -111,7 +111,9 @@ def ingest_file(
         found = parquet_columns(con, file.path)
         if seen is not None:
             seen.update(found)
-        return append_parquet(con, table, file.path, source, found, typed, max_columns)
+        added = append_parquet(con, table, file.path, source, found, typed, max_columns)
+        file.check_unchanged()
+        return added
     rows = 0
     columns: set[str] = set()
     sources: set[str] = set()
@@ -127,6 +129,7 @@ def ingest_file(
         conformed = conform(frame, table, source)
         sources.update(conformed[SOURCE_FILE].unique().to_list())
         rows += append_frame(con, table, conformed)
+    file.check_unchanged()
     if file.format in ("ndjson", "json") and rows == 0:
         return 0  # no records, so no columns to check
     check_required(table, sorted(columns), source)

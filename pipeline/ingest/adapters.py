@@ -134,7 +134,9 @@ def read_api_dump(path: Path, table: str, max_columns: int) -> pl.DataFrame:
                 f"{MAX_PAGE_BYTES:,}: split it into pages, as the API gives them"
             )
         envelope = orjson.loads(path.read_bytes())
-    except (OSError, orjson.JSONDecodeError) as exc:
+    except OSError as exc:
+        raise AdapterError(f"cannot read: {exc.strerror or exc}") from exc
+    except orjson.JSONDecodeError as exc:
         raise AdapterError(f"not a catalog API page: {exc}") from exc
     if not isinstance(envelope, dict) or not isinstance(envelope.get("results"), list):
         raise AdapterError('not a catalog API page (no "results" list)')

@@ -56,6 +56,10 @@ def parquet_columns(con: duckdb.DuckDBPyConnection, path: Path) -> dict[str, str
     """column -> DuckDB type of a Parquet file. A column named twice is refused: DuckDB would
     read the second as `<name>_1`, and the first would win in silence."""
     try:
+        path.open("rb").close()  # one line for a file that cannot be opened, as for the others
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    try:
         written = pq.read_schema(path).names
     except (OSError, pa.ArrowException) as exc:
         raise InputError(f"{path}: cannot read Parquet: {str(exc).splitlines()[0]}") from exc

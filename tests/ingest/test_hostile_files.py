@@ -6,19 +6,23 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from pipeline import db, ingest
 from pipeline.contract import TABLES_BY_NAME
 from pipeline.errors import InputError
 from pipeline.ingest.raw import MAX_RECORD_BYTES, TOO_LONG
-from tests.conftest import ROOT
+from tests.conftest import ROOT, write_inputs
 
 HEADER = "storeKey,skuId,price,quantity,title"
 BIG = "x" * (2 * MAX_RECORD_BYTES)  # a 2 MiB field
@@ -227,8 +231,6 @@ def test_ndjson_batches_check_columns_over_the_whole_file(
 
 def test_a_parquet_row_over_1_mib_of_text_is_a_reject(tmp_path: Path) -> None:
     """The same limit for a Parquet row's text (its values as loaded into raw)."""
-    import pyarrow.parquet as pq
-
     path = tmp_path / "stores" / "listings.parquet"
     path.parent.mkdir(parents=True)
     half = "y" * (MAX_RECORD_BYTES // 2)
@@ -267,3 +269,133 @@ def test_a_catalog_api_result_over_1_mib_is_a_reject_and_a_huge_page_is_refused(
     monkeypatch.setattr(adapters, "MAX_PAGE_BYTES", 1_000_000)
     with pytest.raises(InputError, match=r"categories.json: a catalog API page of 2,097,\d+ b"):
         ingest.ingest_table(con, tmp_path, TABLES_BY_NAME["categories"])
+
+
+def _as_another_user() -> list[str]:
+    """A command prefix that runs a program without root's right to read any file: `setpriv`
+    to nobody when the tests run as root (a chmod means nothing to root), none otherwise."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root, and no setpriv to run the build as another user")
+    return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+def _readable_input() -> Path:
+    """A valid input directory that another user can read (pytest's tmp_path is root's only)."""
+    folder = Path(tempfile.mkdtemp(prefix="ingest-unreadable-", dir="/tmp"))
+    write_inputs(folder, listings=[{"storeKey": "A", "skuId": 1000, "price": 1, "quantity": 1}])
+    listings = folder / "stores" / "listings"
+    listings.mkdir()
+    (listings / "a.csv.gz").write_bytes(gzip.compress(b"storeKey,skuId,price,quantity\n"))
+    row = {"storeKey": ["B"], "skuId": [1000], "price": ["1"], "quantity": [1]}
+    pq.write_table(pa.table(row), listings / "b.parquet")
+    (listings / "c.ndjson").write_text(
+        '{"storeKey": "C", "skuId": 1000, "price": "1", "quantity": 1}\n', encoding="utf-8"
+    )
+    (folder / "catalog" / "categories.csv").unlink()
+    (folder / "catalog" / "categories.json").write_text(
+        json.dumps({"success": True, "errors": [], "results": [{"categoryId": 1, "name": "M"}]})
+    )
+    for path in [folder, *folder.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return folder
+
+
+@pytest.mark.parametrize(
+    "unreadable",
+    [
+        "stores/listings.csv",
+        "stores/listings/a.csv.gz",
+        "stores/listings/b.parquet",
+        "stores/listings/c.ndjson",
+        "catalog/categories.json",
+        "stores/listings",  # a table's folder that cannot be listed
+        "catalog",  # a group's folder
+    ],
+)
+def test_an_input_that_cannot_be_read_stops_the_build_with_its_name(unreadable: str) -> None:
+    """Issue 23, item 9: an input the build's user may not read, run as nobody (to root every
+    file is readable). A folder that could not be listed crashed the build with a traceback's
+    PermissionError (exit 2); every such input now stops it with one line naming it (exit 1)."""
+    prefix = _as_another_user()
+    folder = _readable_input()
+    try:
+        (folder / unreadable).chmod(0o700 if (folder / unreadable).is_dir() else 0o600)
+        done = subprocess.run(
+            [
+                *prefix,
+                sys.executable,
+                "-m",
+                "pipeline",
+                "build",
+                "--dry-run",
+                "--input",
+                str(folder),
+            ],
+            capture_output=True,
+            text=True,
+            cwd=folder,
+            env={**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(folder)},
+            timeout=120,
+        )
+    finally:
+        shutil.rmtree(folder)
+    assert (done.returncode, done.stderr.strip().splitlines()[-1]) == (
+        1,
+        f"build failed: {folder / unreadable}: cannot read: Permission denied",
+    )
+
+
+def test_a_file_that_changes_while_it_is_read_stops_the_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 23, item 9: an export still being written (appended to between the listing and
+    the reads, or while its batches are read) was ingested as whatever it held at each read,
+    a mix of two versions. A file whose size, times or inode differ, once read, from when it
+    was listed stops the build, naming it."""
+    import pipeline.ingest as ingest_module
+
+    folder = tmp_path / "stores" / "listings"
+    _write(folder / "a.csv", _records(3).encode())
+    _write(folder / "b.csv", _records(3).encode())
+    pq.write_table(
+        pa.table({"storeKey": ["B"], "skuId": [1000], "price": ["1"], "quantity": [1]}),
+        folder / "c.parquet",
+    )
+    table = TABLES_BY_NAME["listings"]
+    con = db.connect()
+    db.create_schemas(con)
+    ingest.ingest_table(con, tmp_path, table)  # as listed: no complaint
+
+    def read(name: str) -> None:
+        files = {f.path.name: f for f in ingest.table_files(tmp_path, table)}
+        ingest.ingest_file(con, tmp_path, table, files[name], {})
+
+    # appended between the listing and the reads
+    files = {f.path.name: f for f in ingest.table_files(tmp_path, table)}
+    with (folder / "a.csv").open("a") as out:
+        out.write("Z,1000,9.00,1,late\n")
+    with pytest.raises(InputError, match=r"listings/a.csv: changed while the build read it"):
+        ingest.ingest_file(con, tmp_path, table, files["a.csv"], {})
+    # replaced by another file (a rename over it) of the same size
+    files = {f.path.name: f for f in ingest.table_files(tmp_path, table)}
+    (folder / "new.tmp").write_bytes((folder / "c.parquet").read_bytes())
+    (folder / "new.tmp").rename(folder / "c.parquet")
+    with pytest.raises(InputError, match=r"listings/c.parquet: changed while the build read it"):
+        ingest.ingest_file(con, tmp_path, table, files["c.parquet"], {})
+    # written to while its batches are read: after the first batch was appended
+    real = ingest_module.append_frame
+    writes = []
+
+    def append_while_written(*args: object) -> int:
+        if not writes:
+            writes.append(1)
+            with (folder / "b.csv").open("a") as out:
+                out.write("Y,1000,9.00,1,late\n")
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ingest_module, "append_frame", append_while_written)
+    with pytest.raises(InputError, match=r"listings/b.csv: changed while the build read it"):
+        read("b.csv")
