@@ -81,7 +81,11 @@ def table_files(input_dir: Path, table: Table) -> list[InputFile]:
 def check_input(input_dir: Path) -> None:
     """The input directory exists, and each entry of its tables' folders (`catalog/`,
     `stores/`) belongs to a table (`check_groups`)."""
-    if not input_dir.is_dir():
+    try:
+        found = input_dir.is_dir()
+    except OSError as exc:  # a folder on the way that the build's user may not enter
+        raise InputError(f"{input_dir}: cannot read: {exc.strerror or exc}") from exc
+    if not found:
         raise InputError(f"{input_dir}: input directory does not exist")
     check_groups(input_dir, TABLES)
 
