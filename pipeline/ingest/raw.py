@@ -36,7 +36,7 @@ SOURCE_DOCS = {
 # its quotes included) or an NDJSON line. A longer one is a reject, read past in pieces of this
 # size, so that no field of any length is ever held whole; every field is bounded by it too.
 MAX_RECORD_BYTES = 1 << 20
-TOO_LONG = f"longer than {MAX_RECORD_BYTES:,} bytes (a record or a field over 1 MiB)"
+TOO_LONG = f"longer than {MAX_RECORD_BYTES:,} bytes, the limit of a record and of its fields"
 # Text (CSV, NDJSON, decompressed) is read, parsed and appended to raw.<table> in batches of at
 # most this many bytes and this many cells (records x columns: a cell costs tens of bytes as a
 # frame and more as Python objects), so that neither a file's size, compressed or not, nor its
