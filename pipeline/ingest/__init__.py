@@ -30,7 +30,14 @@ from pipeline.db import comment_table
 from pipeline.errors import InputError
 from pipeline.ingest.files import ACCEPTED, InputFile, check_groups, find_files
 from pipeline.ingest.parquet import append_parquet, parquet_columns, typed_columns
-from pipeline.ingest.raw import append_frame, comment_raw_table, conform, create_raw_table
+from pipeline.ingest.raw import (
+    SOURCE_FILE,
+    append_frame,
+    check_required,
+    comment_raw_table,
+    conform,
+    create_raw_table,
+)
 from pipeline.ingest.text import read_file
 from pipeline.progress import Advance
 from pipeline.settings import MAX_COLUMNS
@@ -74,7 +81,11 @@ def table_files(input_dir: Path, table: Table) -> list[InputFile]:
 def check_input(input_dir: Path) -> None:
     """The input directory exists, and each entry of its tables' folders (`catalog/`,
     `stores/`) belongs to a table (`check_groups`)."""
-    if not input_dir.is_dir():
+    try:
+        found = input_dir.is_dir()
+    except OSError as exc:  # a folder on the way that the build's user may not enter
+        raise InputError(f"{input_dir}: cannot read: {exc.strerror or exc}") from exc
+    if not found:
         raise InputError(f"{input_dir}: input directory does not exist")
     check_groups(input_dir, TABLES)
 
@@ -104,13 +115,31 @@ def ingest_file(
         found = parquet_columns(con, file.path)
         if seen is not None:
             seen.update(found)
-        return append_parquet(con, table, file.path, source, found, typed, max_columns)
-    frame = read_file(file, table, source, max_columns)
-    if file.format in ("ndjson", "json") and frame.height == 0:
+        added = append_parquet(con, table, file.path, source, found, typed, max_columns)
+        file.check_unchanged()
+        return added
+    rows = 0
+    columns: set[str] = set()
+    sources: set[str] = set()
+    for frame in read_file(file, table, source, max_columns):
+        if frame is None:  # the file is read again from its start: forget its rows so far
+            con.execute(
+                f"DELETE FROM raw.{table.name} WHERE {SOURCE_FILE} IN (SELECT unnest($s))",
+                {"s": sorted(sources)},
+            )
+            rows = 0
+            continue
+        columns.update(frame.columns)
+        conformed = conform(frame, table, source)
+        sources.update(conformed[SOURCE_FILE].unique().to_list())
+        rows += append_frame(con, table, conformed)
+    file.check_unchanged()
+    if file.format in ("ndjson", "json") and rows == 0:
         return 0  # no records, so no columns to check
+    check_required(table, sorted(columns), source)
     if seen is not None:
-        seen.update(frame.columns)
-    return append_frame(con, table, conform(frame, table, source))
+        seen.update(columns)
+    return rows
 
 
 def record_keyed_columns(con: duckdb.DuckDBPyConnection, table: Table, seen: set[str]) -> None:

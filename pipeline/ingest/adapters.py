@@ -20,7 +20,14 @@ from typing import Any
 import orjson
 import polars as pl
 
-from pipeline.ingest.raw import PARSE_ERROR, SOURCE_FILE, SOURCE_ROW, text_frame
+from pipeline.ingest.raw import (
+    MAX_RECORD_BYTES,
+    PARSE_ERROR,
+    SOURCE_FILE,
+    SOURCE_ROW,
+    TOO_LONG,
+    text_frame,
+)
 
 # The 18-column "My Store" export; the 16-column one lacks the last two. Only the header is
 # the contract: the adapter reads columns by name.
@@ -48,6 +55,9 @@ SELLER_PORTAL_KEY = "TCGplayer Id"
 SELLER_PORTAL_REQUIRED = (SELLER_PORTAL_KEY, "Total Quantity", "TCG Marketplace Price")
 MY_STORE = ("My Store Reserve Quantity", "My Store Price")
 MY_STORE_SOURCE = "#My Store"
+# A catalog API page is one JSON document, parsed whole: a larger one is refused (a page of the
+# API holds at most a few thousand products, a few megabytes).
+MAX_PAGE_BYTES = 64 << 20
 
 
 class AdapterError(Exception):
@@ -118,8 +128,15 @@ def read_api_dump(path: Path, table: str, max_columns: int) -> pl.DataFrame:
     """Rows (text, `_source_row` = position in `results`) of one catalog API page dump, of at
     most `max_columns` columns."""
     try:
+        if path.stat().st_size > MAX_PAGE_BYTES:
+            raise AdapterError(
+                f"a catalog API page of {path.stat().st_size:,} bytes, more than "
+                f"{MAX_PAGE_BYTES:,}: split it into pages, as the API gives them"
+            )
         envelope = orjson.loads(path.read_bytes())
-    except (OSError, orjson.JSONDecodeError) as exc:
+    except OSError as exc:
+        raise AdapterError(f"cannot read: {exc.strerror or exc}") from exc
+    except orjson.JSONDecodeError as exc:
         raise AdapterError(f"not a catalog API page: {exc}") from exc
     if not isinstance(envelope, dict) or not isinstance(envelope.get("results"), list):
         raise AdapterError('not a catalog API page (no "results" list)')
@@ -132,8 +149,14 @@ def read_api_dump(path: Path, table: str, max_columns: int) -> pl.DataFrame:
             row[PARSE_ERROR] = "not a JSON object"
         else:
             try:
-                row.update(_row(item, table))
+                values = _row(item, table)
             except orjson.JSONEncodeError as exc:  # a value nested deeper than orjson writes
                 row[PARSE_ERROR] = f"nested too deeply ({exc})"
+            else:
+                text = sum(len(v.encode()) for v in values.values() if isinstance(v, str))
+                if text > MAX_RECORD_BYTES:  # as a record of a text file
+                    row[PARSE_ERROR] = TOO_LONG
+                else:
+                    row.update(values)
         rows.append(row)
     return text_frame(rows, path=path, max_columns=max_columns)

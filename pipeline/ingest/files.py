@@ -20,9 +20,8 @@ import io
 import os
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
 
 import pyarrow as pa  # type: ignore[import-untyped]  # no stubs; only its codecs are used
 
@@ -34,17 +33,34 @@ FORMATS[".json"] = "json"  # catalog API page dumps (`adapters`)
 COMPRESSIONS = {".gz": "gzip", ".zst": "zstd"}
 COMPRESSIBLE = ("csv", "ndjson")
 _MAGIC = {"gzip": b"\x1f\x8b", "zstd": b"\x28\xb5\x2f\xfd"}
+BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark, which spreadsheet exports write first
 ACCEPTED = ".csv, .parquet, .ndjson, .jsonl or .json; CSV and NDJSON also as .gz or .zst"
 
 
 @dataclass(frozen=True, order=True)
 class InputFile:
     """One file of a table: its path (as found under the input directory), its format (csv,
-    parquet, ndjson, json) and its compression (gzip, zstd or None)."""
+    parquet, ndjson, json), its compression (gzip, zstd or None) and, once listed, its
+    `signature` then (`check_unchanged`)."""
 
     path: Path
     format: str
     compression: str | None = None
+    signature: tuple[int, ...] | None = field(default=None, compare=False)
+
+    def check_unchanged(self) -> None:
+        """Stop the build if the file changed since it was listed: one that an export is still
+        writing, or that was replaced, would give a mix of two files' rows. Called once it is
+        read, this covers the listing, every read of it and the time between them."""
+        try:
+            now = signature(self.path.stat())
+        except OSError as exc:
+            raise InputError(f"{self.path}: cannot read: {exc.strerror or exc}") from exc
+        if self.signature is not None and now != self.signature:
+            raise InputError(
+                f"{self.path}: changed while the build read it (size, modification time or "
+                "inode); nothing of it was used: build again once the export is complete"
+            )
 
     def source(self, input_dir: Path) -> str:
         """The file as the build names it (raw.*._source_file, the report): relative to the
@@ -56,6 +72,13 @@ class InputFile:
         """The name without its format and compression extensions: `Shop-A.csv.gz` -> `Shop-A`."""
         parts = 2 if self.compression else 1
         return self.path.name.rsplit(".", parts)[0]
+
+
+def signature(st: os.stat_result) -> tuple[int, ...]:
+    """What changes when a file is written to or replaced, at the cost of a stat: inode, size,
+    modification and change times (the way git's index tells a changed file). Not the device,
+    which a worker of a cluster may see under another number."""
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def kind_of(name: str) -> tuple[str, str | None] | None:
@@ -75,13 +98,31 @@ def find_files(input_dir: Path, table: Table) -> list[InputFile]:
     entry of the folder `<group>/<table>/`. An entry that is not one is refused with its name."""
     root = input_dir.resolve()
     base = input_dir / table.group
-    entries = []
-    if base.is_dir():
-        entries = [p for p in base.iterdir() if p.name.startswith(f"{table.name}.")]
+    entries = [p for p in _entries(base) if p.name.startswith(f"{table.name}.")]
     folder = base / table.name
-    if folder.is_dir():
-        entries += list(folder.iterdir())
+    if _is_dir(folder):
+        entries += _entries(folder)
     return sorted(_checked(path, root) for path in entries)
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(path.stat().st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+
+
+def _entries(folder: Path) -> list[Path]:
+    """The entries of a folder (none if it is not one); one that cannot be listed stops the
+    build with its name: its files would vanish."""
+    if not _is_dir(folder):
+        return []
+    try:
+        return sorted(folder.iterdir())
+    except OSError as exc:
+        raise InputError(f"{folder}: cannot read: {exc.strerror or exc}") from exc
 
 
 def check_groups(input_dir: Path, tables: Sequence[Table]) -> None:
@@ -91,10 +132,8 @@ def check_groups(input_dir: Path, tables: Sequence[Table]) -> None:
     and an optional table with them."""
     for group in sorted({t.group for t in tables}):
         base = input_dir / group
-        if not base.is_dir():
-            continue
         names = sorted(t.name for t in tables if t.group == group)
-        for entry in sorted(base.iterdir()):
+        for entry in _entries(base):
             if entry.name.split(".", 1)[0] not in names:
                 raise InputError(
                     f"{entry}: not a file or folder of any table of {group}/ "
@@ -106,7 +145,8 @@ def _checked(path: Path, root: Path) -> InputFile:
     """The entry as an input file, or an InputError saying why it cannot be one."""
     kind = kind_of(path.name)
     try:
-        mode = path.stat().st_mode  # follows a link; never opens (a named pipe would block)
+        st = path.stat()  # follows a link; never opens (a named pipe would block)
+        mode = st.st_mode
     except FileNotFoundError:
         if path.is_symlink():
             raise InputError(f"{path}: a broken symbolic link (to {os.readlink(path)})") from None
@@ -128,19 +168,25 @@ def _checked(path: Path, root: Path) -> InputFile:
         if any(name.endswith(f".parquet{ext}") for ext in COMPRESSIONS):
             raise InputError(f"{path}: a compressed Parquet file (Parquet compresses its pages)")
         raise InputError(f"{path}: not an input file (expected {ACCEPTED})")
-    return InputFile(path, *kind)
+    return InputFile(path, *kind, signature=signature(st))
 
 
-def open_binary(file: InputFile) -> BinaryIO:
-    """The file's bytes, decompressed as they are read (pyarrow's gzip and zstd codecs)."""
+def open_binary(file: InputFile) -> io.BufferedReader:
+    """The file's bytes, decompressed as they are read (pyarrow's gzip and zstd codecs), less
+    a leading UTF-8 byte order mark: the one place the BOM is dropped, for CSV and NDJSON
+    alike (it is no part of the first column's name, nor of the first record)."""
     if file.compression is None:
-        return file.path.open("rb")
-    magic = _MAGIC[file.compression]
-    with file.path.open("rb") as fh:
-        if fh.read(len(magic)) != magic:
-            raise InputError(f"{file.path}: not {file.compression} data, as its name says")
-    stream = pa.input_stream(str(file.path), compression=file.compression)
-    return io.BufferedReader(stream)  # lines and read-ahead over pyarrow's raw stream
+        fh = file.path.open("rb")
+    else:
+        magic = _MAGIC[file.compression]
+        with file.path.open("rb") as raw:
+            if raw.read(len(magic)) != magic:
+                raise InputError(f"{file.path}: not {file.compression} data, as its name says")
+        stream = pa.input_stream(str(file.path), compression=file.compression)
+        fh = io.BufferedReader(stream)  # lines and read-ahead over pyarrow's raw stream
+    if fh.peek(len(BOM))[: len(BOM)] == BOM:
+        fh.read(len(BOM))
+    return fh
 
 
 def open_text(file: InputFile) -> io.TextIOWrapper:

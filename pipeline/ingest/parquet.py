@@ -16,9 +16,11 @@ from pipeline.db import quote
 from pipeline.errors import InputError
 from pipeline.ingest.raw import (
     EXTRA_COLUMNS,
+    MAX_RECORD_BYTES,
     PARSE_ERROR,
     SOURCE_FILE,
     SOURCE_ROW,
+    TOO_LONG,
     append,
     check_names,
     check_required,
@@ -27,6 +29,10 @@ from pipeline.ingest.raw import (
 
 _INTEGERS = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT"}
 _INTEGERS |= {"U" + t for t in _INTEGERS}
+# Types whose values are a few bytes as text, whatever they hold.
+_SHORT = re.compile(
+    r"U?(TINY|SMALL|BIG|HUGE)?INT(EGER)?|FLOAT|DOUBLE|DECIMAL\(\d+,\d+\)|BOOLEAN|DATE|TIME.*|INTERVAL|UUID"
+)
 
 
 def typed_column(kind: Kind, dtype: str) -> bool:
@@ -41,9 +47,18 @@ def typed_column(kind: Kind, dtype: str) -> bool:
     return (kind, dtype) in ((Kind.BOOL, "BOOLEAN"), (Kind.TIMESTAMP, "TIMESTAMP"))
 
 
+def _can_be_long(dtype: str) -> bool:
+    """Whether a column of DuckDB type `dtype`, as text, can hold a long value."""
+    return _SHORT.fullmatch(dtype) is None
+
+
 def parquet_columns(con: duckdb.DuckDBPyConnection, path: Path) -> dict[str, str]:
     """column -> DuckDB type of a Parquet file. A column named twice is refused: DuckDB would
     read the second as `<name>_1`, and the first would win in silence."""
+    try:
+        path.open("rb").close()  # one line for a file that cannot be opened, as for the others
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     try:
         written = pq.read_schema(path).names
     except (OSError, pa.ArrowException) as exc:
@@ -104,17 +119,22 @@ def append_parquet(
                 value[name] = f"{quoted}::VARCHAR"
         extras = [c for c in names if c not in table.column_names]
         packed = ", ".join(f"{quote(c)} := {value[c]}" for c in extras)
+        # The row's text, limited as a record of a text file is: the columns of a type that
+        # can be long (a number or a date as text cannot; leaving them out saves a cast each).
+        long = [c for c, t in found.items() if c not in typed and _can_be_long(t)]
+        size = " + ".join(f"coalesce(strlen({value[c]}), 0)" for c in long) or "0"
         select = ", ".join(
             [
                 f"$source AS {SOURCE_FILE}",
                 f"file_row_number + 1 AS {SOURCE_ROW}",
-                f"NULL::VARCHAR AS {PARSE_ERROR}",
+                f"CASE WHEN {size} > $max THEN $too_long END AS {PARSE_ERROR}",
                 *(f"{value.get(c, 'NULL::VARCHAR')} AS {quote(c)}" for c in table.column_names),
                 (f"to_json(struct_pack({packed}))::VARCHAR" if extras else "NULL::VARCHAR")
                 + f" AS {EXTRA_COLUMNS}",
             ]
         )
         sql = f"SELECT {select} FROM read_parquet($path, file_row_number = true)"
-        return append(con, table, sql, {"source": source, "path": str(path)})
+        params = {"source": source, "path": str(path), "max": MAX_RECORD_BYTES}
+        return append(con, table, sql, {**params, "too_long": TOO_LONG})
     except duckdb.Error as exc:
         raise InputError(f"{path}: cannot read Parquet: {str(exc).splitlines()[0]}") from exc

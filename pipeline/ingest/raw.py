@@ -32,6 +32,17 @@ SOURCE_DOCS = {
     SOURCE_FILE: "Input file, relative to the input directory",
     SOURCE_ROW: "Data record number in that file, from 1 (NDJSON: line number)",
 }
+# The longest record an input may hold, in bytes as written: a CSV record (line breaks inside
+# its quotes included) or an NDJSON line. A longer one is a reject, read past in pieces of this
+# size, so that no field of any length is ever held whole; every field is bounded by it too.
+MAX_RECORD_BYTES = 1 << 20
+TOO_LONG = f"longer than {MAX_RECORD_BYTES:,} bytes, the limit of a record and of its fields"
+# Text (CSV, NDJSON, decompressed) is read, parsed and appended to raw.<table> in batches of at
+# most this many bytes and this many cells (records x columns: a cell costs tens of bytes as a
+# frame and more as Python objects), so that neither a file's size, compressed or not, nor its
+# shape decides the build's memory.
+BATCH_BYTES = 8 << 20
+BATCH_CELLS = 1_000_000
 EXTRA_DOC = (
     "The file's columns that are not in the contract, as a JSON object of name -> value as "
     "written (null when it has none): `_extra_columns->>'name'`"
@@ -80,8 +91,8 @@ def check_required(table: Table, names: Sequence[str], source: str) -> None:
 
 def conform(df: pl.DataFrame, table: Table, source: str) -> pl.DataFrame:
     """The columns of raw.<table>: bookkeeping, the declared ones (missing optional ones as
-    null), then any others packed into `_extra_columns`."""
-    check_required(table, df.columns, source)
+    null), then any others packed into `_extra_columns`. A file's required columns are checked
+    once it is read (`check_required`, over the columns of all its batches)."""
     declared = [
         pl.col(c).cast(pl.String) if c in df.columns else pl.lit(None, pl.String).alias(c)
         for c in table.column_names

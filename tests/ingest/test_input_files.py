@@ -275,3 +275,23 @@ def test_the_build_reads_max_columns_from_its_settings(tmp_path: Path) -> None:
     settings = load_settings(None, input=tmp_path, output=tmp_path / "out", max_columns=4)
     with pytest.raises(InputError, match=r"catalog/products.csv: header: 6 columns, .* \(4\)"):
         dry_run(settings)
+
+
+def test_a_byte_order_mark_is_dropped_from_ndjson_as_from_csv(tmp_path: Path) -> None:
+    """An NDJSON file written with a UTF-8 BOM lost its first record ("BOM is not supported")
+    while a CSV dropped the mark (issue 23, item 7): one rule, plain or compressed."""
+    folder = _listings(tmp_path)
+    bom = b"\xef\xbb\xbf"
+    line = b'{"storeKey": "%s", "skuId": 1000, "price": "1.00", "quantity": 1}\n'
+    (folder / "a.ndjson").write_bytes(bom + line % b"A" + line % b"B")
+    (folder / "b.ndjson.gz").write_bytes(gzip.compress(bom + line % b"C"))
+    (folder / "c.csv").write_bytes(bom + f"{HEADER}\nD,1000,1.00,1\n".encode())
+    (folder / "d.csv").write_bytes(bom + f"{HEADER}\nE,1000,1.00,1\ne,1,2,3,4\n".encode())
+    assert [r[:5] for r in _load(tmp_path)] == [
+        ("stores/listings/a.ndjson", 1, None, "A", "1.00"),
+        ("stores/listings/a.ndjson", 2, None, "B", "1.00"),
+        ("stores/listings/b.ndjson.gz", 1, None, "C", "1.00"),
+        ("stores/listings/c.csv", 1, None, "D", "1.00"),
+        ("stores/listings/d.csv", 1, None, "E", "1.00"),
+        ("stores/listings/d.csv", 2, "5 fields, the header has 4", None, None),
+    ]
