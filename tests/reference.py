@@ -243,13 +243,15 @@ def _bool(v: Any, default: bool | None = None) -> bool | None:
 
 
 def time_text(value: Any) -> str | None:
-    """A time as the API writes it: ISO 8601, no zone, exactly three fraction digits."""
+    """A time as the live service writes it: ISO 8601, no zone, seconds always, then the
+    fraction without its trailing zeros, and no dot when it is zero."""
     if value is None:
         return None
     from datetime import datetime
 
     moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}"
+    fraction = f"{moment.microsecond:06d}".rstrip("0")
+    return moment.strftime("%Y-%m-%dT%H:%M:%S") + (f".{fraction}" if fraction else "")
 
 
 def load_directory(input_dir: Path) -> Data:
@@ -569,8 +571,8 @@ def _group_object(group: dict[str, Any]) -> dict[str, Any]:
         "name": group["name"],
         "abbreviation": group.get("abbreviation"),
         "isSupplemental": group.get("isSupplemental"),
-        "publishedOn": group.get("publishedOn"),
-        "modifiedOn": group.get("modifiedOn"),
+        "publishedOn": time_text(group.get("publishedOn")),
+        "modifiedOn": time_text(group.get("modifiedOn")),
         "categoryId": group["categoryId"],
     }
 

@@ -3,7 +3,7 @@
 -- generic and custom listings, quantity > 0 unless not $in_stock_only, excluded categories only
 -- if $include_excluded_categories), filtered by $category_id and $category_name (lower-cased,
 -- exact; null: no filter), ordered by lower-cased name, then groupId, with its Group JSON
--- (fields the input lacks are null; times with three fraction digits). $store_keys is a list
+-- (fields the input lacks are null; times as json_time writes them). $store_keys is a list
 -- of keys, $channel_id null means every channel; $first_position / $last_position (null: no
 -- bound) cut each store and channel's page.
 with
@@ -45,8 +45,8 @@ final as (
             ',"name":', json_text(name),
             ',"abbreviation":', json_text(abbreviation),
             ',"isSupplemental":', json_bool(is_supplemental),
-            ',"publishedOn":', json_text(strftime(published_on, '%Y-%m-%dT%H:%M:%S.%g')),
-            ',"modifiedOn":', json_text(strftime(modified_on, '%Y-%m-%dT%H:%M:%S.%g')),
+            ',"publishedOn":', json_time(published_on),
+            ',"modifiedOn":', json_time(modified_on),
             ',"categoryId":', category_id,
             '}'
         ) as result_json

@@ -38,9 +38,9 @@ shown as (
     join sku_fixed on sku_fixed.sku_id = matching.sku_id
 ),
 product as (
-    -- All entries count and price the product. SKU order: price descending, then skuId, then
-    -- generic before custom by custom id; the entries are sorted within the product (a plain
-    -- list, then list_sort), which is cheaper than a window or an ordered aggregate.
+    -- All entries count and price the product. The entries are sorted within the product in
+    -- the SKU order (sku_order) as a plain list, then list_sort, which is cheaper than a window
+    -- or an ordered aggregate.
     select
         store_key,
         channel_id,
@@ -53,10 +53,7 @@ product as (
             list_transform(
                 list_slice(
                     list_sort(list({
-                        'price': -price,
-                        'sku': sku_id,
-                        'custom': is_custom,
-                        'custom_id': store_price_custom_id,
+                        'key': sku_order(price, sku_id, is_custom, store_price_custom_id),
                         'json': entry_json
                     })),
                     1,

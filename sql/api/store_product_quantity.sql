@@ -24,15 +24,9 @@ entries as (
         is_custom,
         store_price_custom_id,
         quantity,
-        concat(
-            '{"skuId":', sku_id,
-            case when is_custom then concat(',"storePriceCustomId":', store_price_custom_id) end,
-            ',"quantity":', quantity,
-            ',"isCustom":', json_bool(is_custom),
-            case when is_custom then
-                json_custom_keys(title, description, main_image_url, additional_image_urls)
-            end,
-            '}'
+        json_listing_entry(
+            '', sku_id, is_custom, store_price_custom_id, concat(',"quantity":', quantity),
+            title, description, main_image_url, additional_image_urls
         ) as entry_json
     from matching
 ),
@@ -44,7 +38,7 @@ final as (
             '{"productId":', $product_id::bigint,
             ',"totalQuantity":', sum(quantity),
             ',"skus":[',
-            string_agg(entry_json, ',' order by price desc, sku_id, is_custom, store_price_custom_id),
+            string_agg(entry_json, ',' order by sku_order(price, sku_id, is_custom, store_price_custom_id)),
             ']}'
         ) as result_json
     from entries

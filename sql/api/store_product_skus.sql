@@ -23,7 +23,7 @@ numbered as (
         matching.*,
         sku_fixed.body_json,
         row_number() over (
-            order by price desc, matching.sku_id, is_custom, store_price_custom_id
+            order by sku_order(price, matching.sku_id, is_custom, store_price_custom_id)
         ) as position,
         count(*) over () as total_items
     from matching

@@ -28,20 +28,17 @@ final as (
     select
         position::bigint as position,
         total_items::bigint as total_items,
-        concat(
-            '{"skuListPriceId":',
-            json_text(
-                case when is_custom then concat(sku_id, '-', store_price_custom_id)
-                else sku_id::varchar end
+        json_listing_entry(
+            concat(
+                '"skuListPriceId":',
+                json_text(
+                    case when is_custom then concat(sku_id, '-', store_price_custom_id)
+                    else sku_id::varchar end
+                ),
+                ','
             ),
-            ',"skuId":', sku_id,
-            case when is_custom then concat(',"storePriceCustomId":', store_price_custom_id) end,
-            ',"price":', json_money(price),
-            ',"isCustom":', json_bool(is_custom),
-            case when is_custom then
-                json_custom_keys(title, description, main_image_url, additional_image_urls)
-            end,
-            '}'
+            sku_id, is_custom, store_price_custom_id, concat(',"price":', json_money(price)),
+            title, description, main_image_url, additional_image_urls
         ) as result_json
     from numbered
     where position between $first_position and $last_position
