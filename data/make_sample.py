@@ -350,7 +350,8 @@ def build_catalog() -> tuple[list[list[object]], list[list[object]], list[list[o
     return groups, products, skus
 
 
-# Products that arrive as a catalog API page dump (DESIGN §2), in the Pokémon set "Base Set".
+# Products that arrive as a catalog API page dump (docs/contract.md §2), in the Pokémon set
+# "Base Set".
 API_PRODUCTS = [
     (300001, "Lugia VSTAR", "139/195", "Ultra Rare"),
     (300002, "Charizard", "4/102", "Holo Rare"),

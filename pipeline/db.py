@@ -20,7 +20,7 @@ SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 
 # DuckDB 2.x writes files older readers cannot open unless told otherwise. Analysts most likely
 # run a DuckDB 1.x client, so the warehouse is written in the 1.2 storage format, which every
-# DuckDB from 1.2.0 on reads. (DESIGN §4: analysts open the file with their own DuckDB.)
+# DuckDB from 1.2.0 on reads. (docs/contract.md §1: analysts open the file with their own DuckDB.)
 STORAGE_COMPATIBILITY_VERSION = "v1.2.0"
 
 # A time as `json_time` writes it, and as the live service does: no zone, seconds always, a
@@ -59,16 +59,17 @@ MACROS = (
        store_keys IS NULL
        OR (list_contains(list_transform(store_keys, lambda key: hash(key)), store_hash)
            AND list_contains(store_keys, store_key))""",
-    # A listing the request's flags show (DESIGN §3): generic ones if include_generic, custom
-    # ones if include_custom, those of an excluded category only if include_excluded.
+    # A listing the request's flags show (docs/contract.md §4.1): generic ones if
+    # include_generic, custom ones if include_custom, those of an excluded category only if
+    # include_excluded.
     """CREATE OR REPLACE TEMP MACRO shown(is_custom, is_excluded, generic, custom, excluded) AS
        (CASE WHEN is_custom THEN custom ELSE generic END) AND (excluded OR NOT is_excluded)""",
-    # A time as the live service writes it (.NET round-trip, no zone; docs/contract.md, "Dates"):
+    # A time as the live service writes it (.NET round-trip, no zone; docs/contract.md §3.4):
     # seconds always, then the fraction with its trailing zeros trimmed, and no dot when it is
     # zero: 2025-11-19T15:58:35.27, 2022-11-11T00:00:00. TIME_PATTERN is the same rule, checked.
     """CREATE OR REPLACE TEMP MACRO json_time(t) AS
        json_text(rtrim(rtrim(strftime(t, '%Y-%m-%dT%H:%M:%S.%f'), '0'), '.'))""",
-    # The SKU order of a product's entries (docs/contract.md, "The SKU order"): price
+    # The SKU order of a product's entries (docs/contract.md §4.2): price
     # descending, then skuId, then generic before custom, then storePriceCustomId. A sort key:
     # ORDER BY it, or list_sort a list of structs that lead with it.
     """CREATE OR REPLACE TEMP MACRO sku_order(price, sku_id, is_custom, custom_id) AS
@@ -78,7 +79,7 @@ MACROS = (
     # their trailing comma), skuId, a custom listing's storePriceCustomId, `middle` (the
     # operation's own keys, with their leading comma), isCustom, then a custom listing's other
     # keys: null where the input has none, but additionalImageUrls, which is [] then. A generic
-    # entry carries no custom key (docs/contract.md, "Fields").
+    # entry carries no custom key (docs/contract.md §3.3).
     """CREATE OR REPLACE TEMP MACRO json_listing_entry(
            head, sku_id, is_custom, custom_id, middle, title, description, main, more) AS
        concat('{', head, '"skuId":', sku_id,

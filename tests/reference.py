@@ -1,4 +1,4 @@
-"""An independent reference model of DESIGN §3, in plain Python, for the tests.
+"""An independent reference model of docs/contract.md, in plain Python, for the tests.
 
 It shares no code with the pipeline: it reads plain dictionaries, filters, groups, sorts and
 serialises with the standard library (prices via float repr, JSON via `json.dumps`), so that a
@@ -319,7 +319,7 @@ def load_directory(input_dir: Path) -> Data:
 
 
 # ---------------------------------------------------------------------------------------------
-# Query strings, per DESIGN §3 "Details that decide bytes and statuses", written independently.
+# Query strings, per docs/contract.md §8, written independently.
 # ---------------------------------------------------------------------------------------------
 
 SPEC_ORDER = [
@@ -413,7 +413,7 @@ def answer_url(data: Data, path: str, query: str) -> tuple[int, bytes]:
 
 
 # ---------------------------------------------------------------------------------------------
-# The store's other inventory operations (DESIGN §3.1), written from the contract alone.
+# The store's other inventory operations (docs/contract.md §5), written from the contract alone.
 # ---------------------------------------------------------------------------------------------
 
 OPERATION_SPECS: dict[str, list[tuple[str, str]]] = {

@@ -179,7 +179,7 @@ def requests(draw: st.DrawFn, data: reference.Data) -> reference.Request:
 
 @st.composite
 def operation_targets(draw: st.DrawFn, data: reference.Data) -> tuple[str, str]:
-    """A request of one of the store's other operations (DESIGN §3.1), its parameters valid."""
+    """A request of one of the store's other operations (docs/contract.md §5), its parameters valid."""
     store = draw(st.sampled_from([*STORE_KEYS, "unknown"]))
     product = draw(st.sampled_from([*sorted(data.products), 1]))
     operation = draw(

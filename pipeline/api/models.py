@@ -231,7 +231,7 @@ class ErrorResponse(BaseModel):
 
 InventoryPage = PagedResponse[StoreProduct]
 CategoryPage = PagedResponse[Category]
-# The response of each store operation but the summary (DESIGN §3.1), by operationId.
+# The response of each store operation but the summary (docs/contract.md §5), by operationId.
 OPERATION_RESPONSES: dict[str, type[BaseModel]] = {
     "Stores_GetStoreProductSkus": PagedResponse[Sku],
     "Stores_GetInventoryProductQuantity": ResultsResponse[ProductQuantity],

@@ -1,4 +1,5 @@
--- GET /v1.39.0/stores/{storeKey}/inventory/products (Stores_GetStoreInventory), DESIGN §3.
+-- GET /v1.39.0/stores/{storeKey}/inventory/products (Stores_GetStoreInventory),
+-- docs/contract.md §4.
 -- One row per (store, channel, product) of the answer, in the requested order, with the
 -- product's StoreProduct JSON. Not a table: run with bind parameters for one request
 -- ($store_keys a list of one key), or by the exporter for a batch of stores ($store_keys) and

@@ -1,9 +1,10 @@
--- GET /v1.39.0/stores/{storeKey}/inventory/skuprices (Stores_GetInventorySkuPrices), DESIGN
--- §3.1: the store's price list on the channel, one row per listing whatever its quantity,
--- ordered by skuId, generic before custom, then storePriceCustomId. skuListPriceId is the
--- listing's key as text ("<skuId>", or "<skuId>-<storePriceCustomId>" for a custom listing).
--- Bind parameters: $store_keys (a list of one key), $channel_id, the listing flags, $group_id
--- and $sku_id (null: no filter), and $first_position / $last_position for the page.
+-- GET /v1.39.0/stores/{storeKey}/inventory/skuprices (Stores_GetInventorySkuPrices),
+-- docs/contract.md §5.3: the store's price list on the channel, one row per listing whatever
+-- its quantity, ordered by skuId, generic before custom, then storePriceCustomId.
+-- skuListPriceId is the listing's key as text ("<skuId>", or "<skuId>-<storePriceCustomId>"
+-- for a custom listing). Bind parameters: $store_keys (a list of one key), $channel_id, the
+-- listing flags, $group_id and $sku_id (null: no filter), and $first_position /
+-- $last_position for the page.
 with
 listing as (select * from marts.listing),
 matching as (

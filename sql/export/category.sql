@@ -1,7 +1,8 @@
 -- One row per category: its Category JSON object (spec 2.6) for the category listing, keys in
--- the spec's order, modifiedOn as the live service writes it (json_time), nulls written as null. The
--- live service's categoryDescription, categoryPageTitle (after seoCategoryName) and isDirect
--- (last) are keys of every category when the input carries their column, absent otherwise.
+-- the spec's order, modifiedOn as the live service writes it (json_time), nulls written as
+-- null. The live service's categoryDescription, categoryPageTitle (after seoCategoryName) and
+-- isDirect (last) are keys of every category when the input carries their column, absent
+-- otherwise (docs/contract.md §6).
 -- @column category_id: Category identifier
 -- @column category_json: The Category object
 with

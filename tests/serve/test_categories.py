@@ -1,4 +1,4 @@
-"""The category listing (DESIGN §3, "The category listing"): its order, sortOrder and sortDesc,
+"""The category listing (docs/contract.md §6): its order, sortOrder and sortDesc,
 and the live service's keys, which a column of the categories input brings."""
 
 from __future__ import annotations
