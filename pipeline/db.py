@@ -69,9 +69,9 @@ MACROS = (
     # zero: 2025-11-19T15:58:35.27, 2022-11-11T00:00:00. TIME_PATTERN is the same rule, checked.
     """CREATE OR REPLACE TEMP MACRO json_time(t) AS
        json_text(rtrim(rtrim(strftime(t, '%Y-%m-%dT%H:%M:%S.%f'), '0'), '.'))""",
-    # The SKU order of a product's entries (docs/contract.md §4.2): price
-    # descending, then skuId, then generic before custom, then storePriceCustomId. A sort key:
-    # ORDER BY it, or list_sort a list of structs that lead with it.
+    # The SKU order of a product's entries (docs/contract.md §4.2): price descending, then
+    # skuId, then generic before custom, then storePriceCustomId. A sort key: ORDER BY it, or
+    # list_sort a list of structs that lead with it.
     """CREATE OR REPLACE TEMP MACRO sku_order(price, sku_id, is_custom, custom_id) AS
        {'price': -price, 'sku': sku_id, 'custom': is_custom, 'custom_id': custom_id}""",
     # An entry of a listing, as every store operation writes it (the summary's skus, a

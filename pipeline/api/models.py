@@ -37,6 +37,10 @@ _STRICT = ConfigDict(extra="forbid")
 _GIVEN = "Present when the categories input has this column; null where a row has none."
 # A time as the pages and the live service write it (`pipeline.db.json_time`).
 Time = Annotated[StrictStr, Field(pattern=TIME_PATTERN)]
+_TIME = (
+    "No zone; the fraction without trailing zeros, and no dot when it is zero, as the live "
+    "service writes it: 2025-11-19T15:58:35.27, 2022-11-11T00:00:00."
+)
 
 
 def _no_default(schema: dict[str, Any]) -> None:
@@ -155,8 +159,8 @@ class StoreGroup(BaseModel):
     name: StrictStr
     abbreviation: StrictStr | None
     isSupplemental: StrictBool | None
-    publishedOn: Time | None
-    modifiedOn: Time | None
+    publishedOn: Time | None = Field(description=_TIME)
+    modifiedOn: Time | None = Field(description=_TIME)
     categoryId: Int32
 
 
@@ -188,7 +192,7 @@ class Category(BaseModel):
     model_config = _STRICT
     categoryId: Int32
     name: StrictStr
-    modifiedOn: Time | None
+    modifiedOn: Time | None = Field(description=_TIME)
     displayName: StrictStr | None
     seoCategoryName: StrictStr | None
     categoryDescription: StrictStr | None = _absent(_GIVEN)
