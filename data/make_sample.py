@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import json
 import random
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
@@ -27,8 +28,11 @@ from pipeline.tools.generate import LANGUAGES  # the marketplace's language voca
 HERE = Path(__file__).resolve().parent
 RNG = random.Random(20261121)
 
+# Categories as the live service has them (every client reads them unchanged: tcgplayersdk's
+# category model needs isDirect and a modifiedOn on every one); the absent isDirect column and a
+# null modifiedOn are cases of the tests' inputs, not of the sample.
 CATEGORIES = [
-    # id, name, displayName, seo, sealed, nonSealed, popularity, modifiedOn
+    # id, name, displayName, seo, sealed, nonSealed, popularity, modifiedOn, isDirect
     (
         1,
         "Magic",
@@ -38,9 +42,20 @@ CATEGORIES = [
         "Singles",
         0,
         "2025-06-12T19:08:33.837",
+        True,
     ),
-    (2, "YuGiOh", "YuGiOh", "yugioh", "Sealed Products", "Singles", 1, "2024-11-02T08:00:00"),
-    (3, "Pokemon", "Pokémon", "pokemon", "Sealed Products", "Singles", 2, "2025-09-30T23:59:59.5"),
+    (2, "YuGiOh", "YuGiOh", "yugioh", "Sealed Products", "Singles", 1, "2024-11-02T08:00:00", True),
+    (
+        3,
+        "Pokemon",
+        "Pokémon",
+        "pokemon",
+        "Sealed Products",
+        "Singles",
+        2,
+        "2025-09-30T23:59:59.5",
+        True,
+    ),
     (
         62,
         "Flesh & Blood TCG",
@@ -50,8 +65,19 @@ CATEGORIES = [
         "Singles",
         10,
         "2023-03-15T12:30:00.120",
+        False,
     ),
-    (71, "Lorcana TCG", "Disney Lorcana", "lorcana-tcg", "Sealed Products", "Singles", 8, None),
+    (
+        71,
+        "Lorcana TCG",
+        "Disney Lorcana",
+        "lorcana-tcg",
+        "Sealed Products",
+        "Singles",
+        8,
+        "2024-02-20T16:42:11.07",
+        True,
+    ),
 ]
 
 CONDITIONS = [
@@ -269,13 +295,28 @@ def _text(value: object) -> str:
     return str(value)
 
 
+def group_dates(group_id: int) -> tuple[bool, str, str]:
+    """(isSupplemental, publishedOn, modifiedOn) of a group, as the live service writes them
+    (published at midnight; modified later, with a fraction of 0 to 3 digits), from its id
+    alone: the random draws of the rest of the sample stay as they were."""
+    n = group_id - 1000
+    published = date(2015, 1, 1) + timedelta(days=97 * n)
+    modified = datetime(2025, 1, 1) + timedelta(days=11 * n, seconds=3607 * n)
+    fraction = ("", ".27", ".8", ".123", ".5")[n % 5]
+    return (
+        False,
+        f"{published.isoformat()}T00:00:00",
+        modified.isoformat(timespec="seconds") + fraction,
+    )
+
+
 def build_catalog() -> tuple[list[list[object]], list[list[object]], list[list[object]]]:
     groups, products, skus = [], [], []
     group_id, product_id, sku_id = 1000, 100000, 5000000
     for category_id, (sets, printings, languages, names) in GAMES.items():
         for set_name, abbr in sets:
             group_id += 1
-            groups.append([group_id, category_id, set_name, abbr])
+            groups.append([group_id, category_id, set_name, abbr, *group_dates(group_id)])
             picked = RNG.sample(names, k=RNG.randint(len(names) * 2 // 3, len(names)))
             for number, name in enumerate(picked, start=1):
                 product_id += 1
@@ -309,7 +350,8 @@ def build_catalog() -> tuple[list[list[object]], list[list[object]], list[list[o
     return groups, products, skus
 
 
-# Products that arrive as a catalog API page dump (DESIGN §2), in the Pokémon set "Base Set".
+# Products that arrive as a catalog API page dump (docs/contract.md §2), in the Pokémon set
+# "Base Set".
 API_PRODUCTS = [
     (300001, "Lugia VSTAR", "139/195", "Ultra Rare"),
     (300002, "Charizard", "4/102", "Holo Rare"),
@@ -505,6 +547,7 @@ def main() -> None:
             "conditionGuideUrl",
             "isScannable",
             "popularity",
+            "isDirect",
         ],
         [
             [
@@ -518,12 +561,23 @@ def main() -> None:
                 f"https://store.tcgplayer.com/condition-guide/{c[3]}",
                 c[0] in (1, 3),
                 c[6],
+                c[8],
             ]
             for c in CATEGORIES
         ],
     )
     write_csv(
-        HERE / "catalog/groups.csv", ["groupId", "categoryId", "name", "abbreviation"], groups
+        HERE / "catalog/groups.csv",
+        [
+            "groupId",
+            "categoryId",
+            "name",
+            "abbreviation",
+            "isSupplemental",
+            "publishedOn",
+            "modifiedOn",
+        ],
+        groups,
     )
     write_csv(
         HERE / "catalog/products.csv",

@@ -1,4 +1,5 @@
-"""Input contract: the raw tables, their declared columns and the row-level rules (DESIGN §2).
+"""Input contract: the raw tables, their declared columns and the row-level rules
+(docs/contract.md §2).
 
 Nothing is auto-detected. Ingest reads exactly these columns (as text, so that a bad value can be
 reported as it was written; Parquet columns of a type that holds their values as typed), and the
@@ -39,7 +40,8 @@ class Column:
     pattern: str | None = None  # full-match regular expression
     doc: str = ""  # the column's comment in raw.<table> ("as written") and staging.<table>
     # Its key is published only when the input carries the column (null where a row has none):
-    # the category listing's live-only fields (DESIGN §3). Ingest records which ones it saw.
+    # the category listing's live-only fields (docs/contract.md §6). Ingest records which ones
+    # it saw.
     keyed: bool = False
 
     @property

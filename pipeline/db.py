@@ -20,8 +20,13 @@ SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 
 # DuckDB 2.x writes files older readers cannot open unless told otherwise. Analysts most likely
 # run a DuckDB 1.x client, so the warehouse is written in the 1.2 storage format, which every
-# DuckDB from 1.2.0 on reads. (DESIGN §4: analysts open the file with their own DuckDB.)
+# DuckDB from 1.2.0 on reads. (docs/contract.md §1: analysts open the file with their own DuckDB.)
 STORAGE_COMPATIBILITY_VERSION = "v1.2.0"
+
+# A time as `json_time` writes it, and as the live service does: no zone, seconds always, a
+# fraction only when it is not zero, without trailing zeros. The service's .NET writer keeps up
+# to seven digits (`FFFFFFF`); the warehouse holds microseconds, so the pages have at most six.
+TIME_PATTERN = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{0,6}[1-9])?$"
 
 # A writer checkpoints when it is done (a build's last statement is CHECKPOINT), not whenever
 # the write-ahead log passes DuckDB's default of 16 MiB: at 10M listings that default set off
@@ -47,12 +52,6 @@ MACROS = (
     "CREATE OR REPLACE TEMP MACRO json_text(t) AS coalesce(to_json(t::VARCHAR)::VARCHAR, 'null')",
     """CREATE OR REPLACE TEMP MACRO json_bool(b) AS
        CASE WHEN b THEN 'true' WHEN NOT b THEN 'false' ELSE 'null' END""",
-    # The keys a custom entry carries after isCustom (DESIGN §3: null where the input has none,
-    # but additionalImageUrls, which is [] then), with their leading comma.
-    """CREATE OR REPLACE TEMP MACRO json_custom_keys(title, description, main, more) AS
-       concat(',"title":', json_text(title), ',"description":', json_text(description),
-              ',"mainImageUrl":', json_text(main),
-              ',"additionalImageUrls":', coalesce(to_json(more)::VARCHAR, '[]'))""",
     # A listing of the stores asked for (all of them when `store_keys` is null). The hashes
     # prune: marts.listing is clustered by store_hash, and DuckDB's zone maps skip every row
     # group that holds none of the stores (a text key's bounds are too short to).
@@ -60,21 +59,47 @@ MACROS = (
        store_keys IS NULL
        OR (list_contains(list_transform(store_keys, lambda key: hash(key)), store_hash)
            AND list_contains(store_keys, store_key))""",
-    # A listing the request's flags show (DESIGN §3): generic ones if include_generic, custom
-    # ones if include_custom, those of an excluded category only if include_excluded.
+    # A listing the request's flags show (docs/contract.md §4.1): generic ones if
+    # include_generic, custom ones if include_custom, those of an excluded category only if
+    # include_excluded.
     """CREATE OR REPLACE TEMP MACRO shown(is_custom, is_excluded, generic, custom, excluded) AS
        (CASE WHEN is_custom THEN custom ELSE generic END) AND (excluded OR NOT is_excluded)""",
-    # A Sku entry of a store's inventory (spec 2.3, DESIGN §3): the summary's `skus` and the
-    # product's skus operation write it alike. `body` is the SKU's fixed fragment (export.sku).
+    # A time as the live service writes it (.NET round-trip, no zone; docs/contract.md §3.4):
+    # seconds always, then the fraction with its trailing zeros trimmed, and no dot when it is
+    # zero: 2025-11-19T15:58:35.27, 2022-11-11T00:00:00. TIME_PATTERN is the same rule, checked.
+    """CREATE OR REPLACE TEMP MACRO json_time(t) AS
+       json_text(rtrim(rtrim(strftime(t, '%Y-%m-%dT%H:%M:%S.%f'), '0'), '.'))""",
+    # The SKU order of a product's entries (docs/contract.md §4.2): price descending, then
+    # skuId, then generic before custom, then storePriceCustomId. A sort key: ORDER BY it, or
+    # list_sort a list of structs that lead with it.
+    """CREATE OR REPLACE TEMP MACRO sku_order(price, sku_id, is_custom, custom_id) AS
+       {'price': -price, 'sku': sku_id, 'custom': is_custom, 'custom_id': custom_id}""",
+    # An entry of a listing, as every store operation writes it (the summary's skus, a
+    # product's skus, its quantities, the price list): `head` (the keys before skuId, with
+    # their trailing comma), skuId, a custom listing's storePriceCustomId, `middle` (the
+    # operation's own keys, with their leading comma), isCustom, then a custom listing's other
+    # keys: null where the input has none, but additionalImageUrls, which is [] then. A generic
+    # entry carries no custom key (docs/contract.md §3.3).
+    """CREATE OR REPLACE TEMP MACRO json_listing_entry(
+           head, sku_id, is_custom, custom_id, middle, title, description, main, more) AS
+       concat('{', head, '"skuId":', sku_id,
+              CASE WHEN is_custom THEN concat(',"storePriceCustomId":', custom_id) END,
+              middle, ',"isCustom":', json_bool(is_custom),
+              CASE WHEN is_custom THEN concat(
+                  ',"title":', json_text(title), ',"description":', json_text(description),
+                  ',"mainImageUrl":', json_text(main),
+                  ',"additionalImageUrls":', coalesce(to_json(more)::VARCHAR, '[]')) END,
+              '}')""",
+    # A Sku entry of a store's inventory (spec 2.3): the summary's `skus` and the product's skus
+    # operation write it alike. `body` is the SKU's fixed fragment (export.sku).
     """CREATE OR REPLACE TEMP MACRO json_sku_entry(
            sku_id, is_custom, custom_id, body, price, quantity, is_featured,
            title, description, main, more) AS
-       concat('{"skuId":', sku_id,
-              CASE WHEN is_custom THEN concat(',"storePriceCustomId":', custom_id) END,
-              ',', body, ',"price":', json_money(price), ',"quantity":', quantity,
-              ',"isFeatured":', json_bool(is_featured), ',"isCustom":', json_bool(is_custom),
-              CASE WHEN is_custom THEN json_custom_keys(title, description, main, more) END,
-              '}')""",
+       json_listing_entry('', sku_id, is_custom, custom_id,
+                          concat(',', body, ',"price":', json_money(price),
+                                 ',"quantity":', quantity,
+                                 ',"isFeatured":', json_bool(is_featured)),
+                          title, description, main, more)""",
     # Money as a JSON number in shortest form with a decimal point: 12.30 -> 12.3, 5.00 -> 5.0.
     # Two decimals always, so a trailing zero is never the only fraction digit.
     """CREATE OR REPLACE TEMP MACRO json_money(d) AS

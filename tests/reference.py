@@ -1,4 +1,4 @@
-"""An independent reference model of DESIGN §3, in plain Python, for the tests.
+"""An independent reference model of docs/contract.md, in plain Python, for the tests.
 
 It shares no code with the pipeline: it reads plain dictionaries, filters, groups, sorts and
 serialises with the standard library (prices via float repr, JSON via `json.dumps`), so that a
@@ -243,13 +243,15 @@ def _bool(v: Any, default: bool | None = None) -> bool | None:
 
 
 def time_text(value: Any) -> str | None:
-    """A time as the API writes it: ISO 8601, no zone, exactly three fraction digits."""
+    """A time as the live service writes it: ISO 8601, no zone, seconds always, then the
+    fraction without its trailing zeros, and no dot when it is zero."""
     if value is None:
         return None
     from datetime import datetime
 
     moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}"
+    fraction = f"{moment.microsecond:06d}".rstrip("0")
+    return moment.strftime("%Y-%m-%dT%H:%M:%S") + (f".{fraction}" if fraction else "")
 
 
 def load_directory(input_dir: Path) -> Data:
@@ -317,7 +319,7 @@ def load_directory(input_dir: Path) -> Data:
 
 
 # ---------------------------------------------------------------------------------------------
-# Query strings, per DESIGN §3 "Details that decide bytes and statuses", written independently.
+# Query strings, per docs/contract.md §8, written independently.
 # ---------------------------------------------------------------------------------------------
 
 SPEC_ORDER = [
@@ -411,7 +413,7 @@ def answer_url(data: Data, path: str, query: str) -> tuple[int, bytes]:
 
 
 # ---------------------------------------------------------------------------------------------
-# The store's other inventory operations (DESIGN §3.1), written from the contract alone.
+# The store's other inventory operations (docs/contract.md §5), written from the contract alone.
 # ---------------------------------------------------------------------------------------------
 
 OPERATION_SPECS: dict[str, list[tuple[str, str]]] = {
@@ -569,8 +571,8 @@ def _group_object(group: dict[str, Any]) -> dict[str, Any]:
         "name": group["name"],
         "abbreviation": group.get("abbreviation"),
         "isSupplemental": group.get("isSupplemental"),
-        "publishedOn": group.get("publishedOn"),
-        "modifiedOn": group.get("modifiedOn"),
+        "publishedOn": time_text(group.get("publishedOn")),
+        "modifiedOn": time_text(group.get("modifiedOn")),
         "categoryId": group["categoryId"],
     }
 

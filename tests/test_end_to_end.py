@@ -1,5 +1,5 @@
 """The shipped sample, built end to end: golden pages, the manifest, valid pages, and for every
-store the default pages list exactly the products DESIGN §3 defines."""
+store the default pages list exactly the products docs/contract.md §4 defines."""
 
 from __future__ import annotations
 
@@ -129,7 +129,7 @@ def test_every_page_validates_against_the_models(sample_build: Path) -> None:
 
 
 def test_default_pages_list_exactly_the_products_of_the_definition(sample_build: Path) -> None:
-    """DESIGN §3 by the independent reference, read straight from the sample's input files."""
+    """docs/contract.md §4 by the independent reference, read straight from the sample's input files."""
     data = reference.load_directory(SAMPLE)
     files = site_files(sample_build / "site")
     stores_with_pages = 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 from openapi_spec_validator import validate
 
@@ -13,3 +15,26 @@ def test_the_openapi_document_is_valid() -> None:
     assert document["openapi"] == "3.1.0"
     validate(document)
     assert orjson.loads(openapi_json()) == document
+
+
+def _optional_properties(document: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    """(schema, property) -> its schema, for every property a schema does not require."""
+    return {
+        (name, key): prop
+        for name, schema in document["components"]["schemas"].items()
+        for key, prop in schema.get("properties", {}).items()
+        if key not in schema.get("required", [])
+    }
+
+
+def test_a_key_that_may_be_absent_is_optional_with_no_default() -> None:
+    """A generator reads a default as "always present" (openapi-typescript 7 makes the key
+    required), so a key an answer may leave out carries none: the five custom keys of a
+    listing entry, and the category keys that only an input column brings."""
+    optional = _optional_properties(openapi_document())
+    custom = ("storePriceCustomId", "title", "description", "mainImageUrl", "additionalImageUrls")
+    assert sorted(optional) == sorted(
+        [(schema, key) for schema in ("QuantitySku", "Sku", "SkuListPrice") for key in custom]
+        + [("Category", k) for k in ("categoryDescription", "categoryPageTitle", "isDirect")]
+    )
+    assert {k: p["default"] for k, p in optional.items() if "default" in p} == {}

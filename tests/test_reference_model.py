@@ -53,8 +53,12 @@ def datasets(draw: st.DrawFn) -> reference.Data:
             "categoryId": draw(st.sampled_from(sorted(data.categories))),
             "abbreviation": draw(st.none() | TEXT),
             "isSupplemental": draw(st.sampled_from([None, True, False])),
-            "publishedOn": draw(st.sampled_from([None, "2022-11-11T00:00:00.000"])),
-            "modifiedOn": draw(st.sampled_from([None, "2025-12-12T22:37:34.340"])),
+            "publishedOn": draw(
+                st.sampled_from([None, "2022-11-11T00:00:00.000", "2025-12-04T15:00:29.8"])
+            ),
+            "modifiedOn": draw(
+                st.sampled_from([None, "2025-12-12T22:37:34.340", "2018-11-26T14:06:30.123456"])
+            ),
         }
     for product_id in range(100, 100 + draw(st.integers(1, 8))):
         group_id = draw(st.sampled_from(sorted(data.groups)))
@@ -175,7 +179,7 @@ def requests(draw: st.DrawFn, data: reference.Data) -> reference.Request:
 
 @st.composite
 def operation_targets(draw: st.DrawFn, data: reference.Data) -> tuple[str, str]:
-    """A request of one of the store's other operations (DESIGN §3.1), its parameters valid."""
+    """A request of one of the store's other operations (docs/contract.md §5), its parameters valid."""
     store = draw(st.sampled_from([*STORE_KEYS, "unknown"]))
     product = draw(st.sampled_from([*sorted(data.products), 1]))
     operation = draw(

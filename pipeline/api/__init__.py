@@ -1,4 +1,4 @@
-"""The API being reproduced (DESIGN §3, spec §4.1), shared by the exporter and the live server:
+"""The API being reproduced (docs/contract.md), shared by the exporter and the live server:
 request parameters and their errors (`params`), response bytes and messages (`responses`), the
 mapping from a request to a published file (`urls`), the response models (`models`) and the
 OpenAPI document and help page generated from them (`docs`).

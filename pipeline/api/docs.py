@@ -89,7 +89,7 @@ def _table(names: tuple[str, ...]) -> str:
 
 
 def _operations() -> str:
-    """The store's other inventory operations (DESIGN §3.1), one section each."""
+    """The store's other inventory operations (docs/contract.md §5), one section each."""
     return "\n".join(
         f"<h2>GET /{VERSION}/stores/{{storeKey}}/{html.escape(op.path)}</h2>\n"
         f"<p>{html.escape(op.description)}</p>\n{_table(op.parameters)}"

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Strict
 from pydantic.json_schema import WithJsonSchema
 
 from pipeline.api.params import INT32, INT64
+from pipeline.db import TIME_PATTERN
 
 Int32 = Annotated[
     StrictInt,
@@ -34,6 +35,23 @@ T = TypeVar("T")
 
 _STRICT = ConfigDict(extra="forbid")
 _GIVEN = "Present when the categories input has this column; null where a row has none."
+# A time as the pages and the live service write it (`pipeline.db.json_time`).
+Time = Annotated[StrictStr, Field(pattern=TIME_PATTERN)]
+_TIME = (
+    "No zone; the fraction without trailing zeros, and no dot when it is zero, as the live "
+    "service writes it: 2025-11-19T15:58:35.27, 2022-11-11T00:00:00."
+)
+
+
+def _no_default(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
+
+
+def _absent(description: str) -> Any:
+    """A key that may be left out of an answer: optional in the document, with no default
+    (a generator such as openapi-typescript reads a default as "always present"). Absent, its
+    value here is None."""
+    return Field(default=None, description=description, json_schema_extra=_no_default)
 
 
 class Condition(BaseModel):
@@ -72,7 +90,7 @@ class _Listing(BaseModel):
 
 
 def _custom(what: str = "Custom listings only.") -> Any:
-    return Field(default=None, description=what)
+    return _absent(what)
 
 
 class Sku(_Listing):
@@ -133,9 +151,6 @@ class StoreCategory(BaseModel):
     name: StrictStr
 
 
-_TIME = Annotated[StrictStr, Field(pattern=r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$")]
-
-
 class StoreGroup(BaseModel):
     """A group; fields the input lacks are null."""
 
@@ -144,8 +159,8 @@ class StoreGroup(BaseModel):
     name: StrictStr
     abbreviation: StrictStr | None
     isSupplemental: StrictBool | None
-    publishedOn: _TIME | None
-    modifiedOn: _TIME | None
+    publishedOn: Time | None = Field(description=_TIME)
+    modifiedOn: Time | None = Field(description=_TIME)
     categoryId: Int32
 
 
@@ -177,19 +192,17 @@ class Category(BaseModel):
     model_config = _STRICT
     categoryId: Int32
     name: StrictStr
-    modifiedOn: (
-        Annotated[StrictStr, Field(pattern=r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$")] | None
-    )
+    modifiedOn: Time | None = Field(description=_TIME)
     displayName: StrictStr | None
     seoCategoryName: StrictStr | None
-    categoryDescription: StrictStr | None = Field(default=None, description=_GIVEN)
-    categoryPageTitle: StrictStr | None = Field(default=None, description=_GIVEN)
+    categoryDescription: StrictStr | None = _absent(_GIVEN)
+    categoryPageTitle: StrictStr | None = _absent(_GIVEN)
     sealedLabel: StrictStr | None
     nonSealedLabel: StrictStr | None
     conditionGuideUrl: StrictStr | None
     isScannable: StrictBool | None
     popularity: Int32 | None
-    isDirect: StrictBool | None = Field(default=None, description=_GIVEN)
+    isDirect: StrictBool | None = _absent(_GIVEN)
 
 
 class PagedResponse(BaseModel, Generic[T]):
@@ -222,7 +235,7 @@ class ErrorResponse(BaseModel):
 
 InventoryPage = PagedResponse[StoreProduct]
 CategoryPage = PagedResponse[Category]
-# The response of each store operation but the summary (DESIGN §3.1), by operationId.
+# The response of each store operation but the summary (docs/contract.md §5), by operationId.
 OPERATION_RESPONSES: dict[str, type[BaseModel]] = {
     "Stores_GetStoreProductSkus": PagedResponse[Sku],
     "Stores_GetInventoryProductQuantity": ResultsResponse[ProductQuantity],

@@ -1,4 +1,4 @@
-"""The store's other inventory operations (DESIGN §3.1): their paths, parameters, SQL files,
+"""The store's other inventory operations (docs/contract.md §5): their paths, parameters, SQL files,
 bind parameters and page names, shared by the live server, the exporter (the store's
 categories and groups are materialised), the nginx configuration and the OpenAPI document.
 

@@ -1,5 +1,5 @@
 """Request parameters of the API: their names, types, defaults and ranges, their parsing and
-errors (DESIGN §3, "Query strings"), and the bind parameters of the store inventory SQL."""
+errors (docs/contract.md §8), and the bind parameters of the store inventory SQL."""
 
 from __future__ import annotations
 
@@ -39,7 +39,8 @@ CATEGORY_FIELDS = (
 class InventoryParams:
     """Query parameters of the API's operations, with their defaults: those of
     Stores_GetStoreInventory in the spec's order, then those only other operations take
-    (DESIGN §3, §3.1), then the paging. This is also the canonical order of a page's name."""
+    (docs/contract.md §4, §5), then the paging. This is also the canonical order of a page's
+    name."""
 
     categoryId: int | None = None
     categoryName: str | None = None

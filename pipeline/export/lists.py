@@ -1,5 +1,5 @@
-"""The materialised pages of the store's other inventory operations (DESIGN §3.1): the store's
-categories and groups, few and small, answered for a chunk of stores by the operations' own
+"""The materialised pages of the store's other inventory operations (docs/contract.md §5): the
+store's categories and groups, few and small, answered for a chunk of stores by the operations' own
 SQL (every channel at once) and paged as the inventory pages are."""
 
 from __future__ import annotations

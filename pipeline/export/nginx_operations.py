@@ -1,4 +1,4 @@
-"""The nginx locations of the store's other inventory operations (DESIGN §3.1), for
+"""The nginx locations of the store's other inventory operations (docs/contract.md §5), for
 `pipeline.export.nginx`: the store's categories and groups from their materialised files (the
 default request of a channel, paged; lower-case store keys), everything else from the live
 upstream (`@live`)."""

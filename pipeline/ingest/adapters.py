@@ -1,4 +1,4 @@
-"""Real-world export formats, converted at ingest into the contract's tables (DESIGN §2).
+"""Real-world export formats, converted at ingest into the contract's tables (docs/contract.md §2).
 
 - TCGplayer Seller Portal inventory exports: one CSV per store, `stores/listings/{storeKey}.csv`,
   recognised by its `TCGplayer Id` column. `TCGplayer Id` is the skuId, `Total Quantity` and

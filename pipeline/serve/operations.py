@@ -1,4 +1,4 @@
-"""Answers of the store's other inventory operations (DESIGN §3.1): a materialised page from
+"""Answers of the store's other inventory operations (docs/contract.md §5): a materialised page from
 its file, anything else from the warehouse by the operation's SQL file."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A request target -> the API's response: a materialised page read from its file, anything
-else answered live from the warehouse, with the same bytes (DESIGN §3)."""
+else answered live from the warehouse, with the same bytes (docs/contract.md)."""
 
 from __future__ import annotations
 

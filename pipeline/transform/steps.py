@@ -91,7 +91,7 @@ CATALOG_STEPS: tuple[Step, ...] = tuple(s for s in STEPS if s not in STORE_STEPS
 
 STORE_INVENTORY = SqlFile("api/store_inventory_products")
 CATALOG_CATEGORIES = SqlFile("api/catalog_categories")
-# The store's other inventory operations (DESIGN §3.1), by operation.
+# The store's other inventory operations (docs/contract.md §5), by operation.
 OPERATION_SQL = {op: SqlFile(op.sql) for op in STORE_OPERATIONS}
 QUERIES: tuple[SqlFile, ...] = (STORE_INVENTORY, CATALOG_CATEGORIES, *OPERATION_SQL.values())
 

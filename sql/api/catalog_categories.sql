@@ -1,4 +1,4 @@
--- GET /v1.39.0/catalog/categories (Catalog_GetCategories), DESIGN §3 "The category listing".
+-- GET /v1.39.0/catalog/categories (Catalog_GetCategories), docs/contract.md §6.
 -- One row per category of the answer, in the requested order, with its Category JSON. Run with
 -- bind parameters: $sort_field a field of the category (`api.params.CATEGORY_FIELDS`, the
 -- default 'name'), $sort_desc a boolean; ties break on categoryId ascending. Text compares

@@ -1,10 +1,10 @@
--- GET /v1.39.0/stores/{storeKey}/inventory/categories (Stores_GetStoreCategories), DESIGN
--- §3.1: one row per (store, channel, category) of the store's matching products (generic and
--- custom listings; quantity > 0 unless not $in_stock_only; excluded categories only if
--- $include_excluded_categories), ordered by lower-cased name, then categoryId, with its
--- {categoryId, name} JSON. $store_keys is a list of keys (the exporter: a batch of stores),
--- $channel_id null means every channel; $first_position / $last_position (null: no bound) cut
--- each store and channel's page.
+-- GET /v1.39.0/stores/{storeKey}/inventory/categories (Stores_GetStoreCategories),
+-- docs/contract.md §5.4: one row per (store, channel, category) of the store's matching
+-- products (generic and custom listings; quantity > 0 unless not $in_stock_only; excluded
+-- categories only if $include_excluded_categories), ordered by lower-cased name, then
+-- categoryId, with its {categoryId, name} JSON. $store_keys is a list of keys (the exporter: a
+-- batch of stores), $channel_id null means every channel; $first_position / $last_position
+-- (null: no bound) cut each store and channel's page.
 with
 listing as (select * from marts.listing),
 categories as (select * from staging.categories),

@@ -1,11 +1,11 @@
--- GET /v1.39.0/stores/{storeKey}/inventory/groups (Stores_GetStoreGroups), DESIGN §3.1: one
--- row per (store, channel, group) of the store's matching products (as the store's categories:
--- generic and custom listings, quantity > 0 unless not $in_stock_only, excluded categories only
--- if $include_excluded_categories), filtered by $category_id and $category_name (lower-cased,
--- exact; null: no filter), ordered by lower-cased name, then groupId, with its Group JSON
--- (fields the input lacks are null; times with three fraction digits). $store_keys is a list
--- of keys, $channel_id null means every channel; $first_position / $last_position (null: no
--- bound) cut each store and channel's page.
+-- GET /v1.39.0/stores/{storeKey}/inventory/groups (Stores_GetStoreGroups), docs/contract.md
+-- §5.4: one row per (store, channel, group) of the store's matching products (as the store's
+-- categories: generic and custom listings, quantity > 0 unless not $in_stock_only, excluded
+-- categories only if $include_excluded_categories), filtered by $category_id and
+-- $category_name (lower-cased, exact; null: no filter), ordered by lower-cased name, then
+-- groupId, with its Group JSON (fields the input lacks are null; times as json_time writes
+-- them). $store_keys is a list of keys, $channel_id null means every channel; $first_position /
+-- $last_position (null: no bound) cut each store and channel's page.
 with
 listing as (select * from marts.listing),
 groups as (select * from staging.groups),
@@ -45,8 +45,8 @@ final as (
             ',"name":', json_text(name),
             ',"abbreviation":', json_text(abbreviation),
             ',"isSupplemental":', json_bool(is_supplemental),
-            ',"publishedOn":', json_text(strftime(published_on, '%Y-%m-%dT%H:%M:%S.%g')),
-            ',"modifiedOn":', json_text(strftime(modified_on, '%Y-%m-%dT%H:%M:%S.%g')),
+            ',"publishedOn":', json_time(published_on),
+            ',"modifiedOn":', json_time(modified_on),
             ',"categoryId":', category_id,
             '}'
         ) as result_json

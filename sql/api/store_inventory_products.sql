@@ -1,4 +1,5 @@
--- GET /v1.39.0/stores/{storeKey}/inventory/products (Stores_GetStoreInventory), DESIGN §3.
+-- GET /v1.39.0/stores/{storeKey}/inventory/products (Stores_GetStoreInventory),
+-- docs/contract.md §4.
 -- One row per (store, channel, product) of the answer, in the requested order, with the
 -- product's StoreProduct JSON. Not a table: run with bind parameters for one request
 -- ($store_keys a list of one key), or by the exporter for a batch of stores ($store_keys) and
@@ -38,9 +39,9 @@ shown as (
     join sku_fixed on sku_fixed.sku_id = matching.sku_id
 ),
 product as (
-    -- All entries count and price the product. SKU order: price descending, then skuId, then
-    -- generic before custom by custom id; the entries are sorted within the product (a plain
-    -- list, then list_sort), which is cheaper than a window or an ordered aggregate.
+    -- All entries count and price the product. The entries are sorted within the product in
+    -- the SKU order (sku_order) as a plain list, then list_sort, which is cheaper than a window
+    -- or an ordered aggregate.
     select
         store_key,
         channel_id,
@@ -53,10 +54,7 @@ product as (
             list_transform(
                 list_slice(
                     list_sort(list({
-                        'price': -price,
-                        'sku': sku_id,
-                        'custom': is_custom,
-                        'custom_id': store_price_custom_id,
+                        'key': sku_order(price, sku_id, is_custom, store_price_custom_id),
                         'json': entry_json
                     })),
                     1,

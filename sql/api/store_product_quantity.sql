@@ -1,6 +1,6 @@
 -- GET /v1.39.0/stores/{storeKey}/inventory/products/{productId}/quantity
--- (Stores_GetInventoryProductQuantity), DESIGN §3.1: one row, the product's
--- {productId, totalQuantity, skus} over its matching entries in the SKU order of §3 (none when
+-- (Stores_GetInventoryProductQuantity), docs/contract.md §5.2: one row, the product's
+-- {productId, totalQuantity, skus} over its matching entries in the SKU order (§4.2, none when
 -- nothing matches). An entry is {skuId, quantity, isCustom}; a custom one also carries
 -- storePriceCustomId (after skuId) and the custom keys. Bind parameters: $store_keys (a list of
 -- one key), $channel_id, $product_id and the listing flags.
@@ -24,15 +24,9 @@ entries as (
         is_custom,
         store_price_custom_id,
         quantity,
-        concat(
-            '{"skuId":', sku_id,
-            case when is_custom then concat(',"storePriceCustomId":', store_price_custom_id) end,
-            ',"quantity":', quantity,
-            ',"isCustom":', json_bool(is_custom),
-            case when is_custom then
-                json_custom_keys(title, description, main_image_url, additional_image_urls)
-            end,
-            '}'
+        json_listing_entry(
+            '', sku_id, is_custom, store_price_custom_id, concat(',"quantity":', quantity),
+            title, description, main_image_url, additional_image_urls
         ) as entry_json
     from matching
 ),
@@ -44,7 +38,10 @@ final as (
             '{"productId":', $product_id::bigint,
             ',"totalQuantity":', sum(quantity),
             ',"skus":[',
-            string_agg(entry_json, ',' order by price desc, sku_id, is_custom, store_price_custom_id),
+            string_agg(
+                entry_json, ','
+                order by sku_order(price, sku_id, is_custom, store_price_custom_id)
+            ),
             ']}'
         ) as result_json
     from entries

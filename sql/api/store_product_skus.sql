@@ -1,9 +1,8 @@
 -- GET /v1.39.0/stores/{storeKey}/inventory/products/{productId}/skus
--- (Stores_GetStoreProductSkus), DESIGN §3.1: one row per matching entry of the product, in the
--- SKU order of §3 (price descending, skuId, generic before custom, storePriceCustomId), with its
--- Sku JSON written as the summary writes it. Bind parameters: $store_keys (a list of one key),
--- $channel_id, $product_id, the listing flags, and $first_position / $last_position (1-based,
--- inclusive) for the page.
+-- (Stores_GetStoreProductSkus), docs/contract.md §5.1: one row per matching entry of the
+-- product, in the SKU order (sku_order, §4.2), with its Sku JSON written as the summary writes
+-- it. Bind parameters: $store_keys (a list of one key), $channel_id, $product_id, the listing
+-- flags, and $first_position / $last_position (1-based, inclusive) for the page.
 with
 listing as (select * from marts.listing),
 sku_fixed as (select * from export.sku),
@@ -23,7 +22,7 @@ numbered as (
         matching.*,
         sku_fixed.body_json,
         row_number() over (
-            order by price desc, matching.sku_id, is_custom, store_price_custom_id
+            order by sku_order(price, matching.sku_id, is_custom, store_price_custom_id)
         ) as position,
         count(*) over () as total_items
     from matching

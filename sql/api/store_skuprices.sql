@@ -1,9 +1,10 @@
--- GET /v1.39.0/stores/{storeKey}/inventory/skuprices (Stores_GetInventorySkuPrices), DESIGN
--- §3.1: the store's price list on the channel, one row per listing whatever its quantity,
--- ordered by skuId, generic before custom, then storePriceCustomId. skuListPriceId is the
--- listing's key as text ("<skuId>", or "<skuId>-<storePriceCustomId>" for a custom listing).
--- Bind parameters: $store_keys (a list of one key), $channel_id, the listing flags, $group_id
--- and $sku_id (null: no filter), and $first_position / $last_position for the page.
+-- GET /v1.39.0/stores/{storeKey}/inventory/skuprices (Stores_GetInventorySkuPrices),
+-- docs/contract.md §5.3: the store's price list on the channel, one row per listing whatever
+-- its quantity, ordered by skuId, generic before custom, then storePriceCustomId.
+-- skuListPriceId is the listing's key as text ("<skuId>", or "<skuId>-<storePriceCustomId>"
+-- for a custom listing). Bind parameters: $store_keys (a list of one key), $channel_id, the
+-- listing flags, $group_id and $sku_id (null: no filter), and $first_position /
+-- $last_position for the page.
 with
 listing as (select * from marts.listing),
 matching as (
@@ -28,20 +29,17 @@ final as (
     select
         position::bigint as position,
         total_items::bigint as total_items,
-        concat(
-            '{"skuListPriceId":',
-            json_text(
-                case when is_custom then concat(sku_id, '-', store_price_custom_id)
-                else sku_id::varchar end
+        json_listing_entry(
+            concat(
+                '"skuListPriceId":',
+                json_text(
+                    case when is_custom then concat(sku_id, '-', store_price_custom_id)
+                    else sku_id::varchar end
+                ),
+                ','
             ),
-            ',"skuId":', sku_id,
-            case when is_custom then concat(',"storePriceCustomId":', store_price_custom_id) end,
-            ',"price":', json_money(price),
-            ',"isCustom":', json_bool(is_custom),
-            case when is_custom then
-                json_custom_keys(title, description, main_image_url, additional_image_urls)
-            end,
-            '}'
+            sku_id, is_custom, store_price_custom_id, concat(',"price":', json_money(price)),
+            title, description, main_image_url, additional_image_urls
         ) as result_json
     from numbered
     where position between $first_position and $last_position

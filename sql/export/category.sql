@@ -1,7 +1,8 @@
 -- One row per category: its Category JSON object (spec 2.6) for the category listing, keys in
--- the spec's order, modifiedOn with exactly three fraction digits, nulls written as null. The
--- live service's categoryDescription, categoryPageTitle (after seoCategoryName) and isDirect
--- (last) are keys of every category when the input carries their column, absent otherwise.
+-- the spec's order, modifiedOn as the live service writes it (json_time), nulls written as
+-- null. The live service's categoryDescription, categoryPageTitle (after seoCategoryName) and
+-- isDirect (last) are keys of every category when the input carries their column, absent
+-- otherwise (docs/contract.md §6).
 -- @column category_id: Category identifier
 -- @column category_json: The Category object
 with
@@ -20,7 +21,7 @@ final as (
         concat(
             '{"categoryId":', categories.category_id,
             ',"name":', json_text(categories.name),
-            ',"modifiedOn":', json_text(strftime(categories.modified_on, '%Y-%m-%dT%H:%M:%S.%g')),
+            ',"modifiedOn":', json_time(categories.modified_on),
             ',"displayName":', json_text(categories.display_name),
             ',"seoCategoryName":', json_text(categories.seo_category_name),
             case when keyed.description

@@ -186,7 +186,7 @@ def test_catalog_api_page_dumps_become_catalog_rows(tmp_path: Path) -> None:
         ("catalog/products/page-1.json", 1),
         ("catalog/products/page-2.json", 1),
     ]
-    # Every key of the result is declared (isDirect: live-only, DESIGN §3): no extra ones.
+    # Every key of the result is declared (isDirect: live-only, docs/contract.md §6): no extra ones.
     assert rows(con, 'SELECT "isDirect", _extra_columns FROM raw.categories') == [("true", None)]
     con.close()
 

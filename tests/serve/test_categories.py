@@ -1,4 +1,4 @@
-"""The category listing (DESIGN §3, "The category listing"): its order, sortOrder and sortDesc,
+"""The category listing (docs/contract.md §6): its order, sortOrder and sortDesc,
 and the live service's keys, which a column of the categories input brings."""
 
 from __future__ import annotations
@@ -120,7 +120,8 @@ def test_live_keys_from_a_csv_column(tmp_path: Path) -> None:
 
 
 def test_live_keys_from_a_catalog_api_dump(tmp_path: Path) -> None:
-    """The category object of the live service, as a catalog API dump carries it."""
+    """The category object of the live service, as a catalog API dump carries it, is
+    published byte for byte as the live service wrote it (its date too)."""
     category = {
         "categoryId": 3,
         "name": "Pokemon",
@@ -142,13 +143,99 @@ def test_live_keys_from_a_catalog_api_dump(tmp_path: Path) -> None:
         json.dumps({"success": True, "errors": [], "results": [category]}), encoding="utf-8"
     )
     con = run_pipeline(input_dir)
-    published = dict(category, modifiedOn="2025-11-19T15:58:35.270")
     assert (
         answer(con, "/v1.39.0/catalog/categories").body
         == json.dumps(
-            {"totalItems": 1, "success": True, "errors": [], "results": [published]},
+            {"totalItems": 1, "success": True, "errors": [], "results": [category]},
             ensure_ascii=False,
             separators=(",", ":"),
         ).encode()
     )
     con.close()
+
+
+# Times as the input writes them -> as the live service writes them: seconds always, the
+# fraction without trailing zeros, no dot when it is zero; microseconds kept.
+DATES = [
+    ("2025-11-19T15:58:35.27", "2025-11-19T15:58:35.27"),
+    ("2025-11-19T15:58:35.270", "2025-11-19T15:58:35.27"),
+    ("2025-12-04T15:00:29.8", "2025-12-04T15:00:29.8"),
+    ("2022-11-11T00:00:00", "2022-11-11T00:00:00"),
+    ("2022-11-11T00:00:00.000", "2022-11-11T00:00:00"),
+    ("2022-11-11 00:00", "2022-11-11T00:00:00"),
+    ("2022-11-11", "2022-11-11T00:00:00"),
+    ("2018-11-26T14:06:30.123", "2018-11-26T14:06:30.123"),
+    ("2018-11-26T14:06:30.123450", "2018-11-26T14:06:30.12345"),
+    ("2018-11-26T14:06:30.000001", "2018-11-26T14:06:30.000001"),
+    ("2018-11-26T14:06:30.100", "2018-11-26T14:06:30.1"),
+    (None, None),
+]
+
+
+def test_dates_are_written_as_the_live_service_writes_them(tmp_path: Path) -> None:
+    """modifiedOn of the category listing, publishedOn and modifiedOn of the store's groups."""
+    n = len(DATES)
+    categories = [
+        {"categoryId": i, "name": f"c{i:02d}", "modifiedOn": given}
+        for i, (given, _) in enumerate(DATES, 1)
+    ]
+    groups = [
+        {
+            "groupId": 10 + i,
+            "categoryId": 1,
+            "name": f"g{i:02d}",
+            "publishedOn": given,
+            "modifiedOn": DATES[n - i][0],
+        }
+        for i, (given, _) in enumerate(DATES, 1)
+    ]
+    products = [
+        {"productId": 100 + i, "categoryId": 1, "groupId": 10 + i, "name": f"p{i}"}
+        for i in range(1, n + 1)
+    ]
+    skus = [
+        {
+            "skuId": 1000 + i,
+            "productId": 100 + i,
+            "conditionId": 1,
+            "languageId": 1,
+            "printingId": 1,
+        }
+        for i in range(1, n + 1)
+    ]
+    listings = [
+        {"storeKey": "s1", "skuId": 1000 + i, "price": "1.00", "quantity": 1}
+        for i in range(1, n + 1)
+    ]
+    input_dir = write_inputs(
+        tmp_path,
+        categories=categories,
+        groups=groups,
+        products=products,
+        skus=skus,
+        listings=listings,
+    )
+    con = run_pipeline(input_dir)
+    written = [wanted for _, wanted in DATES]
+    body = json.loads(answer(con, "/v1.39.0/catalog/categories?limit=100").body)
+    assert [c["modifiedOn"] for c in body["results"]] == written
+    assert [c for c in body["results"] if "isDirect" in c] == []  # the input has no column
+    body = json.loads(answer(con, "/v1.39.0/stores/s1/inventory/groups?limit=100").body)
+    assert [(g["publishedOn"], g["modifiedOn"]) for g in body["results"]] == list(
+        zip(written, written[::-1], strict=True)
+    )
+    con.close()
+
+
+@pytest.mark.parametrize(("_given", "written"), [d for d in DATES if d[1]])
+def test_the_documented_time_pattern_is_the_written_rule(_given: str, written: str) -> None:
+    """The OpenAPI pattern (`pipeline.db.TIME_PATTERN`) takes every written time and refuses
+    what the live service never writes: trailing zeros, an empty fraction, a zone."""
+    import re
+
+    from pipeline.db import TIME_PATTERN
+
+    assert re.fullmatch(TIME_PATTERN, written)
+    for never in (written + ("0" if "." in written else ".0"), written + ".", written + "Z"):
+        assert not re.fullmatch(TIME_PATTERN, never), never
+    assert re.fullmatch(TIME_PATTERN, "2025-11-19T15:58:35.1234567")  # .NET's seven digits

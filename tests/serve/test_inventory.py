@@ -1,4 +1,4 @@
-"""The store inventory operation (DESIGN §3) on tiny inputs: exact statuses and bytes."""
+"""The store inventory operation (docs/contract.md §4) on tiny inputs: exact statuses and bytes."""
 
 from __future__ import annotations
 

@@ -81,7 +81,7 @@ def _cases(sample_build: Path) -> list[tuple[str, str]]:
     pages = [t for t in targets if "/stores/" in t][::37]
     pages += [t for t in targets if "categoryId=" in t][:3]
     cases = [(_with(page, extra), page) for page in pages for extra in EXTRA]
-    # The category listing defines sortOrder and sortDesc (DESIGN §3): only other pairs here.
+    # The category listing defines sortOrder and sortDesc (docs/contract.md §6): only other pairs here.
     cases += [(_with(CATEGORIES, e), CATEGORIES) for e in EXTRA if "sort" not in e.lower()]
     paged = next(t for t in targets if t.endswith("/products?offset=10"))
     products = paged.partition("?")[0]  # a store with a second page

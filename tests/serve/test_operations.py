@@ -1,4 +1,4 @@
-"""The store's other inventory operations (DESIGN §3.1) over real sockets: `pipeline serve`
+"""The store's other inventory operations (docs/contract.md §5) over real sockets: `pipeline serve`
 against the independent reference model on the sample, nginx against `pipeline serve`, and a
 client generated from the published OpenAPI document by a standard generator."""
 

@@ -223,7 +223,7 @@ def test_export_fragments_escape_text_and_write_nulls(pipeline_for: Pipeline) ->
     ]
     assert rows(con, "SELECT category_json FROM export.category") == [
         (
-            '{"categoryId":1,"name":"Pokémon","modifiedOn":"2018-11-26T14:06:30.000","displayName":null,'
+            '{"categoryId":1,"name":"Pokémon","modifiedOn":"2018-11-26T14:06:30","displayName":null,'
             '"seoCategoryName":null,"sealedLabel":null,"nonSealedLabel":null,"conditionGuideUrl":null,'
             '"isScannable":null,"popularity":null}',
         )

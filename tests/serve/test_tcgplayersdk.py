@@ -1,0 +1,78 @@
+"""A public client reads the shipped sample unchanged (issue 24, fidelity 3): `tcgplayersdk`
+0.1.2, the one client with a category model, lists the sample's categories from
+`pipeline serve` with its own `get_categories` (its model needs `isDirect` and a `modifiedOn`
+on every category, as the live service sends them).
+
+The package is installed with pip, at pinned versions, into a throwaway folder; without the
+package index (an offline machine), the test is skipped with the reason."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SAMPLE
+from tests.reference import load_directory
+
+PACKAGES = ("tcgplayersdk==0.1.2", "marshmallow==3.26.2", "marshmallow-dataclass==8.7.1")
+PIP = ("-m", "pip", "install", "-q", "--disable-pip-version-check")
+
+# Run with the package on the path: the SDK's own call, against the preview server. The token
+# request is the live service's business; a valid identity is set instead.
+SCRIPT = """
+import dataclasses, json, sys
+from datetime import datetime, timedelta, timezone
+from tcgplayersdk import sdk
+from tcgplayersdk.schemas.identity import Identity
+
+sdk.TCGPLAYER_API_URL = sys.argv[1]
+client = sdk.TCGPlayerSDK("public", "private")
+now = datetime.now(timezone.utc)
+client._identity = Identity("token", "bearer", 3600, "user", now, now + timedelta(hours=1))
+read = {
+    order: [dataclasses.asdict(c) for c in client.get_categories(*order.split()).results]
+    for order in ("name False", "popularity True")
+}
+print(json.dumps(read))
+"""
+
+
+@pytest.fixture(scope="module")
+def sdk_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("tcgplayersdk")
+    try:
+        done = subprocess.run(
+            [sys.executable, *PIP, "--target", str(target), *PACKAGES],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.skip("pip install took over 180 s (is the package index reachable?)")
+    if done.returncode != 0:
+        pytest.skip(f"pip install {PACKAGES[0]} failed (offline?): {done.stderr.strip()[-300:]}")
+    return target
+
+
+@pytest.mark.slow
+def test_tcgplayersdk_reads_the_sample_category_listing(sdk_path: Path, serve_port: int) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, f"http://127.0.0.1:{serve_port}/v1.39.0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(sdk_path)},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    read = json.loads(done.stdout)
+    sample = load_directory(SAMPLE).categories
+    by_name = sorted(sample, key=lambda c: (sample[c]["name"].lower(), c))
+    assert [c["category_id"] for c in read["name False"]] == by_name
+    by_popularity = [c["category_id"] for c in read["popularity True"]]
+    assert sorted(by_popularity) == sorted(sample) and by_popularity != by_name
+    assert all(c["modified_on"] and isinstance(c["is_direct"], bool) for c in read["name False"])

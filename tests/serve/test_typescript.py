@@ -1,0 +1,154 @@
+"""TypeScript types generated from the published OpenAPI document type-check real answers
+(issue 24, fidelity 2): `openapi-typescript`, the most used generator, and `tsc --strict`, on
+answers of every operation served by `pipeline serve` from the shipped sample.
+
+The two packages are installed with npm, at pinned versions, into a throwaway folder; without
+node, npm or the npm registry (an offline machine), the test is skipped with the reason, and
+`tests/test_openapi.py` still checks the rule these types depend on, on the document itself."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+
+from tests.serve.conftest import request
+
+OPENAPI_TYPESCRIPT = "openapi-typescript@7.13.0"
+TYPESCRIPT = "typescript@5.9.3"
+VERSION = "/v1.39.0"
+
+
+def _run(args: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def node_tools(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A folder with openapi-typescript and typescript installed (its node_modules/.bin)."""
+    npm, node = shutil.which("npm"), shutil.which("node")
+    if not npm or not node:
+        pytest.skip("node and npm are not installed")
+    folder = tmp_path_factory.mktemp("typescript")
+    (folder / "package.json").write_text('{"private": true}')
+    try:
+        done = _run(
+            [npm, "install", "--no-audit", "--no-fund", OPENAPI_TYPESCRIPT, TYPESCRIPT],
+            folder,
+            timeout=120,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.skip("npm install took over 120 s (is the npm registry reachable?)")
+    if done.returncode != 0:
+        pytest.skip(f"npm install failed (offline?): {done.stderr.strip()[-300:]}")
+    yield folder / "node_modules" / ".bin"
+
+
+def _answers(port: int, site: Path) -> list[tuple[str, int, bytes]]:
+    """(API path template, status, body) of real answers of every operation, errors included:
+    every store's first page, each of its products' SKUs and quantities, its price list,
+    categories and groups, on both channels."""
+    stores = sorted(p.name for p in (site / "v1.39.0" / "stores").iterdir())
+    targets: list[tuple[str, str]] = [
+        ("/catalog/categories", "/catalog/categories"),
+        ("/catalog/categories", "/catalog/categories?sortOrder=popularity&sortDesc=true&limit=2"),
+        ("/catalog/categories", "/catalog/categories?offset=100"),
+        ("/catalog/categories", "/catalog/categories?sortOrder=nope"),
+    ]
+    for store in [*stores, "no-such-store"]:
+        base = f"/stores/{store}/inventory"
+        for channel in (0, 1):
+            query = f"channelId={channel}"
+            targets += [
+                ("/stores/{storeKey}/inventory/products", f"{base}/products?{query}&skuLimit=20"),
+                ("/stores/{storeKey}/inventory/skuprices", f"{base}/skuprices?{query}&limit=100"),
+                ("/stores/{storeKey}/inventory/categories", f"{base}/categories?{query}"),
+                ("/stores/{storeKey}/inventory/groups", f"{base}/groups?{query}&limit=100"),
+            ]
+            page = request(port, f"{VERSION}{base}/products?{query}&limit=100")
+            products = orjson.loads(page.body)["results"] if page.status == 200 else []
+            for product in products[:25]:
+                path = f"{base}/products/{product['productId']}"
+                targets += [
+                    (
+                        "/stores/{storeKey}/inventory/products/{productId}/skus",
+                        f"{path}/skus?{query}&limit=100",
+                    ),
+                    (
+                        "/stores/{storeKey}/inventory/products/{productId}/quantity",
+                        f"{path}/quantity?{query}",
+                    ),
+                ]
+        targets += [
+            ("/stores/{storeKey}/inventory/products", f"{base}/products?limit=0"),
+            ("/stores/{storeKey}/inventory/products/{productId}/skus", f"{base}/products/1/skus"),
+            (
+                "/stores/{storeKey}/inventory/products/{productId}/quantity",
+                f"{base}/products/x/quantity",
+            ),
+        ]
+    answers = []
+    for template, target in targets:
+        reply = request(port, VERSION + target)
+        answers.append((template, reply.status, reply.body))
+    return answers
+
+
+def _module(answers: list[tuple[str, int, bytes]]) -> str:
+    """A TypeScript module that gives each answer, as JSON text, the type of its operation's
+    response for its status: a missing, extra or mistyped key fails `tsc`."""
+    lines = [
+        'import type { paths } from "./api";',
+        "type Body<P extends keyof paths, S extends keyof paths[P]['get']['responses']> =",
+        "  paths[P]['get']['responses'][S] extends { content: { 'application/json': infer B } }",
+        "    ? B : never;",
+    ]
+    for n, (template, status, body) in enumerate(answers):
+        lines.append(f'export const a{n}: Body<"{template}", {status}> = {body.decode()};')
+    return "\n".join(lines) + "\n"
+
+
+def _check(tools: Path, folder: Path, module: str) -> subprocess.CompletedProcess[str]:
+    (folder / "answers.ts").write_text(module, encoding="utf-8")
+    return _run(
+        [str(tools / "tsc"), "--strict", "--noEmit", "--skipLibCheck", "answers.ts"],
+        folder,
+        timeout=120,
+    )
+
+
+@pytest.mark.slow
+def test_generated_typescript_types_read_real_answers_of_every_operation(
+    node_tools: Path, sample_build: Path, serve_port: int, tmp_path: Path
+) -> None:
+    document = sample_build / "site" / "v1.39.0" / "help" / "openapi.json"
+    done = _run(
+        [str(node_tools / "openapi-typescript"), str(document), "-o", str(tmp_path / "api.d.ts")],
+        tmp_path,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    answers = _answers(serve_port, sample_build / "site")
+    operations = {t for t, status, _ in answers if status == 200}
+    assert len(operations) == len(orjson.loads(document.read_bytes())["paths"])
+    assert {status for _, status, _ in answers} == {200, 400, 404}
+    for entry in (b'"isCustom":true', b'"isCustom":false'):  # custom and generic entries
+        assert any(entry in body for _, _, body in answers)
+    checked = _check(node_tools, tmp_path, _module(answers))
+    assert checked.returncode == 0, checked.stdout[-3000:]
+    # The check has teeth: a quantity as text and an unknown key both fail.
+    wrong = [
+        ("/stores/{storeKey}/inventory/products/{productId}/quantity", 200, body)
+        for body in (
+            b'{"success":true,"errors":[],"results":[{"productId":1,"totalQuantity":1,'
+            b'"skus":[{"skuId":1,"quantity":"1","isCustom":false}]}]}',
+            b'{"success":true,"errors":[],"results":[{"productId":1,"totalQuantity":1,'
+            b'"skus":[{"skuId":1,"quantity":1,"isCustom":false,"colour":"red"}]}]}',
+        )
+    ]
+    for answer in wrong:
+        assert _check(node_tools, tmp_path, _module([answer])).returncode != 0
