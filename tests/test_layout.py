@@ -11,6 +11,7 @@ import pytest
 
 from pipeline.contract import TABLES
 from pipeline.db import SQL_DIR, SqlFile
+from pipeline.distributed import CLUSTERED
 from pipeline.transform.steps import all_sql_files
 from tests.conftest import rows
 
@@ -22,6 +23,15 @@ def test_every_sql_file_is_in_the_step_list_exactly_once() -> None:
     listed = [f.path for f in all_sql_files()]
     assert len(listed) == len(set(listed)), "a SQL file is listed twice"
     assert sorted(listed) == on_disk
+
+
+def test_a_tables_row_order_is_written_once_in_its_sql_file() -> None:
+    """The distributed build gathers marts.listing in the order its SQL file closes with."""
+    listing = SqlFile("marts/listing")
+    assert listing.table == "marts.listing"
+    assert (listing.order_by or "").startswith("store_hash, store_key, channel_id")
+    assert SqlFile("marts/sku").order_by is None
+    assert {"marts.listing": f" ORDER BY {listing.order_by}"} == CLUSTERED
 
 
 def test_sql_files_only_select() -> None:
