@@ -13,7 +13,7 @@ from types import TracebackType
 
 import polars as pl
 
-from pipeline.api.urls import STORES_DIR
+from pipeline.api.urls import STORES_DIR, store_of
 from pipeline.export.files import FileCreator
 from pipeline.export.manifest import CHUNK, SCHEMA, Manifest
 from pipeline.paths import set_aside
@@ -188,10 +188,10 @@ class SiteWriter:
 
     def _target(self, name: str) -> str:
         """Where the file of site path `name` is created."""
-        if self._store_dirs and name.startswith(STORES_DIR):
-            key, _, rest = name[len(STORES_DIR) + 1 :].partition("/")
-            if key in self._store_dirs:
-                return f"{self._store_dirs[key]}/{rest}"
+        key = store_of(name) if self._store_dirs else None
+        if key in self._store_dirs:
+            rest = name.removeprefix(f"{STORES_DIR}/{key}/")
+            return f"{self._store_dirs[key]}/{rest}"
         return f"{self.root}/{name}"
 
     def manifest(self) -> Manifest:

@@ -34,7 +34,7 @@ import orjson
 import polars as pl
 from obstore.exceptions import AlreadyExistsError, PreconditionError
 
-from pipeline.api.urls import STORES_DIR
+from pipeline.api.urls import store_of
 from pipeline.errors import BuildError
 from pipeline.export.manifest import Manifest, write_changes
 from pipeline.export.state import damage
@@ -97,9 +97,7 @@ def publish_release(
 
 def _group(key: str) -> str:
     """The pages a reader sees together: one store's (any channel), else one folder's."""
-    if key.startswith(STORES_DIR + "/"):
-        return key.split("/", 3)[2]
-    return key.rpartition("/")[0]
+    return store_of(key) or key.rpartition("/")[0]
 
 
 class _Publish:

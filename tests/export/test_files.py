@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 
 from pipeline import export
+from pipeline.api.urls import store_column, store_of
 from pipeline.export.digests import write_store_records
 from pipeline.export.files import FileCreator
 from pipeline.export.manifest import Manifest, write_changes
@@ -19,6 +20,24 @@ from pipeline.export.writer import SiteWriter
 from pipeline.paths import MANIFEST_PARQUET
 from pipeline.settings import load_settings
 from tests.conftest import SAMPLE, run_pipeline
+
+
+@pytest.mark.parametrize(
+    ("path", "key"),
+    [
+        ("v1.39.0/stores/ab-1/inventory/products/index.json", "ab-1"),
+        ("v1.39.0/stores/ab-1/inventory/groups/index.json", "ab-1"),
+        ("v1.39.0/catalog/categories/index.json", None),
+        ("v1.39.0/stores.json", None),
+        ("v1.39.0/storesX/ab/index.json", None),
+    ],
+)
+def test_a_site_paths_store_key_is_read_one_way(path: str, key: str | None) -> None:
+    """The writer, the merge and the object-store publish read a path's store alike."""
+    assert store_of(path) == key
+    frame = pl.DataFrame({"path": [path]})
+    extracted = frame.select(store_column(pl.col("path")))
+    assert extracted.item() == key
 
 
 def test_the_children_create_links_and_copies(tmp_path: Path) -> None:
