@@ -18,7 +18,7 @@ from pipeline.api.urls import HELP_PATH
 from pipeline.build import build
 from pipeline.build import dry_run as validate
 from pipeline.distributed import build_on_ray
-from pipeline.errors import BuildError
+from pipeline.errors import BuildError, first_line
 from pipeline.paths import WAREHOUSE, published_release
 from pipeline.progress import Reporter
 from pipeline.publish.merge import merge
@@ -103,7 +103,7 @@ def build_command(
     except (BuildError, FileNotFoundError, ValueError) as exc:
         if debug:
             traceback.print_exc()
-        click.echo(f"build failed: {str(exc).splitlines()[0]}", err=True)
+        click.echo(f"build failed: {first_line(exc)}", err=True)
         sys.exit(1)
     except Exception as exc:  # a crash: exit 2, one line unless --debug
         if debug:
@@ -213,7 +213,7 @@ def merge_command(
         )
         result = merge(list(shards), settings)
     except (BuildError, FileNotFoundError, ValueError) as exc:
-        click.echo(f"merge failed: {str(exc).splitlines()[0]}", err=True)
+        click.echo(f"merge failed: {first_line(exc)}", err=True)
         sys.exit(1)
     site = result.report["site"]
     click.echo(f"published merged build {result.build_id}: {site['files']} files -> {output_dir}")

@@ -12,6 +12,7 @@ from typing import Any
 import duckdb
 
 from pipeline import db
+from pipeline.errors import first_line
 from pipeline.export.state import damage
 from pipeline.paths import HISTORY, WAREHOUSE, published_release
 
@@ -69,10 +70,7 @@ def carry_history(con: duckdb.DuckDBPyConnection, output: Path) -> str | None:
                 con.execute("DETACH previous")
     except duckdb.Error as exc:
         con.execute("DELETE FROM meta.build_run")
-        return (
-            f"{source}: the build history could not be read ({str(exc).splitlines()[0]}); "
-            + restart
-        )
+        return f"{source}: the build history could not be read ({first_line(exc)}); " + restart
     return None
 
 

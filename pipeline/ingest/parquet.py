@@ -13,7 +13,7 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from pipeline.contract import Kind, Table
 from pipeline.db import quote
-from pipeline.errors import InputError
+from pipeline.errors import InputError, first_line
 from pipeline.ingest.raw import (
     EXTRA_COLUMNS,
     PARSE_ERROR,
@@ -47,13 +47,13 @@ def parquet_columns(con: duckdb.DuckDBPyConnection, path: Path) -> dict[str, str
     try:
         written = pq.read_schema(path).names
     except (OSError, pa.ArrowException) as exc:
-        raise InputError(f"{path}: cannot read Parquet: {str(exc).splitlines()[0]}") from exc
+        raise InputError(f"{path}: cannot read Parquet: {first_line(exc)}") from exc
     check_unique(path, written)
     try:
         rel = con.read_parquet(str(path))
         return {name: str(dtype) for name, dtype in zip(rel.columns, rel.dtypes, strict=True)}
     except duckdb.Error as exc:
-        raise InputError(f"{path}: cannot read Parquet: {str(exc).splitlines()[0]}") from exc
+        raise InputError(f"{path}: cannot read Parquet: {first_line(exc)}") from exc
 
 
 def typed_columns(
@@ -117,4 +117,4 @@ def append_parquet(
         sql = f"SELECT {select} FROM read_parquet($path, file_row_number = true)"
         return append(con, table, sql, {"source": source, "path": str(path)})
     except duckdb.Error as exc:
-        raise InputError(f"{path}: cannot read Parquet: {str(exc).splitlines()[0]}") from exc
+        raise InputError(f"{path}: cannot read Parquet: {first_line(exc)}") from exc

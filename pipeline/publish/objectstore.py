@@ -35,7 +35,7 @@ import polars as pl
 from obstore.exceptions import AlreadyExistsError, PreconditionError
 
 from pipeline.api.urls import store_of
-from pipeline.errors import BuildError
+from pipeline.errors import BuildError, first_line
 from pipeline.export.manifest import Manifest, write_changes
 from pipeline.export.state import damage
 from pipeline.paths import (
@@ -47,7 +47,7 @@ from pipeline.paths import (
     REPORT_JSON,
     SITE,
 )
-from pipeline.publish.bucket import FAILURES, first_line, get, get_manifest, open_bucket, put
+from pipeline.publish.bucket import FAILURES, get, get_manifest, open_bucket, put
 
 if TYPE_CHECKING:
     from obstore.store import ObjectStore
