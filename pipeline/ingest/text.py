@@ -15,7 +15,14 @@ from pipeline.contract import Kind, Table
 from pipeline.errors import InputError
 from pipeline.ingest import adapters
 from pipeline.ingest.files import InputFile, open_binary, open_text
-from pipeline.ingest.raw import PARSE_ERROR, RESERVED, SOURCE_ROW, check_names, text_frame
+from pipeline.ingest.raw import (
+    PARSE_ERROR,
+    RESERVED,
+    SOURCE_ROW,
+    check_names,
+    json_text,
+    text_frame,
+)
 
 MAX_FIELD = 1 << 20  # characters; a longer CSV field makes its record a reject
 csv.field_size_limit(sys.maxsize)  # the csv module's own limit: MAX_FIELD is checked instead
@@ -110,25 +117,13 @@ def _has_bad_bytes(fields: list[str]) -> bool:
     return any("\udc80" <= c <= "\udcff" for f in fields for c in f)
 
 
-def _json_text(value: object) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value) if isinstance(value, float) else str(value)
-    return orjson.dumps(value).decode()
-
-
 def _json_texts(obj: dict[str, object]) -> dict[str, str | None]:
     """Each value of a record as its JSON text, or the record's parse error for a list nested
     deeper than JSON is written here (orjson's limit): a reject, not a crash."""
     values: dict[str, str | None] = {}
     for key, value in obj.items():
         try:
-            values[key] = _json_text(value)
+            values[key] = json_text(value)
         except orjson.JSONEncodeError as exc:
             return {PARSE_ERROR: f"{key}: nested too deeply ({exc})"}
     return values
