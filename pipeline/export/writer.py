@@ -14,6 +14,7 @@ from types import TracebackType
 import polars as pl
 
 from pipeline.api.urls import STORES_DIR, store_of
+from pipeline.errors import BuildError
 from pipeline.export.files import FileCreator
 from pipeline.export.manifest import CHUNK, SCHEMA, Manifest
 from pipeline.paths import set_aside
@@ -85,10 +86,12 @@ class SiteWriter:
     def link_store(self, key: str, folder: str) -> None:
         """Store `key`'s folder of the site: a link to the pool folder `folder`, already whole
         in the pool (a shard of the same output wrote it)."""
-        assert self.pool is not None and (self.pool / folder).is_dir()
+        pool, _ = self._pool()
+        if not (pool / folder).is_dir():
+            raise BuildError(f"{pool / folder}: store {key}'s pool folder is missing")
         link = self.root / STORES_DIR / key
         link.parent.mkdir(parents=True, exist_ok=True)
-        link.symlink_to(os.path.relpath(self.pool / folder, link.parent))
+        link.symlink_to(os.path.relpath(pool / folder, link.parent))
 
     def write_pages(self, pages: pl.DataFrame) -> None:
         """Many files at once: columns `path` (in the site), `body` (binary) and `target` (where
@@ -148,7 +151,8 @@ class SiteWriter:
         part = self.previous.slice_under(folder)
         self._flush_records()
         self._chunks.append(part)
-        assert self.previous_site is not None
+        if self.previous_site is None:
+            raise RuntimeError(f"store {key}: carried over by a writer with no previous release")
         old = self.previous_site / folder
         if self.pool is not None and old.is_symlink():
             link = self.root / folder
@@ -169,14 +173,14 @@ class SiteWriter:
         self._creator.close()
         self.linked = self._creator.linked
         for folder in self._staged:
-            assert self.pool is not None and self.staging is not None
-            staged = self.staging / folder
+            pool, staging = self._pool()
+            staged = staging / folder
             if not staged.exists():  # a store with no page at all
                 staged.mkdir(parents=True)
             try:
-                staged.rename(self.pool / folder)
+                staged.rename(pool / folder)
             except OSError:  # already in the pool: the same digest, so the same files
-                pooled = self.pool / folder
+                pooled = pool / folder
                 if not pooled.is_dir():
                     raise
                 if _files(pooled) == _files(staged):
@@ -193,6 +197,13 @@ class SiteWriter:
             rest = name.removeprefix(f"{STORES_DIR}/{key}/")
             return f"{self._store_dirs[key]}/{rest}"
         return f"{self.root}/{name}"
+
+    def _pool(self) -> tuple[Path, Path]:
+        """The pool and the folder its new folders are staged in (a writer's stores are in a
+        pool only when it has both)."""
+        if self.pool is None or self.staging is None:
+            raise RuntimeError("a store's pool folder, in a site writer with no pool")
+        return self.pool, self.staging
 
     def manifest(self) -> Manifest:
         """Every file written so far (after `close()`: every file of the site)."""
