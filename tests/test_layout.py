@@ -88,10 +88,11 @@ def _import_graph() -> dict[str, set[str]]:
                     base = ".".join(
                         [*package.split(".")[: len(package.split(".")) - node.level + 1], base]
                     ).strip(".")
-                for alias in node.names:  # `from pkg import module` imports the module
-                    imported.add(
-                        f"{base}.{alias.name}" if f"{base}.{alias.name}" in files else base
-                    )
+                # `from pkg import module` imports the module, and the package it names (its
+                # __init__: a cycle when that imports this module; the root's is a docstring)
+                if base != "pipeline":
+                    imported.add(base)
+                imported |= {f"{base}.{a.name}" for a in node.names}
         graph[module] = {m for m in imported if m in files and m != module}
     return graph
 

@@ -13,7 +13,12 @@ import polars as pl
 
 from pipeline.contract import Kind, Table
 from pipeline.errors import InputError
-from pipeline.ingest import adapters
+from pipeline.ingest.adapters import (
+    AdapterError,
+    from_seller_portal,
+    is_seller_portal,
+    read_api_dump,
+)
 from pipeline.ingest.files import InputFile, open_binary, open_text
 from pipeline.ingest.raw import (
     PARSE_ERROR,
@@ -172,13 +177,13 @@ def read_file(file: InputFile, table: Table, source: str, max_columns: int) -> p
     `max_columns` of them. Parquet files go to DuckDB directly (`pipeline.ingest.parquet`)."""
     try:
         if file.format == "json":
-            return adapters.read_api_dump(file.path, table.name, max_columns)
+            return read_api_dump(file.path, table.name, max_columns)
         if file.format == "csv":
             frame = _read_csv(file, max_columns)
-            if table.name == "listings" and adapters.is_seller_portal(frame.columns):
-                return adapters.from_seller_portal(frame, file.stem, source)
+            if table.name == "listings" and is_seller_portal(frame.columns):
+                return from_seller_portal(frame, file.stem, source)
             return frame
-    except adapters.AdapterError as exc:
+    except AdapterError as exc:
         raise InputError(f"{file.path}: {exc}") from exc
     lists = frozenset(c.name for c in table.columns if c.kind is Kind.TEXT_LIST)
     return read_ndjson(file, lists, max_columns)
