@@ -13,8 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from pipeline.api.params import INT64, InventoryParams, invalid_value
-from pipeline.api.responses import ApiError
+from pipeline.api.params import INT64, InventoryParams
 from pipeline.api.urls import STORES_DIR, canonical_query
 
 
@@ -115,10 +114,6 @@ def parse_product_id(segment: str | None) -> int | None:
     if not _INTEGER.fullmatch(segment) or not INT64[0] <= int(segment) <= INT64[1]:
         return None
     return int(segment)
-
-
-def product_id_error(segment: str) -> ApiError:
-    return ApiError(400, [invalid_value("productId", segment)])
 
 
 def page_path(op: Operation, store_key: str, params: InventoryParams) -> PurePosixPath:
