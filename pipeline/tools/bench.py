@@ -1,20 +1,11 @@
-"""`make bench`: the build against the floors of this machine, on generated input.
+"""`make bench`: the build against this machine's floors, on generated input.
 
-    python -m pipeline.tools.bench --scale quick   # 1M listings / 200 stores
-    python -m pipeline.tools.bench --scale full    # 10M listings / 2,000 stores
-    python -m pipeline.tools.bench --scale tiny    # 20k listings / 20 stores (the tests run it)
+    python -m pipeline.tools.bench --scale quick|full|tiny   # 1M, 10M or 20k listings
 
-In one run, on the same generated input: (1) the scan floor, DuckDB reading the listings and
-computing per store x channel x product count and min price with no output; (2) the write
-floor, the same number of files with the same sizes written from ready buffers; (3) the full
-build, in a subprocess (wall time, peak RSS); (4) a rebuild after 5% of the stores changed;
-(5) two shard builds and their merge, compared with the unsharded release. Over (2) and (3), how
-busy the whole machine was: CPU seconds, and busy cores (CPU seconds / wall seconds). A floor
-that keeps more than one core busy leaves the build less room to hide its own work beside it.
-Prints the figures and ratios and writes them to <dir>/<scale>/results.json.
-
-Run it from a checkout that does not change while it runs: a build's code is part of every
-store's digest, so a rebuild by other code rebuilds every store.
+One run, one input: the scan and write floors (`bench_floors`), the full build, a rebuild after
+5% of the stores changed, two shard builds and their merge, the Ray build (`bench_ray`) and live
+answers (`bench_live`). Prints the figures and writes them to <dir>/<scale>/results.json. Run it
+from a checkout that does not change meanwhile: the code is part of every store's digest.
 """
 
 from __future__ import annotations
