@@ -1,14 +1,19 @@
-"""Command line: `pipeline build | query | serve | generate | merge` (also `python -m pipeline`).
+"""Command line: `pipeline build | query | serve | generate | merge | publish` (also
+`python -m pipeline`).
 
-Exit codes: 0 success, 1 a handled failure (bad input, a failed audit; one line on stderr),
-2 a crash or a usage error. `query` exits 0 for a 2xx answer and 1 otherwise.
+Exit codes, the same for every command (`failures`): 0 success, 1 a handled failure (bad input,
+a failed audit; one line on stderr), 2 a crash or a usage error. `query` exits 0 for a 2xx
+answer and 1 otherwise.
 """
 
 from __future__ import annotations
 
+import functools
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 import orjson
@@ -18,22 +23,52 @@ from pipeline.api.urls import HELP_PATH
 from pipeline.build import build
 from pipeline.build import dry_run as validate
 from pipeline.distributed import build_on_ray
-from pipeline.errors import BuildError
+from pipeline.errors import BuildError, first_line
 from pipeline.paths import WAREHOUSE, published_release
 from pipeline.progress import Reporter
 from pipeline.publish.merge import merge
 from pipeline.publish.objectstore import JOBS, LEASE_SECONDS, publish_release
 from pipeline.serve.routes import answer
 from pipeline.serve.server import serve
-from pipeline.settings import load_settings
+from pipeline.settings import DEFAULT_OUTPUT, load_settings
 from pipeline.tools.generate import generate
 from pipeline.transform.audit import ACCEPT_FLAG
+
+# A handled failure: the message names the file or setting and what is wrong.
+HANDLED = (BuildError, FileNotFoundError, ValueError)
+
+
+def failures(command: Callable[..., None]) -> Callable[..., None]:
+    """A command's error boundary, with a `--debug` option: a handled failure exits 1 and a
+    crash 2 (README "Commands"), each with one line on stderr naming the command; `--debug`
+    also prints the traceback. Click's own exits (usage errors, --help) and `sys.exit` pass."""
+
+    @click.option("--debug", is_flag=True, help="Show the traceback of a failure.")
+    @functools.wraps(command)
+    def run(*args: Any, debug: bool = False, **kwargs: Any) -> None:
+        try:
+            command(*args, **kwargs)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:
+            name = click.get_current_context().info_name
+            if debug:
+                traceback.print_exc()
+            if isinstance(exc, HANDLED):
+                click.echo(f"{name} failed: {first_line(exc)}", err=True)
+                sys.exit(1)
+            rerun = "" if debug else " (rerun with --debug)"
+            click.echo(f"{name} crashed: {type(exc).__name__}: {first_line(exc)}{rerun}", err=True)
+            sys.exit(2)
+
+    return run
+
 
 published_output = click.option(
     "--output",
     "output_dir",
     type=click.Path(path_type=Path),
-    default=Path("data/out"),
+    default=DEFAULT_OUTPUT,
     show_default=True,
     help="Output directory of a build.",
 )
@@ -65,7 +100,7 @@ def main() -> None:
 )
 @click.option("--shards", type=click.IntRange(min=1), help="--engine ray: shards of stores.")
 @click.option("--address", help="--engine ray: the cluster's address (default: a local one).")
-@click.option("--debug", is_flag=True, help="Show the traceback of a failure.")
+@failures
 def build_command(
     input_dir: Path | None,
     output_dir: Path | None,
@@ -76,40 +111,28 @@ def build_command(
     engine: str | None,
     shards: int | None,
     address: str | None,
-    debug: bool,
 ) -> None:
     """Build the warehouse and the site from INPUT into OUTPUT, then publish them atomically."""
+    ray = {k: v for k, v in (("shards", shards), ("address", address)) if v is not None}
+    settings = load_settings(
+        config,
+        input=input_dir,
+        output=output_dir,
+        shard=shard,
+        accept_volume_change=accept_change or None,
+        engine=engine,
+        ray=ray or None,
+    )
+    if dry_run:
+        summary = validate(settings)
+        click.echo(orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode())
+        return
+    reporter = Reporter()
     try:
-        ray = {k: v for k, v in (("shards", shards), ("address", address)) if v is not None}
-        settings = load_settings(
-            config,
-            input=input_dir,
-            output=output_dir,
-            shard=shard,
-            accept_volume_change=accept_change or None,
-            engine=engine,
-            ray=ray or None,
-        )
-        if dry_run:
-            summary = validate(settings)
-            click.echo(orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode())
-            return
-        reporter = Reporter()
-        try:
-            run = build_on_ray if settings.engine == "ray" else build
-            result = run(settings, reporter)
-        finally:
-            reporter.close()
-    except (BuildError, FileNotFoundError, ValueError) as exc:
-        if debug:
-            traceback.print_exc()
-        click.echo(f"build failed: {str(exc).splitlines()[0]}", err=True)
-        sys.exit(1)
-    except Exception as exc:  # a crash: exit 2, one line unless --debug
-        if debug:
-            raise
-        click.echo(f"build crashed: {type(exc).__name__}: {exc} (rerun with --debug)", err=True)
-        sys.exit(2)
+        run = build_on_ray if settings.engine == "ray" else build
+        result = run(settings, reporter)
+    finally:
+        reporter.close()
     site = result.report.site
     rejected = sum(t.rejected for t in result.report.tables.values())
     click.echo(
@@ -122,11 +145,13 @@ def build_command(
 @main.command("query")
 @published_output
 @click.argument("target")
+@failures
 def query_command(output_dir: Path, target: str) -> None:
     """Print the API's answer to TARGET ('/v1.39.0/...?...') from the published warehouse.
 
     The body goes to standard output; the HTTP status to standard error as `HTTP <status>`.
     """
+    _check_published(output_dir)
     con = db.connect(output_dir / WAREHOUSE, read_only=True)
     try:
         response = answer(con, target)
@@ -143,7 +168,7 @@ def query_command(output_dir: Path, target: str) -> None:
     "--output",
     "output_dir",
     type=click.Path(path_type=Path),
-    help="Output directory of a build (default: the settings' output, data/out).",
+    help=f"Output directory of a build (default: the settings' output, {DEFAULT_OUTPUT}).",
 )
 @click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="TOML settings.")
 @click.option("--host", default="127.0.0.1", show_default=True)
@@ -151,23 +176,18 @@ def query_command(output_dir: Path, target: str) -> None:
     "--port", default=8000, show_default=True, type=int, help="0: any free port (printed)."
 )
 @click.option("--threads", type=click.IntRange(min=1), help="Worker threads (serve.threads).")
+@failures
 def serve_command(
     output_dir: Path | None, config: Path | None, host: str, port: int, threads: int | None
 ) -> None:
     """Serve the published build over HTTP as the generated nginx configuration would, and
     answer parameter combinations that were not materialised live from the warehouse. The
     limits (connections, sizes, idle timeout) are the settings' `serve` table."""
-    try:
-        settings = load_settings(config, output=output_dir)
-    except (FileNotFoundError, ValueError) as exc:
-        click.echo(f"serve failed: {exc}", err=True)
-        sys.exit(1)
+    settings = load_settings(config, output=output_dir)
     output, limits = settings.output, settings.serve
     if threads is not None:
         limits = limits.model_copy(update={"threads": threads})
-    if not (output / WAREHOUSE).is_file():
-        click.echo(f"{output / WAREHOUSE}: no published build (run `pipeline build`)", err=True)
-        sys.exit(1)
+    _check_published(output)
 
     def listening(bound: int) -> None:  # the port taken, also when --port 0 let the system pick
         click.echo(f"serving {output} on http://{host}:{bound}{HELP_PATH}", err=True)
@@ -186,6 +206,7 @@ def serve_command(
 @click.option("--stores", type=click.IntRange(min=1), required=True)
 @click.option("--listings", type=click.IntRange(min=1), required=True)
 @click.option("--seed", type=int, default=1, show_default=True)
+@failures
 def generate_command(output_dir: Path, stores: int, listings: int, seed: int) -> None:
     """Write a realistic synthetic input directory of any size (deterministic for a seed)."""
     counts = generate(output_dir, stores, listings, seed)
@@ -203,22 +224,17 @@ def generate_command(output_dir: Path, stores: int, listings: int, seed: int) ->
 @click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="TOML settings.")
 @accept_volume_change
 @click.argument("shards", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
+@failures
 def merge_command(
     output_dir: Path, config: Path | None, accept_change: bool, shards: tuple[Path, ...]
 ) -> None:
     """Publish one release from the outputs of `pipeline build --shard I/N` (every I)."""
+    settings = load_settings(config, output=output_dir, accept_volume_change=accept_change or None)
+    reporter = Reporter()  # the merge's stages and warnings, as a build's
     try:
-        settings = load_settings(
-            config, output=output_dir, accept_volume_change=accept_change or None
-        )
-        reporter = Reporter()  # the merge's stages and warnings, as a build's
-        try:
-            result = merge(list(shards), settings, reporter)
-        finally:
-            reporter.close()
-    except (BuildError, FileNotFoundError, ValueError) as exc:
-        click.echo(f"merge failed: {str(exc).splitlines()[0]}", err=True)
-        sys.exit(1)
+        result = merge(list(shards), settings, reporter)
+    finally:
+        reporter.close()
     files = result.report.site.files
     click.echo(f"published merged build {result.build_id}: {files} files -> {output_dir}")
 
@@ -235,6 +251,7 @@ def merge_command(
     show_default=True,
     help="How long this publish's lease holds off others: longer than it takes.",
 )
+@failures
 def publish_command(
     output_dir: Path, url: str, take_over: bool, jobs: int, lease_seconds: int
 ) -> None:
@@ -242,18 +259,17 @@ def publish_command(
     the manifest and report, then the release pointer (conditionally), then the deletions.
     Endpoint, region and credentials come from AWS_* variables (see the README)."""
     release = published_release(output_dir)
-    try:
-        if release is None:
-            raise BuildError(f"{output_dir}: no published build (run `pipeline build`)")
-        r = publish_release(
-            release, url, jobs=jobs, take_over=take_over, lease_seconds=lease_seconds
-        )
-    except BuildError as exc:
-        click.echo(f"publish failed: {exc}", err=True)
-        sys.exit(1)
+    if release is None:
+        raise BuildError(f"{output_dir}: no published build (run `pipeline build`)")
+    r = publish_release(release, url, jobs=jobs, take_over=take_over, lease_seconds=lease_seconds)
     click.echo(
         f"published build {r.build_id} to {url}: {r.uploaded} objects uploaded "
         f"({r.uploaded_bytes:,} bytes), {r.deleted} deleted, {r.unchanged} unchanged in "
         f"{r.seconds:.1f} s; a store's old and new pages side by side for {r.store_window:.3f} s "
         f"at most, the site's for {r.site_window:.3f} s"
     )
+
+
+def _check_published(output: Path) -> None:
+    if not (output / WAREHOUSE).is_file():
+        raise BuildError(f"{output / WAREHOUSE}: no published build (run `pipeline build`)")

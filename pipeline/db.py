@@ -168,6 +168,18 @@ class SqlFile:
         return self.path.split("/")[-1]
 
     @property
+    def table(self) -> str:
+        """The table the file builds: `marts/listing` -> `marts.listing`."""
+        return f"{self.schema}.{self.name}"
+
+    @property
+    def order_by(self) -> str | None:
+        """The columns of the file's closing `order by` line (the table's row order), if any."""
+        last = self.sql.rstrip().splitlines()[-1]
+        found = re.fullmatch(r"order by (.+)", last.strip(), re.IGNORECASE)
+        return found.group(1) if found else None
+
+    @property
     def sql(self) -> str:
         return read_sql(self.file)
 
@@ -213,7 +225,7 @@ def build_table(
     """CREATE OR REPLACE TABLE <schema>.<name> AS <the file's SELECT>; returns its row count.
     Column comments come from the file's header, or from `column_comments` (the contract's, for
     staging tables) with the header's added."""
-    target = f"{model.schema}.{model.name}"
+    target = model.table
     con.execute(f"CREATE OR REPLACE TABLE {target} AS\n{model.sql}", params or {})
     comments = (column_comments or {}) | model.column_comments
     comment_table(con, target, model.table_comment, comments)

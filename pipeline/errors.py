@@ -10,3 +10,9 @@ class BuildError(Exception):
 
 class InputError(BuildError):
     """A problem with the input that stops the build: names the file and what is wrong."""
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an error's message, or its type's name when the message is empty."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__

@@ -219,6 +219,9 @@ class RaySettings(BaseModel):
     retries: int = Field(default=2, ge=0, description="Times a task whose worker died is run again")
 
 
+DEFAULT_OUTPUT = Path("data/out")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="PIPELINE_", env_nested_delimiter="__", extra="forbid", frozen=True
@@ -226,7 +229,7 @@ class Settings(BaseSettings):
     toml_file: ClassVar[Path | None] = None
 
     input: Path = Field(default=Path("data"), description="Input directory of raw exports")
-    output: Path = Field(default=Path("data/out"), description="Output directory")
+    output: Path = Field(default=DEFAULT_OUTPUT, description="Output directory")
     export: ExportSettings = ExportSettings()
     serve: ServeSettings = ServeSettings()
     max_reject_share: float = Field(

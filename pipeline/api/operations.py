@@ -13,8 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from pipeline.api.params import INT64, InventoryParams, invalid_value, paging_params
-from pipeline.api.responses import ApiError
+from pipeline.api.params import INT64, InventoryParams
 from pipeline.api.urls import STORES_DIR, canonical_query
 
 
@@ -115,36 +114,6 @@ def parse_product_id(segment: str | None) -> int | None:
     if not _INTEGER.fullmatch(segment) or not INT64[0] <= int(segment) <= INT64[1]:
         return None
     return int(segment)
-
-
-def product_id_error(segment: str) -> ApiError:
-    return ApiError(400, [invalid_value("productId", segment)])
-
-
-def bind(
-    params: InventoryParams, store_keys: list[str], product_id: int | None = None
-) -> dict[str, object]:
-    """Every bind parameter an operation's SQL may read (`used` keeps those it does)."""
-    return {
-        "store_keys": store_keys,
-        "channel_id": params.channelId,
-        "product_id": product_id,
-        "include_generic": params.includeGeneric,
-        "include_custom": params.includeCustom,
-        "include_excluded_categories": params.includeExcludedCategories,
-        "in_stock_only": params.inStockOnly,
-        "category_id": params.categoryId,
-        "category_name": params.categoryName,
-        "group_id": params.groupId,
-        "sku_id": params.skuId,
-        **paging_params(params),
-    }
-
-
-def used(sql: str, values: dict[str, object]) -> dict[str, object]:
-    """The bind parameters `sql` names (DuckDB refuses one it does not)."""
-    names = set(re.findall(r"\$([a-z_]+)", sql))
-    return {k: v for k, v in values.items() if k in names}
 
 
 def page_path(op: Operation, store_key: str, params: InventoryParams) -> PurePosixPath:

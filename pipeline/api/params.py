@@ -178,25 +178,36 @@ def parse_inventory_params(query: str, names: Sequence[str] = PARAMETER_NAMES) -
     return replace(DEFAULTS, **values)  # type: ignore[arg-type]
 
 
-def query_params(params: InventoryParams, *, store_key: str | None) -> dict[str, object]:
-    """Bind parameters of the store inventory SQL for a request (store_key None: all stores)."""
+def bind_params(
+    params: InventoryParams, store_keys: list[str] | None, product_id: int | None = None
+) -> dict[str, object]:
+    """Every bind parameter the store inventory SQL files may read, for a request (store_keys
+    None: every store); `used` keeps those a file reads."""
     return {
-        "store_keys": None if store_key is None else [store_key],
+        "store_keys": store_keys,
         "channel_id": params.channelId,
+        "product_id": product_id,
         "include_generic": params.includeGeneric,
         "include_custom": params.includeCustom,
         "include_excluded_categories": params.includeExcludedCategories,
+        "in_stock_only": params.inStockOnly,
         "category_id": params.categoryId,
         "category_name": params.categoryName,
         "group_id": params.groupId,
         "group_name": params.groupName,
         "product_name": params.productName,
+        "sku_id": params.skuId,
         "sku_limit": params.skuLimit,
         "sort_field": params.sort_field,
         "sort_desc": params.sort_desc,
-        "first_position": params.offset + 1,
-        "last_position": params.offset + params.limit,
+        **paging_params(params),
     }
+
+
+def used(sql: str, values: dict[str, object]) -> dict[str, object]:
+    """The bind parameters `sql` names (DuckDB refuses one it does not)."""
+    names = set(re.findall(r"\$([a-z_]+)", sql))
+    return {k: v for k, v in values.items() if k in names}
 
 
 def paging_params(params: InventoryParams) -> dict[str, object]:

@@ -36,6 +36,19 @@ OPENAPI_PATH = f"/{VERSION}/help/openapi.json"
 HELP_FILE = PurePosixPath(VERSION, "help", "index.html")
 OPENAPI_FILE = PurePosixPath(VERSION, "help", "openapi.json")
 STORE_KEY = re.compile(STORE_KEY_PATTERN)
+# A site path in a store's folder, `STORES_DIR/<key>/...`: the key is its group.
+STORE_PAGE = re.compile(rf"{re.escape(STORES_DIR)}/([^/]+)/")
+
+
+def store_of(path: str) -> str | None:
+    """The store key of a site path in a store's folder, None for any other path."""
+    found = STORE_PAGE.match(path)
+    return found.group(1) if found else None
+
+
+def store_column(paths: pl.Expr) -> pl.Expr:
+    """`store_of` of each path of a column."""
+    return paths.str.extract(f"^{STORE_PAGE.pattern}", 1)
 
 
 def _canonical_value(value: object) -> str:

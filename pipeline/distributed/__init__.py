@@ -54,15 +54,12 @@ from pipeline.publish.night import Night
 from pipeline.publish.release import BuildResult, exclusive
 from pipeline.settings import Settings, Shard
 from pipeline.transform import StepResult
-from pipeline.transform.steps import CATALOG_STEPS, STORE_STEPS, STORE_TABLES, Staging
+from pipeline.transform.steps import CATALOG_STEPS, STORE_STEPS, STORE_TABLES
 
 LISTINGS = TABLES_BY_NAME["listings"]
 SHARDS_DIR = "shards"  # in the release: each shard's raw listing rows, as Parquet
 # The catalog's tables every shard reads: what the catalog's steps build.
-CATALOG_TABLES = tuple(
-    f"staging.{s.table}" if isinstance(s, Staging) else s.path.replace("/", ".")
-    for s in CATALOG_STEPS
-)
+CATALOG_TABLES = tuple(s.file.table for s in CATALOG_STEPS)
 
 
 def build_on_ray(settings: Settings, reporter: Reporter = SILENT) -> BuildResult:
@@ -188,10 +185,7 @@ def _check_shards(results: list[ShardResult], shards: int, listings: TableSums) 
 # Tables whose physical order matters, in the order their SQL file gives them: each shard's rows
 # are in that order, their concatenation is not. marts.listing is clustered by store_hash, so
 # that a live answer reads only its store's row groups (sql/marts/listing.sql).
-CLUSTERED = {
-    "marts.listing": " ORDER BY store_hash, store_key, channel_id, product_id, sku_id, "
-    "is_custom, store_price_custom_id"
-}
+CLUSTERED = {s.file.table: f" ORDER BY {s.file.order_by}" for s in STORE_STEPS if s.file.order_by}
 
 
 def _gather_tables(con: duckdb.DuckDBPyConnection, results: list[ShardResult]) -> None:

@@ -26,7 +26,7 @@ from pipeline.export.digests import StoreRecord, TableSums, table_sums
 from pipeline.ingest import ingest_file
 from pipeline.ingest.files import InputFile
 from pipeline.ingest.raw import create_raw_table
-from pipeline.paths import POOL
+from pipeline.paths import POOL, SITE
 from pipeline.settings import Settings, Shard, shard_of
 from pipeline.transform import StepResult
 from pipeline.transform.steps import STORE_STEPS, STORE_TABLES
@@ -36,10 +36,7 @@ from pipeline.transform.steps import STORE_STEPS, STORE_TABLES
 # as the shards' Parquet files.
 SHARD_TABLES = (
     *(f"raw.{t}" for t in STORE_TABLES),
-    *(f"staging.{t}" for t in STORE_TABLES),
-    "marts.store",
-    "marts.listing",
-    "marts.store_product",
+    *(s.file.table for s in STORE_STEPS),
     "meta.rejects",
     "meta.warnings",
 )
@@ -123,7 +120,7 @@ class ShardResult:
 
     @property
     def site(self) -> Path:
-        return self.folder / "site"
+        return self.folder / SITE
 
     def parquet(self, table: str) -> Path:
         return self.folder / f"{table}.parquet"
@@ -158,11 +155,11 @@ def build_shard(
             con.execute(f"CREATE TABLE {name} AS SELECT * FROM handed_over")
             con.unregister("handed_over")
         steps = transform.run_steps(con, steps=STORE_STEPS)
-        (folder / "site").mkdir()  # a shard may have no store at all
+        (folder / SITE).mkdir()  # a shard may have no store at all
         site = export.write_site(
             con,
             settings.model_copy(update={"shard": shard}),
-            folder / "site",
+            folder / SITE,
             previous_release=previous_release,
             pool=(settings.output / POOL, folder / f"pool-{secrets.token_hex(4)}"),
         )

@@ -13,6 +13,7 @@ from pathlib import Path
 import duckdb
 
 from pipeline import db
+from pipeline.errors import first_line
 from pipeline.export.report import BuildReport, BuildRun
 from pipeline.export.state import damage
 from pipeline.paths import HISTORY, WAREHOUSE, marked_releases
@@ -114,7 +115,7 @@ def _read(con: duckdb.DuckDBPyConnection, source: Path) -> str | None:
                 con.execute("DETACH previous")
     except duckdb.Error as exc:
         con.execute("DELETE FROM meta.build_run")
-        return f"{source}: the build history could not be read ({str(exc).splitlines()[0]})"
+        return f"{source}: the build history could not be read ({first_line(exc)})"
     return None
 
 

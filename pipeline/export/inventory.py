@@ -20,7 +20,7 @@ import duckdb
 import polars as pl
 
 from pipeline.api import urls
-from pipeline.api.params import InventoryParams, query_params
+from pipeline.api.params import InventoryParams, bind_params, used
 from pipeline.api.responses import envelope_expr
 from pipeline.export.digests import StoreRecord, store_digest, store_inputs
 from pipeline.export.lists import list_pages
@@ -60,7 +60,7 @@ def _answer_chunks(
     """The default request of every channel of these stores, answered in one run of the store
     inventory SQL, ordered by store, channel and position, in slices of whole stores of about
     `CHUNK_ROWS` rows."""
-    bind = query_params(InventoryParams(), store_key=None)
+    bind = used(STORE_INVENTORY.sql, bind_params(InventoryParams(), None))
     bind.update(store_keys=stores, channel_id=None, first_position=None, last_position=None)
     # No ORDER BY here: SELECT and WHERE keep the inventory SQL's order (DuckDB's documented
     # order preservation), and a query that reads no position runs no window.

@@ -7,8 +7,8 @@ from __future__ import annotations
 import duckdb
 import polars as pl
 
-from pipeline.api.operations import STORE_OPERATIONS, bind, page_path, used
-from pipeline.api.params import DEFAULTS, InventoryParams
+from pipeline.api.operations import STORE_OPERATIONS, page_path
+from pipeline.api.params import DEFAULTS, InventoryParams, bind_params, used
 from pipeline.api.responses import envelope
 from pipeline.settings import ExportSettings
 from pipeline.transform.steps import OPERATION_SQL
@@ -28,7 +28,7 @@ def list_pages(
     rows: list[tuple[str, str, bytes]] = []
     for op in MATERIALISED:
         sql = OPERATION_SQL[op].sql
-        values = used(sql, bind(DEFAULTS, stores))
+        values = used(sql, bind_params(DEFAULTS, stores))
         values.update(channel_id=None, first_position=None, last_position=None)
         answers = con.execute(
             f"SELECT store_key, channel_id, result_json FROM ({sql}) "

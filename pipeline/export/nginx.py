@@ -1,22 +1,13 @@
-"""The nginx configuration the build emits for the site (`OUTPUT/nginx.conf`).
+"""The nginx configuration the build emits for the site (`OUTPUT/nginx.conf`), included in
+nginx's `http { }` block, so that nginx and `pipeline serve` answer every request alike.
 
-It is included inside nginx's `http { }` block. nginx serves every materialised page from its
-file, mapping the query string (parameters in any order and any case, the first of repeated
-parameters winning, as the API does) to the canonical file name of `pipeline.api.urls`; it answers
-`URL not found.` for any other path, 405 for other methods (TRACE too, which nginx refuses
-before any location), and every error it raises itself (400, 413, 414, 431 for its 494, 500,
-501, 503 for a failed upstream, 505) with the error envelope, as `pipeline serve` does. It
-answers whole bodies, as `pipeline serve` does: no ranges, no ETag, no 304 or 412 (a request
-with a precondition goes to the upstream). The limits
-`pipeline serve` takes from the `serve` settings (header and body sizes, idle timeout) are
-written here with the same numbers. Every request it cannot answer from a file (a parameter
-combination that was not materialised, a bad value, an unknown store, an empty page) goes to the
-live upstream, `pipeline serve`, which answers it from the warehouse with the same bytes. The
-parameters an operation does not define are ignored, as the API ignores them: a page is served
-from its file whatever else the query string carries.
-
-Store keys are matched by nginx only in lower case (the site's spelling); any other spelling
-goes to the upstream, so the configuration lists no store keys.
+nginx serves each materialised page from its file, mapping a query string (any order or case,
+the first of repeated parameters winning, unknown parameters ignored) to the page's canonical
+name (`pipeline.api.urls`), whole bodies only (no ranges or ETags), within the `serve`
+settings' limits; its own errors (400, 405, 413, 414, 431, 5xx) carry the API's envelope.
+Anything else (a page not materialised, a bad value, an unknown store, a store key not in lower
+case, a request with a precondition) goes to the live upstream, `pipeline serve`, which answers
+from the warehouse with the same bytes.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ import orjson
 import polars as pl
 
 from pipeline.contract import TABLES
+from pipeline.errors import first_line
 from pipeline.export import filestat
 from pipeline.export.digests import StoreRecord, load_store_records
 from pipeline.export.manifest import Manifest
@@ -167,5 +168,4 @@ def published_stores(release: Path | None) -> set[str] | None:
 
 
 def _unreadable(path: Path, exc: Exception) -> str:
-    reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return f"{path}: cannot be read ({reason})"
+    return f"{path}: cannot be read ({first_line(exc)})"

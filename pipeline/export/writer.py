@@ -14,7 +14,8 @@ from types import TracebackType
 
 import polars as pl
 
-from pipeline.api.urls import STORES_DIR
+from pipeline.api.urls import STORES_DIR, store_of
+from pipeline.errors import BuildError
 from pipeline.export import filestat
 from pipeline.export.files import FileCreator
 from pipeline.export.manifest import CHUNK, SCHEMA, Manifest, rows_under
@@ -93,10 +94,12 @@ class SiteWriter:
     def link_store(self, key: str, folder: str) -> None:
         """Store `key`'s folder of the site: a link to the pool folder `folder`, already whole
         in the pool (a shard of the same output wrote it)."""
-        assert self.pool is not None and (self.pool / folder).is_dir()
+        pool, _ = self._pool()
+        if not (pool / folder).is_dir():
+            raise BuildError(f"{pool / folder}: store {key}'s pool folder is missing")
         link = self.root / STORES_DIR / key
         link.parent.mkdir(parents=True, exist_ok=True)
-        link.symlink_to(os.path.relpath(self.pool / folder, link.parent))
+        link.symlink_to(os.path.relpath(pool / folder, link.parent))
 
     def write_pages(self, pages: pl.DataFrame) -> None:
         """Many files at once: columns `path` (in the site), `body` (binary) and `target` (where
@@ -161,7 +164,8 @@ class SiteWriter:
         self._flush_records()
         self._chunks.append(part)
         self._carried.append(rows_under(self.recorded, folder))
-        assert self.previous_site is not None
+        if self.previous_site is None:
+            raise RuntimeError(f"store {key}: carried over by a writer with no previous release")
         old = self.previous_site / folder
         if self.pool is not None and old.is_symlink():
             # The same pool folder, linked from where this site is: a shard's site lies deeper
@@ -191,39 +195,46 @@ class SiteWriter:
         self._creator.close()
         self.linked = self._creator.linked
         for key, folder in self._staged:
-            assert self.pool is not None and self.staging is not None
-            staged = self.staging / folder
+            pool, staging = self._pool()
+            staged = staging / folder
             if not staged.exists():  # a store with no page at all
                 staged.mkdir(parents=True)
             try:
-                staged.rename(self.pool / folder)
+                staged.rename(pool / folder)
                 continue
             except OSError:
-                pooled = self.pool / folder
+                pooled = pool / folder
                 if not pooled.is_dir():
                     raise
             if _inodes(pooled) == _inodes(staged):
                 shutil.rmtree(staged)
                 continue
             own = f"{folder}-{secrets.token_hex(4)}"
-            staged.rename(self.pool / own)
+            staged.rename(pool / own)
             link = self.root / STORES_DIR / key
             link.unlink()  # not published yet: no reader follows it
-            link.symlink_to(os.path.relpath(self.pool / own, link.parent))
+            link.symlink_to(os.path.relpath(pool / own, link.parent))
         self._staged = []
 
     def _target(self, name: str) -> str:
         """Where the file of site path `name` is created."""
-        if self._store_dirs and name.startswith(STORES_DIR):
-            key, _, rest = name[len(STORES_DIR) + 1 :].partition("/")
-            if key in self._store_dirs:
-                return f"{self._store_dirs[key]}/{rest}"
+        key = store_of(name) if self._store_dirs else None
+        if key in self._store_dirs:
+            rest = name.removeprefix(f"{STORES_DIR}/{key}/")
+            return f"{self._store_dirs[key]}/{rest}"
         return f"{self.root}/{name}"
 
     def carried(self) -> pl.DataFrame | None:
         """The records of the files carried over (checked by `can_carry`): the new release's
         records of them, as a stat of them would give now."""
         return pl.concat(self._carried) if self._carried else None
+
+    def _pool(self) -> tuple[Path, Path]:
+        """The pool and the folder its new folders are staged in (a writer's stores are in a
+        pool only when it has both)."""
+        if self.pool is None or self.staging is None:
+            raise RuntimeError("a store's pool folder, in a site writer with no pool")
+        return self.pool, self.staging
 
     def manifest(self) -> Manifest:
         """Every file written so far (after `close()`: every file of the site)."""

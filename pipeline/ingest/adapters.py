@@ -26,6 +26,7 @@ from pipeline.ingest.raw import (
     SOURCE_FILE,
     SOURCE_ROW,
     TOO_LONG,
+    json_text,
     text_frame,
 )
 
@@ -99,29 +100,20 @@ def from_seller_portal(frame: pl.DataFrame, store_key: str, source: str) -> pl.D
 def _extended(product: dict[str, Any], name: str) -> str | None:
     for item in product.get("extendedData") or []:
         if isinstance(item, dict) and item.get("name") == name:
-            value = item.get("value")
-            return None if value is None else str(value)
+            return json_text(item.get("value"))
     return None
-
-
-def _text(value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return value if isinstance(value, str) else orjson.dumps(value).decode()
 
 
 def _row(item: dict[str, Any], table: str) -> dict[str, str | int | None]:
     """A catalog API result's values, as text."""
     if table == "products":
         row: dict[str, str | int | None] = {
-            k: _text(item.get(k)) for k in ("productId", "categoryId", "groupId", "name")
+            k: json_text(item.get(k)) for k in ("productId", "categoryId", "groupId", "name")
         }
         row["rarity"] = _extended(item, "Rarity")
         row["number"] = _extended(item, "Number")
         return row
-    return {k: _text(v) for k, v in item.items() if not isinstance(v, dict | list)}
+    return {k: json_text(v) for k, v in item.items() if not isinstance(v, dict | list)}
 
 
 def read_api_dump(path: Path, table: str, max_columns: int) -> pl.DataFrame:

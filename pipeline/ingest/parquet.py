@@ -13,7 +13,7 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from pipeline.contract import Kind, Table
 from pipeline.db import quote
-from pipeline.errors import InputError
+from pipeline.errors import InputError, first_line
 from pipeline.ingest.raw import (
     EXTRA_COLUMNS,
     MAX_RECORD_BYTES,
@@ -62,13 +62,13 @@ def parquet_columns(con: duckdb.DuckDBPyConnection, path: Path) -> dict[str, str
     try:
         written = pq.read_schema(path).names
     except (OSError, pa.ArrowException) as exc:
-        raise InputError(f"{path}: cannot read Parquet: {str(exc).splitlines()[0]}") from exc
+        raise InputError(f"{path}: cannot read Parquet: {first_line(exc)}") from exc
     check_unique(path, written)
     try:
         rel = con.read_parquet(str(path))
         return {name: str(dtype) for name, dtype in zip(rel.columns, rel.dtypes, strict=True)}
     except duckdb.Error as exc:
-        raise InputError(f"{path}: cannot read Parquet: {str(exc).splitlines()[0]}") from exc
+        raise InputError(f"{path}: cannot read Parquet: {first_line(exc)}") from exc
 
 
 def typed_columns(
@@ -137,4 +137,4 @@ def append_parquet(
         params = {"source": source, "path": str(path), "max": MAX_RECORD_BYTES}
         return append(con, table, sql, {**params, "too_long": TOO_LONG})
     except duckdb.Error as exc:
-        raise InputError(f"{path}: cannot read Parquet: {str(exc).splitlines()[0]}") from exc
+        raise InputError(f"{path}: cannot read Parquet: {first_line(exc)}") from exc

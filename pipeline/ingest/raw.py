@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import duckdb
+import orjson
 import polars as pl
 
 from pipeline.contract import Table
@@ -47,6 +48,14 @@ EXTRA_DOC = (
     "The file's columns that are not in the contract, as a JSON object of name -> value as "
     "written (null when it has none): `_extra_columns->>'name'`"
 )
+
+
+def json_text(value: object) -> str | None:
+    """A parsed JSON value as raw text, one rule for every JSON format: a string as it is, null
+    as null, any other value as JSON writes it (true, 1.0, 1e20, 0.30000000000000004, [1,2])."""
+    if value is None:
+        return None
+    return value if isinstance(value, str) else orjson.dumps(value).decode()
 
 
 def check_width(path: Path, columns: int, max_columns: int) -> None:

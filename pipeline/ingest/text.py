@@ -13,7 +13,12 @@ import polars as pl
 
 from pipeline.contract import Kind, Table
 from pipeline.errors import InputError
-from pipeline.ingest import adapters
+from pipeline.ingest.adapters import (
+    AdapterError,
+    from_seller_portal,
+    is_seller_portal,
+    read_api_dump,
+)
 from pipeline.ingest.files import InputFile, open_binary
 from pipeline.ingest.raw import (
     BATCH_BYTES,
@@ -25,6 +30,7 @@ from pipeline.ingest.raw import (
     TOO_LONG,
     check_names,
     check_width,
+    json_text,
     text_frame,
 )
 from pipeline.ingest.records import RecordLines, TooLong, bounded_lines, record_ends
@@ -199,25 +205,13 @@ def _has_bad_bytes(fields: list[str]) -> bool:
     return any("\udc80" <= c <= "\udcff" for f in fields for c in f)
 
 
-def _json_text(value: object) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value) if isinstance(value, float) else str(value)
-    return orjson.dumps(value).decode()
-
-
 def _json_texts(obj: dict[str, object]) -> dict[str, str | None]:
     """Each value of a record as its JSON text, or the record's parse error for a list nested
     deeper than JSON is written here (orjson's limit): a reject, not a crash."""
     values: dict[str, str | None] = {}
     for key, value in obj.items():
         try:
-            values[key] = _json_text(value)
+            values[key] = json_text(value)
         except orjson.JSONEncodeError as exc:
             return {PARSE_ERROR: f"{key}: nested too deeply ({exc})"}
     return values
@@ -289,20 +283,16 @@ def read_file(file: InputFile, table: Table, source: str, max_columns: int) -> F
     (`pipeline.ingest.parquet`)."""
     if file.format == "json":
         try:
-            yield adapters.read_api_dump(file.path, table.name, max_columns)
-        except adapters.AdapterError as exc:
+            yield read_api_dump(file.path, table.name, max_columns)
+        except AdapterError as exc:
             raise InputError(f"{file.path}: {exc}") from exc
         return
     if file.format == "csv":
         for frame in _read_csv(file, max_columns):
-            if (
-                frame is not None
-                and table.name == "listings"
-                and adapters.is_seller_portal(frame.columns)
-            ):
+            if frame is not None and table.name == "listings" and is_seller_portal(frame.columns):
                 try:
-                    frame = adapters.from_seller_portal(frame, file.stem, source)
-                except adapters.AdapterError as exc:
+                    frame = from_seller_portal(frame, file.stem, source)
+                except AdapterError as exc:
                     raise InputError(f"{file.path}: {exc}") from exc
             yield frame
         return

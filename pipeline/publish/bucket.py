@@ -15,7 +15,7 @@ import polars as pl
 from obstore.store import from_url
 
 from pipeline.api.responses import HTML, JSON
-from pipeline.errors import BuildError
+from pipeline.errors import BuildError, first_line
 from pipeline.export.manifest import Manifest
 
 if TYPE_CHECKING:
@@ -45,10 +45,6 @@ def open_bucket(url: str) -> ObjectStore:
         return from_url(url, retry_config=RETRY)
     except (ValueError, *FAILURES) as exc:
         raise BuildError(f"{url}: {first_line(exc)}") from None
-
-
-def first_line(exc: BaseException) -> str:
-    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def attributes(key: str) -> dict[str, str]:

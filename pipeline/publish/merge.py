@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from pipeline.api.urls import STORES_DIR
+from pipeline.api.urls import STORES_DIR, store_column
 from pipeline.contract import TABLES_BY_NAME
 from pipeline.errors import BuildError
 from pipeline.export import Site
@@ -161,9 +161,8 @@ def union_sites(release: Path, work: Path, sites: Sequence[tuple[Path, Manifest]
                     linked.append(key)
                 else:
                     writer.open_store(key, folder)
-        prefix = f"{STORES_DIR}/"
-        store = pl.col("path").str.strip_prefix(prefix).str.split("/").list.first()
-        in_linked = pl.col("path").str.starts_with(prefix) & store.is_in(linked)
+        store = store_column(pl.col("path"))
+        in_linked = store.is_in(linked).fill_null(False)
         for name, site in combined.filter(~in_linked).select("path", "site").iter_rows():
             writer.adopt(site, name)
     return manifest

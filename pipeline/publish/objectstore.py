@@ -34,8 +34,8 @@ import orjson
 import polars as pl
 from obstore.exceptions import AlreadyExistsError, PreconditionError
 
-from pipeline.api.urls import STORES_DIR
-from pipeline.errors import BuildError
+from pipeline.api.urls import store_of
+from pipeline.errors import BuildError, first_line
 from pipeline.export.manifest import Manifest, write_changes
 from pipeline.export.state import damage
 from pipeline.paths import (
@@ -47,7 +47,7 @@ from pipeline.paths import (
     REPORT_JSON,
     SITE,
 )
-from pipeline.publish.bucket import FAILURES, first_line, get, get_manifest, open_bucket, put
+from pipeline.publish.bucket import FAILURES, get, get_manifest, open_bucket, put
 
 if TYPE_CHECKING:
     from obstore.store import ObjectStore
@@ -97,9 +97,7 @@ def publish_release(
 
 def _group(key: str) -> str:
     """The pages a reader sees together: one store's (any channel), else one folder's."""
-    if key.startswith(STORES_DIR + "/"):
-        return key.split("/", 3)[2]
-    return key.rpartition("/")[0]
+    return store_of(key) or key.rpartition("/")[0]
 
 
 class _Publish:

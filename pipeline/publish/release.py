@@ -155,11 +155,6 @@ def check_release(release: Path, manifest: Manifest) -> None:
         )
 
 
-def pool_folders(release: Path) -> dict[str, str]:
-    """store key -> the pool folder its symlink in the release's site points to."""
-    return store_folders(release / SITE)
-
-
 def store_folders(site: Path) -> dict[str, str]:
     """store key -> the pool folder its symlink in `site` points to."""
     stores = site / STORES_DIR
@@ -175,7 +170,7 @@ def collect_pool(output: Path) -> None:
     pool = output / POOL
     if not pool.is_dir():
         return
-    used = {f for r in (output / RELEASES).iterdir() for f in pool_folders(r).values()}
+    used = {f for r in (output / RELEASES).iterdir() for f in store_folders(r / SITE).values()}
     for folder in pool.iterdir():
         if folder.name.startswith(DISCARDED):  # set aside by a build that was killed since
             shutil.rmtree(folder, ignore_errors=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import duckdb
 
-from pipeline.api.params import InventoryParams, category_params, query_params
+from pipeline.api.params import InventoryParams, bind_params, category_params, used
 from pipeline.api.responses import NO_CATEGORIES, NO_PRODUCTS, NO_STORES, ApiError, envelope
 from pipeline.db import scalar
 from pipeline.transform.steps import CATALOG_CATEGORIES, STORE_INVENTORY
@@ -21,7 +21,8 @@ def store_inventory(
     key = store_key.lower()
     if not store_exists(con, key):
         raise ApiError(404, [NO_STORES])
-    result = con.execute(STORE_INVENTORY.sql, query_params(params, store_key=key))
+    sql = STORE_INVENTORY.sql
+    result = con.execute(sql, used(sql, bind_params(params, [key])))
     names = [d[0] for d in result.description]
     total, product = names.index("total_items"), names.index("product_json")
     rows = result.fetchall()

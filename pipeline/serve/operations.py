@@ -8,8 +8,14 @@ from pathlib import Path
 
 import duckdb
 
-from pipeline.api.operations import Operation, bind, page_path, parse_product_id, used
-from pipeline.api.params import InventoryParams, invalid_value, parse_inventory_params
+from pipeline.api.operations import Operation, page_path, parse_product_id
+from pipeline.api.params import (
+    InventoryParams,
+    bind_params,
+    invalid_value,
+    parse_inventory_params,
+    used,
+)
 from pipeline.api.responses import (
     NO_PRODUCTS,
     NO_STORES,
@@ -51,7 +57,7 @@ def live_answer(
     if not store_exists(con, key):
         raise ApiError(404, [NO_STORES])
     sql = OPERATION_SQL[op].sql
-    result = con.execute(sql, used(sql, bind(params, [key], product_id)))
+    result = con.execute(sql, used(sql, bind_params(params, [key], product_id)))
     names = [d[0] for d in result.description]
     total, json = names.index("total_items"), names.index("result_json")
     rows = result.fetchall()

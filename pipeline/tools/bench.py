@@ -1,20 +1,11 @@
-"""`make bench`: the build against the floors of this machine, on generated input.
+"""`make bench`: the build against this machine's floors, on generated input.
 
-    python -m pipeline.tools.bench --scale quick   # 1M listings / 200 stores
-    python -m pipeline.tools.bench --scale full    # 10M listings / 2,000 stores
-    python -m pipeline.tools.bench --scale tiny    # 20k listings / 20 stores (the tests run it)
+    python -m pipeline.tools.bench --scale quick|full|tiny   # 1M, 10M or 20k listings
 
-In one run, on the same generated input: (1) the scan floor, DuckDB reading the listings and
-computing per store x channel x product count and min price with no output; (2) the write
-floor, the same number of files with the same sizes written from ready buffers; (3) the full
-build, in a subprocess (wall time, peak RSS); (4) a rebuild after 5% of the stores changed;
-(5) two shard builds and their merge, compared with the unsharded release. Over (2) and (3), how
-busy the whole machine was: CPU seconds, and busy cores (CPU seconds / wall seconds). A floor
-that keeps more than one core busy leaves the build less room to hide its own work beside it.
-Prints the figures and ratios and writes them to <dir>/<scale>/results.json.
-
-Run it from a checkout that does not change while it runs: a build's code is part of every
-store's digest, so a rebuild by other code rebuilds every store.
+One run, one input: the scan and write floors (`bench_floors`), the full build, a rebuild after
+5% of the stores changed, two shard builds and their merge, the Ray build (`bench_ray`) and live
+answers (`bench_live`). Prints the figures and writes them to <dir>/<scale>/results.json. Run it
+from a checkout that does not change meanwhile: the code is part of every store's digest.
 """
 
 from __future__ import annotations
@@ -30,14 +21,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import orjson
 import polars as pl
 
-from pipeline.export.files import FRAME_FILES, Body, Folders, create
 from pipeline.export.manifest import Manifest
 from pipeline.export.report import BuildReport
 from pipeline.paths import CHANGES, CURRENT, MANIFEST
+from pipeline.tools.bench_floors import Span, scan_floor, write_floor
 from pipeline.tools.bench_live import live_latency
 from pipeline.tools.bench_ray import ray_build
 from pipeline.tools.generate import generate
@@ -60,88 +50,8 @@ def settle(seconds: float) -> None:
     time.sleep(seconds)
 
 
-TICK_SECONDS = 1 / os.sysconf("SC_CLK_TCK")
-
-
-def machine_cpu_seconds() -> float | None:
-    """Seconds the machine's cores have been busy since boot, all of them, user and kernel,
-    kernel threads included (writeback is part of writing files); None where /proc/stat is
-    missing. Measured over a span, it says how much of the machine the span used: the write
-    floor's kernel work, for one, runs on more than the one thread that asks for it."""
-    try:
-        with open("/proc/stat") as fh:
-            user, nice, system, _idle, _iowait, irq, softirq = map(int, fh.readline().split()[1:8])
-    except (OSError, ValueError):
-        return None
-    return (user + nice + system + irq + softirq) * TICK_SECONDS
-
-
-class Span:
-    """Wall seconds and the machine's busy CPU seconds over a `with` block. The kernel counts
-    CPU time in ticks (`TICK_SECONDS` a core), so a span of a few ticks reads coarsely: a
-    40 ms write floor can read 0 or 0.05 CPU seconds."""
-
-    seconds: float = 0.0
-    cpu_seconds: float | None = None
-
-    def __enter__(self) -> Span:
-        self._cpu, self._started = machine_cpu_seconds(), time.perf_counter()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.seconds = time.perf_counter() - self._started
-        cpu = machine_cpu_seconds()
-        if cpu is not None and self._cpu is not None:
-            self.cpu_seconds = cpu - self._cpu
-
-    def figures(self, name: str) -> dict[str, float | None]:
-        """`<name>_cpu_seconds` and `<name>_busy_cores` (CPU seconds / wall seconds)."""
-        cpu = self.cpu_seconds
-        return {
-            f"{name}_cpu_seconds": None if cpu is None else round(cpu, 2),
-            f"{name}_busy_cores": None if cpu is None else round(cpu / self.seconds, 2),
-        }
-
-
 def _peak_rss_children_mb() -> float:
     return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-
-
-def scan_floor(input_dir: Path) -> float:
-    """DuckDB: listings joined to SKUs, count and min per store x channel x product, no output."""
-    con = duckdb.connect(config={"threads": 2, "memory_limit": "4GB"})
-    started = time.perf_counter()
-    con.execute(
-        """
-        SELECT count(*), sum(n), sum(low) FROM (
-            SELECT l.storeKey, l.channelId, s.productId, count(*) AS n, min(l.price) AS low
-            FROM read_parquet($listings) AS l JOIN read_parquet($skus) AS s USING (skuId)
-            WHERE l.quantity > 0
-            GROUP BY ALL)
-        """,
-        {
-            "listings": str(input_dir / "stores" / "listings" / "*.parquet"),
-            "skus": str(input_dir / "catalog" / "skus.parquet"),
-        },
-    ).fetchall()
-    seconds = time.perf_counter() - started
-    con.close()
-    return seconds
-
-
-def write_floor(release: Path, target: Path) -> Span:
-    """Write files of the release's sizes, in its folders, from ready-made buffers: one thread,
-    with the function the exporter's file-creating process runs (`pipeline.export.files.create`)."""
-    files = Manifest.load(release).frame.select("path", "bytes")
-    buffers = {size: b"x" * size for size in files["bytes"].unique().to_list()}
-    folders = Folders()
-    with Span() as span:
-        for chunk in files.iter_slices(FRAME_FILES):
-            targets = [f"{target}/{name}" for name in chunk["path"].to_list()]
-            bodies: list[Body] = [buffers[size] for size in chunk["bytes"].to_list()]
-            create((targets, bodies, [None] * len(targets)), folders)
-    folders.close()
-    return span
 
 
 def site_footprint(release: Path, disk: Path) -> tuple[int, int]:
@@ -162,20 +72,8 @@ def run_build(input_dir: Path, output: Path, *extra: str) -> tuple[Span, float, 
     """(its span, peak RSS MB, build report) of `pipeline build` in a subprocess."""
     before = _peak_rss_children_mb()
     with Span() as span:
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pipeline",
-                "build",
-                "--input",
-                str(input_dir),
-                "--output",
-                str(output),
-                *extra,
-            ],
-            check=True,
-        )
+        command = ["build", "--input", str(input_dir), "--output", str(output), *extra]
+        subprocess.run([sys.executable, "-m", "pipeline", *command], check=True)
     peak = max(_peak_rss_children_mb(), before)
     return span, peak, BuildReport.read(output)
 
@@ -199,6 +97,26 @@ def change_stores(input_dir: Path, changed_dir: Path, share: float) -> int:
     return len(picked)
 
 
+class Work:
+    """The benchmark's folders under `<dir>/<scale>`: the input, the input with 5% of the
+    stores changed, and what each run writes."""
+
+    def __init__(self, base: Path) -> None:
+        self.base, self.input, self.changed = base, base / "input", base / "input-changed"
+        self.output, self.floor_files = base / "out", base / "floor-files"
+        self.merged, self.ray, self.trash = base / "merged", base / "ray", base / "trash"
+        self.shards = [base / f"shard{index}" for index in range(2)]
+
+    def set_aside_last_run(self) -> None:
+        """Nothing is deleted before a timing: freed blocks are discarded on this disk, and
+        writing into them afterwards is several times slower. Last run's files go to the trash
+        (a rename) and are deleted when this run's timings are done."""
+        self.trash.mkdir(exist_ok=True)
+        for stale in (self.output, self.floor_files, self.merged, *self.shards, self.ray):
+            if stale.exists():
+                stale.rename(self.trash / f"{stale.name}-{time.time_ns()}")
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -210,65 +128,41 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     args = parser.parse_args(argv)
     stores, listings = SCALES[args.scale]
-    base = args.dir / args.scale
-    input_dir, output = base / "input", base / "out"
-    if not (input_dir / "stores" / "stores.csv").is_file():
-        generate(input_dir, stores, listings, seed=1)
-    # Nothing is deleted before a timing: freed blocks are discarded on this disk, and writing
-    # into them afterwards is several times slower. Last run's files go to the trash (a rename)
-    # and are deleted when this run's timings are done.
-    trash = base / "trash"
-    trash.mkdir(exist_ok=True)
-    floor_files, merged = base / "floor-files", base / "merged"
-    shard_outs, ray_out = [base / f"shard{index}" for index in range(2)], base / "ray"
-    for stale in (output, floor_files, merged, *shard_outs, ray_out):
-        if stale.exists():
-            stale.rename(trash / f"{stale.name}-{time.time_ns()}")
+    work = Work(args.dir / args.scale)
+    if not (work.input / "stores" / "stores.csv").is_file():
+        generate(work.input, stores, listings, seed=1)
+    work.set_aside_last_run()
     settle(args.settle)
 
-    build, peak_mb, report = run_build(input_dir, output)
-    build_s, site = build.seconds, report.site
-    live = live_latency(output)  # (6) `pipeline serve` answering live on the build: bench_live
-    settle(args.settle)
-    written = write_floor(output / CURRENT, floor_files)
-    write_s = written.seconds
-    scan_s = scan_floor(input_dir)
-    changed = change_stores(input_dir, base / "input-changed", 0.05)
-    settle(args.settle)
-    rebuilt, rebuild_peak_mb, rebuild = run_build(base / "input-changed", output)
-    rebuild_s = rebuilt.seconds
-    changes = orjson.loads((output / CHANGES).read_bytes())
-
-    # The full scale's files use most of the disk's inodes twice over: when the shards would not
-    # fit beside them, the floor's files go first, and the shards wait for their inodes.
-    shards_need = site_footprint(output / CURRENT, base)
-    if not fits(base, shards_need):
-        shutil.rmtree(floor_files)
-        settle(args.settle and SETTLE_AFTER_DELETING_SECONDS)
-    if not fits(base, shards_need):
-        files, size = shards_need
-        raise SystemExit(
-            f"{base}: the shard builds need about {files:,} inodes and {size / 2**30:.1f} GiB, "
-            "more than the disk has left: free some and run the benchmark again"
-        )
-
-    # Two shards, each a build of its own, and their merge: the same release as unsharded.
-    shard_seconds = [
-        run_build(base / "input-changed", shard_out, "--shard", f"{index}/2")[0].seconds
-        for index, shard_out in enumerate(shard_outs)
-    ]
-    started = time.perf_counter()
-    command = [sys.executable, "-m", "pipeline", "merge", "--output", str(merged)]
-    subprocess.run([*command, *map(str, shard_outs)], check=True)
-    merge_s = time.perf_counter() - started
-    identical = (merged / MANIFEST).read_bytes() == (output / MANIFEST).read_bytes()
+    results: dict[str, Any] = {"scale": args.scale, "stores": stores}
+    build, live = _build_and_floors(work, args.settle)
+    results |= build
+    results |= _rebuild(work, args.settle, build["build_seconds"])
+    results |= _shards_and_merge(work, args.settle)
     # The same input on a local Ray cluster, two shards (`bench_ray`).
-    distributed = ray_build(base / "input-changed", ray_out, output, shards=2)
+    results |= ray_build(work.changed, work.ray, work.output, shards=2)
+    results |= live
+    results["cores"] = os.cpu_count()
+    (work.base / "results.json").write_text(json.dumps(results, indent=2))
+    shutil.rmtree(work.trash)
+    width = max(map(len, results))
+    for key, value in results.items():
+        print(f"{key:<{width}}  {value}")
+    return results
 
+
+def _build_and_floors(work: Work, settle_seconds: float) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(1)-(3): the full build, and the floors it is measured against; and (6), `pipeline
+    serve` answering live on the build (`bench_live`)."""
+    build, peak_mb, report = run_build(work.input, work.output)
+    build_s, site = build.seconds, report.site
+    live = live_latency(work.output)
+    settle(settle_seconds)
+    written = write_floor(work.output / CURRENT, work.floor_files)
+    write_s = written.seconds
+    scan_s = scan_floor(work.input)
     accepted = report.tables["listings"].accepted
-    results = {
-        "scale": args.scale,
-        "stores": stores,
+    figures = {
         "listings": accepted,
         "build_seconds": round(build_s, 2),
         "peak_rss_mb": round(peak_mb),
@@ -283,27 +177,58 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "ratio_to_floors": round(build_s / (scan_s + write_s), 2),
         **build.figures("build"),
         **written.figures("write_floor"),
+    }
+    return figures, live
+
+
+def _rebuild(work: Work, settle_seconds: float, build_seconds: float) -> dict[str, Any]:
+    """(4): the build again, after 5% of the stores changed."""
+    changed = change_stores(work.input, work.changed, 0.05)
+    settle(settle_seconds)
+    rebuilt, peak_mb, report = run_build(work.changed, work.output)
+    changes = orjson.loads((work.output / CHANGES).read_bytes())
+    return {
         "rebuild_changed_stores": changed,
-        "rebuild_seconds": round(rebuild_s, 2),
-        "rebuild_ratio": round(rebuild_s / build_s, 2),
+        "rebuild_seconds": round(rebuilt.seconds, 2),
+        "rebuild_ratio": round(rebuilt.seconds / build_seconds, 2),
         "rebuild_files_written": len(changes["changed"]),
         "rebuild_files_removed": len(changes["removed"]),
-        "rebuild_files_linked": rebuild.site.files_unchanged,
-        "rebuild_stores_unchanged": rebuild.site.stores_unchanged,
-        "rebuild_peak_rss_mb": round(rebuild_peak_mb),
+        "rebuild_files_linked": report.site.files_unchanged,
+        "rebuild_stores_unchanged": report.site.stores_unchanged,
+        "rebuild_peak_rss_mb": round(peak_mb),
+    }
+
+
+def _shards_and_merge(work: Work, settle_seconds: float) -> dict[str, Any]:
+    """(5): two shards of the changed input, each a build of its own, and their merge: the
+    same release as unsharded."""
+    # The full scale's files use most of the disk's inodes twice over: when the shards would not
+    # fit beside them, the floor's files go first, and the shards wait for their inodes.
+    need = site_footprint(work.output / CURRENT, work.base)
+    if not fits(work.base, need):
+        shutil.rmtree(work.floor_files)
+        settle(settle_seconds and SETTLE_AFTER_DELETING_SECONDS)
+    if not fits(work.base, need):
+        files, size = need
+        raise SystemExit(
+            f"{work.base}: the shard builds need about {files:,} inodes and "
+            f"{size / 2**30:.1f} GiB, more than the disk has left: free some and run the "
+            "benchmark again"
+        )
+    shard_seconds = [
+        run_build(work.changed, shard_out, "--shard", f"{index}/2")[0].seconds
+        for index, shard_out in enumerate(work.shards)
+    ]
+    started = time.perf_counter()
+    command = [sys.executable, "-m", "pipeline", "merge", "--output", str(work.merged)]
+    subprocess.run([*command, *map(str, work.shards)], check=True)
+    merge_s = time.perf_counter() - started
+    merged = (work.merged / MANIFEST).read_bytes()
+    return {
         "shard_build_seconds": [round(s, 2) for s in shard_seconds],
         "merge_seconds": round(merge_s, 2),
-        "merged_equals_unsharded": identical,
-        **distributed,
-        **live,
-        "cores": os.cpu_count(),
+        "merged_equals_unsharded": merged == (work.output / MANIFEST).read_bytes(),
     }
-    (base / "results.json").write_text(json.dumps(results, indent=2))
-    shutil.rmtree(trash)
-    width = max(map(len, results))
-    for key, value in results.items():
-        print(f"{key:<{width}}  {value}")
-    return results
 
 
 if __name__ == "__main__":

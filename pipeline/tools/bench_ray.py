@@ -27,7 +27,11 @@ def ray_build(input_dir: Path, output: Path, one_machine: Path, shards: int) -> 
     command += ["--shards", str(shards), "--input", str(input_dir), "--output", str(output)]
     started = time.perf_counter()
     subprocess.run(command, check=True, env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"})
-    seconds = time.perf_counter() - started
+    return ray_figures(output, one_machine, shards, time.perf_counter() - started)
+
+
+def ray_figures(output: Path, one_machine: Path, shards: int, seconds: float) -> dict[str, Any]:
+    """The figures of a Ray build's output (its report), beside a one-machine build's."""
     report = BuildReport.read(output)
     figures, stages = report.distributed, report.stages_seconds
     if figures is None:

@@ -103,12 +103,29 @@ def store_sizes(stores: int, listings: int, cap: int = 200_000) -> pl.DataFrame:
 
 
 def generate(output: Path, stores: int, listings: int, seed: int = 1) -> dict[str, int]:
+    """Write the input directory; returns the count of each table's rows."""
     n_categories, n_groups, n_products = catalog_size(listings)
     catalog, store_dir = output / "catalog", output / "stores"
     catalog.mkdir(parents=True, exist_ok=True)
     (store_dir / "listings").mkdir(parents=True, exist_ok=True)
-    i = pl.int_range(pl.len(), dtype=pl.Int64)
+    n_skus = _write_catalog(catalog, n_categories, n_groups, n_products, seed)
+    sizes = store_sizes(stores, listings)
+    _write_stores(store_dir, sizes, n_categories, seed)
+    total = _write_listings(store_dir / "listings", _listings(sizes, n_skus, seed))
+    return {
+        "categories": n_categories,
+        "groups": n_groups,
+        "products": n_products,
+        "skus": n_skus,
+        "stores": stores,
+        "listings": total,
+    }
 
+
+def _write_catalog(
+    catalog: Path, n_categories: int, n_groups: int, n_products: int, seed: int
+) -> int:
+    """The catalog's files, in the formats a real input mixes; returns the count of SKUs."""
     categories = pl.select(
         categoryId=pl.int_range(1, n_categories + 1, dtype=pl.Int64)
     ).with_columns(
@@ -125,9 +142,26 @@ def generate(output: Path, stores: int, listings: int, seed: int = 1) -> dict[st
         abbreviation=pl.format("S{}", pl.col("groupId")),
     )
     groups.write_csv(catalog / "groups.csv")
+    products = _products(groups, n_groups, n_products, seed)
+    products.write_csv(catalog / "products.csv")
+    skus = _skus(products, seed)
+    skus.write_parquet(catalog / "skus.parquet")
+    pl.DataFrame(
+        CONDITIONS, schema=["conditionId", "name", "abbreviation"], orient="row"
+    ).write_csv(catalog / "conditions.csv")
+    pl.DataFrame(LANGUAGES, schema=["languageId", "name", "abbr"], orient="row").write_ndjson(
+        catalog / "languages.ndjson"
+    )
+    pl.DataFrame(PRINTINGS, schema=["printingId", "name", "foil"], orient="row").write_csv(
+        catalog / "printings.csv"
+    )
+    return skus.height
 
+
+def _products(groups: pl.DataFrame, n_groups: int, n_products: int, seed: int) -> pl.DataFrame:
+    """Products spread over the groups, with names of two words, a rarity and a number."""
     words = pl.Series(WORDS)
-    products = (
+    return (
         pl.select(productId=pl.int_range(1, n_products + 1, dtype=pl.Int64))
         .with_columns(groupId=1 + _rand(pl.col("productId"), seed + 2, n_groups))
         .join(
@@ -148,10 +182,11 @@ def generate(output: Path, stores: int, listings: int, seed: int = 1) -> dict[st
             .otherwise(pl.col("productId").mod(400).cast(pl.String).str.pad_start(3, "0")),
         )
     )
-    products.write_csv(catalog / "products.csv")
 
-    # SKUs: every product has conditions x (1-3 languages) x (1-2 printings).
-    skus = (
+
+def _skus(products: pl.DataFrame, seed: int) -> pl.DataFrame:
+    """Every product's SKUs: conditions x (1-3 languages) x (1-2 printings)."""
+    return (
         products.select(
             "productId",
             languages=1 + _rand(pl.col("productId"), seed + 7, 3),
@@ -160,26 +195,17 @@ def generate(output: Path, stores: int, listings: int, seed: int = 1) -> dict[st
         .with_columns(combo=pl.int_ranges(0, 5 * pl.col("languages") * pl.col("printings")))
         .explode("combo")
         .select(
-            skuId=1 + i,
+            skuId=1 + pl.int_range(pl.len(), dtype=pl.Int64),
             productId="productId",
             conditionId=1 + pl.col("combo") % 5,
             languageId=1 + (pl.col("combo") // 5) % pl.col("languages") * 6 % 12,
             printingId=1 + (pl.col("combo") // (5 * pl.col("languages"))) * 2,
         )
     )
-    skus.write_parquet(catalog / "skus.parquet")
-    n_skus = skus.height
-    pl.DataFrame(
-        CONDITIONS, schema=["conditionId", "name", "abbreviation"], orient="row"
-    ).write_csv(catalog / "conditions.csv")
-    pl.DataFrame(LANGUAGES, schema=["languageId", "name", "abbr"], orient="row").write_ndjson(
-        catalog / "languages.ndjson"
-    )
-    pl.DataFrame(PRINTINGS, schema=["printingId", "name", "foil"], orient="row").write_csv(
-        catalog / "printings.csv"
-    )
 
-    sizes = store_sizes(stores, listings)
+
+def _write_stores(store_dir: Path, sizes: pl.DataFrame, n_categories: int, seed: int) -> None:
+    """The stores file, and a category excluded by every eleventh store."""
     sizes.select("storeKey", name=pl.format("Store number {}", pl.col("rank"))).write_csv(
         store_dir / "stores.csv"
     )
@@ -189,14 +215,17 @@ def generate(output: Path, stores: int, listings: int, seed: int = 1) -> dict[st
         categoryId=1 + _rand(pl.col("rank"), seed + 9, n_categories),
     ).write_csv(store_dir / "excluded_categories.csv")
 
-    # Listings: each store takes distinct SKUs, offset + k * stride (mod the SKU count).
+
+def _listings(sizes: pl.DataFrame, n_skus: int, seed: int) -> pl.DataFrame:
+    """Each store's listings, `size` of them: distinct SKUs, offset + k * stride (mod the SKU
+    count), a second channel on every seventh store, and 1% custom copies."""
     stride = next(p for p in (1_000_003, 999_983, 7_919, 101, 1) if n_skus % p != 0)
     rows = (
         sizes.with_columns(
             k=pl.int_ranges(0, pl.col("size")), start=_rand(pl.col("rank"), seed + 10, n_skus)
         )
         .explode("k")
-        .with_columns(n=i)
+        .with_columns(n=pl.int_range(pl.len(), dtype=pl.Int64))
         .select(
             "storeKey",
             channelId=pl.when((pl.col("rank") % 7 == 0) & (pl.col("k") % 5 == 4))
@@ -227,17 +256,13 @@ def generate(output: Path, stores: int, listings: int, seed: int = 1) -> dict[st
         title=pl.format("Graded copy {}", pl.col("n")),
         quantity=pl.lit(1, pl.Int32),
     )
-    everything = pl.concat([rows, custom]).drop("n")
-    total = everything.height
-    for part, start in enumerate(range(0, total, LISTINGS_PER_FILE)):
-        everything.slice(start, LISTINGS_PER_FILE).write_parquet(
-            store_dir / "listings" / f"part-{part:03d}.parquet", compression="zstd"
+    return pl.concat([rows, custom]).drop("n")
+
+
+def _write_listings(folder: Path, listings: pl.DataFrame) -> int:
+    """The listings as Parquet files of LISTINGS_PER_FILE rows; returns their count."""
+    for part, start in enumerate(range(0, listings.height, LISTINGS_PER_FILE)):
+        listings.slice(start, LISTINGS_PER_FILE).write_parquet(
+            folder / f"part-{part:03d}.parquet", compression="zstd"
         )
-    return {
-        "categories": n_categories,
-        "groups": n_groups,
-        "products": n_products,
-        "skus": n_skus,
-        "stores": stores,
-        "listings": total,
-    }
+    return listings.height

@@ -114,8 +114,7 @@ def run_steps(
     for step in steps:
         started = time.perf_counter()
         rows = _run_staging(con, step) if isinstance(step, Staging) else build_table(con, step.file)
-        name = f"{step.file.schema}.{step.file.name}"
-        results.append(StepResult(name, rows, time.perf_counter() - started))
+        results.append(StepResult(step.file.table, rows, time.perf_counter() - started))
         if advance:
             advance(1)
     return results

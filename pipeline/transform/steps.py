@@ -81,11 +81,11 @@ STEPS: tuple[Step, ...] = (
 # The steps that read the stores' tables (their rows partition by store: a shard of stores runs
 # them over its rows alone), and the catalog's, which every shard shares (`pipeline.distributed`).
 STORE_TABLES = ("stores", "excluded_categories", "listings")
+STORE_MARTS = ("marts/store", "marts/listing", "marts/store_product")
 STORE_STEPS: tuple[Step, ...] = tuple(
     s
     for s in STEPS
-    if (s.table if isinstance(s, Staging) else s.path)
-    in (*STORE_TABLES, "marts/store", "marts/listing", "marts/store_product")
+    if (s.table if isinstance(s, Staging) else s.path) in (*STORE_TABLES, *STORE_MARTS)
 )
 CATALOG_STEPS: tuple[Step, ...] = tuple(s for s in STEPS if s not in STORE_STEPS)
 

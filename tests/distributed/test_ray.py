@@ -21,6 +21,7 @@ from pipeline.export.report import BuildReport
 from pipeline.paths import MANIFEST, POOL, SITE, WAREHOUSE
 from pipeline.publish.release import store_folders
 from pipeline.settings import load_settings
+from pipeline.tools.bench_ray import ray_figures
 from pipeline.tools.generate import generate
 from tests.conftest import ROOT, SAMPLE
 
@@ -130,6 +131,9 @@ def test_the_distributed_build_is_the_one_machine_build(
             assert result.report.inputs_digest == report.inputs_digest
             assert result.report.tables == report.tables
             assert_same_build(one_machine, output)
+            figures = ray_figures(output, one_machine, shards, 0.0)  # `make bench`'s figures
+            assert figures["ray_equals_one_machine"] and figures["ray_shuffle_bytes"] > 0
+            assert len(figures["ray_shard_worker_peak_rss_mb"]) == shards
 
 
 @pytest.mark.slow

@@ -12,6 +12,8 @@ import polars as pl
 import pytest
 
 from pipeline import export
+from pipeline.api.urls import store_column, store_of
+from pipeline.errors import BuildError
 from pipeline.export import filestat
 from pipeline.export.files import FileCreator
 from pipeline.export.manifest import Manifest, write_changes
@@ -19,6 +21,24 @@ from pipeline.export.writer import SiteWriter
 from pipeline.paths import MANIFEST_PARQUET
 from pipeline.settings import load_settings
 from tests.conftest import SAMPLE, run_pipeline
+
+
+@pytest.mark.parametrize(
+    ("path", "key"),
+    [
+        ("v1.39.0/stores/ab-1/inventory/products/index.json", "ab-1"),
+        ("v1.39.0/stores/ab-1/inventory/groups/index.json", "ab-1"),
+        ("v1.39.0/catalog/categories/index.json", None),
+        ("v1.39.0/stores.json", None),
+        ("v1.39.0/storesX/ab/index.json", None),
+    ],
+)
+def test_a_site_paths_store_key_is_read_one_way(path: str, key: str | None) -> None:
+    """The writer, the merge and the object-store publish read a path's store alike."""
+    assert store_of(path) == key
+    frame = pl.DataFrame({"path": [path]})
+    extracted = frame.select(store_column(pl.col("path")))
+    assert extracted.item() == key
 
 
 def test_the_children_create_links_and_copies(tmp_path: Path) -> None:
@@ -73,6 +93,19 @@ def test_a_killed_child_is_an_error_not_a_hang(tmp_path: Path) -> None:
         for n in range(1000):  # a full pipe would block for ever if the death went unseen
             creator.submit((f"{tmp_path}/{n}.json", b"x" * 4096, None))
         creator.close()
+
+
+def test_the_writers_invariants_hold_under_python_o(tmp_path: Path) -> None:
+    """Real errors, not asserts (which `python -O` removes)."""
+    pool = tmp_path / "pages"
+    pool.mkdir()
+    with SiteWriter(tmp_path / "site", pool=pool, staging=tmp_path / "staged") as writer:
+        with pytest.raises(BuildError, match="store a's pool folder is missing"):
+            writer.link_store("a", "a-0123")
+        with pytest.raises(RuntimeError, match="no previous release"):
+            writer.carry("a")
+    with SiteWriter(tmp_path / "plain") as writer, pytest.raises(RuntimeError, match="no pool"):
+        writer.link_store("a", "a-0123")
 
 
 def test_the_manifest_round_trips_and_lists_changes(tmp_path: Path) -> None:

@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 
 from pipeline.errors import InputError
-from pipeline.ingest.adapters import SELLER_PORTAL_COLUMNS, SELLER_PORTAL_REQUIRED
+from pipeline.ingest.adapters import SELLER_PORTAL_COLUMNS, SELLER_PORTAL_REQUIRED, read_api_dump
+from pipeline.ingest.files import InputFile
+from pipeline.ingest.raw import PARSE_ERROR, json_text
+from pipeline.ingest.text import read_ndjson
 from tests.conftest import BASE_TABLES, rows, run_pipeline, write_inputs
 
 HEADER_18 = SELLER_PORTAL_COLUMNS  # the export's own header, 18 columns
@@ -228,3 +231,37 @@ def test_empty_my_store_cells_are_no_listing(tmp_path: Path) -> None:
         ("stores/listings/s.csv", 2, "quantity", "missing value"),
     ]
     con.close()
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (None, None),
+        ("1.0", "1.0"),
+        (True, "true"),
+        (7, "7"),
+        (1.0, "1.0"),
+        (1e20, "1e+20"),
+        (1e-5, "0.00001"),  # not 1e-05, as Python's repr would write it
+        (0.1 + 0.2, "0.30000000000000004"),
+        (float("nan"), "null"),  # never read from a file: JSON has no NaN (see below)
+        ([1, "a"], '[1,"a"]'),
+    ],
+)
+def test_a_json_value_is_read_as_one_text(value: object, text: str | None) -> None:
+    assert json_text(value) == text
+
+
+def test_ndjson_and_api_dumps_read_values_alike(tmp_path: Path) -> None:
+    values = {"categoryId": 1.0, "name": 1e20, "popularity": 1e-5, "isDirect": False}
+    ndjson = tmp_path / "categories.ndjson"
+    ndjson.write_bytes(json.dumps(values).encode() + b'\n{"categoryId": NaN}\n')
+    dump = tmp_path / "categories.json"
+    dump.write_text(_page([values]))
+    lines = read_ndjson(InputFile(ndjson, "ndjson"), frozenset(), 100)
+    page = read_api_dump(dump, "categories", 100)
+    expected = {"categoryId": "1.0", "name": "1e+20", "popularity": "0.00001"}
+    for frame in (lines, page):
+        assert frame.row(0, named=True) | expected == frame.row(0, named=True)
+        assert frame["isDirect"][0] == "false"
+    assert lines[PARSE_ERROR][1].startswith("not valid JSON")  # NaN is no JSON value

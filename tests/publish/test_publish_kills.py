@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from pipeline.build import build
 from pipeline.export.manifest import Manifest
 from pipeline.paths import CURRENT, MANIFEST, POOL, PUBLISHED, RELEASES, SITE
-from pipeline.publish.release import pool_folders
+from pipeline.publish.release import store_folders
 from pipeline.settings import load_settings
 from tests.conftest import ROOT, site_files, write_inputs
 
@@ -155,5 +155,5 @@ def test_a_kill_anywhere_in_the_publish_step_never_publishes_less_than_the_truth
     assert [r.name for r in (output / RELEASES).iterdir()] == [current.name]
     assert (current / PUBLISHED).read_text().strip()
     assert sorted(p.name for p in (output / POOL).iterdir()) == sorted(
-        pool_folders(current).values()
+        store_folders(current / SITE).values()
     )

@@ -15,7 +15,7 @@ from pipeline.build import build
 from pipeline.errors import BuildError
 from pipeline.export.manifest import Manifest
 from pipeline.paths import CURRENT, POOL, PUBLISHED, RELEASES, SITE
-from pipeline.publish.release import check_release, missing_files, new_build_id, pool_folders
+from pipeline.publish.release import check_release, missing_files, new_build_id, store_folders
 from pipeline.settings import load_settings
 from tests.conftest import run_cli, write_inputs
 
@@ -39,7 +39,7 @@ def test_a_pool_folder_left_in_part_by_a_killed_clean_up_is_never_adopted(
     b = write_inputs(tmp_path / "b", listings=[{**r, "price": "7.77"} for r in LISTINGS])
     output = tmp_path / "out"
     build(load_settings(None, input=a, output=output, releases_kept=1))
-    folder = pool_folders((output / "current").resolve())["alpha"]
+    folder = store_folders((output / "current").resolve() / SITE)["alpha"]
     kept = tmp_path / "kept"
     shutil.copytree(output / POOL / folder, kept)
     build(load_settings(None, input=b, output=output, releases_kept=1))
@@ -53,7 +53,7 @@ def test_a_pool_folder_left_in_part_by_a_killed_clean_up_is_never_adopted(
     assert _complete(output) == []
     # A folder of that name is never written into nor adopted: the store gets one of its own,
     # and the left-over, linked by no release, is deleted after the publish.
-    assert pool_folders((output / "current").resolve())["alpha"].startswith(f"{folder}-")
+    assert store_folders((output / "current").resolve() / SITE)["alpha"].startswith(f"{folder}-")
     assert not (output / POOL / folder).exists()
 
 
@@ -61,7 +61,7 @@ def test_a_store_folder_damaged_since_it_was_published_is_built_again(tmp_path: 
     inputs = write_inputs(tmp_path / "in", listings=LISTINGS)
     output = tmp_path / "out"
     first = build(load_settings(None, input=inputs, output=output)).release
-    folder = output / POOL / pool_folders(first)["beta"]
+    folder = output / POOL / store_folders(first / SITE)["beta"]
     page = next(folder.rglob("*.json"))
     body = page.read_bytes()
     os.unlink(page)  # damage: the same digest would carry the store over, folder and all
@@ -69,7 +69,7 @@ def test_a_store_folder_damaged_since_it_was_published_is_built_again(tmp_path: 
     assert second.report.site.stores_unchanged == 1  # alpha; beta built again
     assert _complete(output) == []
     # into a folder of its own: the published one is never written into
-    rebuilt = output / POOL / pool_folders(second.release)["beta"]
+    rebuilt = output / POOL / store_folders(second.release / SITE)["beta"]
     assert rebuilt != folder and not page.exists()
     assert (rebuilt / page.relative_to(folder)).read_bytes() == body
 
@@ -78,7 +78,7 @@ def test_a_release_missing_a_file_is_not_published(tmp_path: Path) -> None:
     inputs = write_inputs(tmp_path / "in", listings=LISTINGS)
     release = build(load_settings(None, input=inputs, output=tmp_path / "out")).release
     manifest = Manifest.load(release)
-    folder = tmp_path / "out" / POOL / pool_folders(release)["beta"]
+    folder = tmp_path / "out" / POOL / store_folders(release / SITE)["beta"]
     os.unlink(next(folder.rglob("*.json")))
     with pytest.raises(BuildError, match=r"1 files its manifest names are missing \(first: "):
         check_release(release, manifest)

@@ -50,14 +50,20 @@ def published_state(output: Path) -> dict[str, str]:
     return state
 
 
-@pytest.fixture
-def good_output(tmp_path: Path) -> Path:
-    output = tmp_path / "out"
+def _good_build(folder: Path) -> Path:
+    """A published build of one store's one listing, in `folder`/out."""
+    output = folder / "out"
     listings = [{"storeKey": "s1", "skuId": 1000, "price": "1.00", "quantity": 1}]
     build(
-        load_settings(None, input=write_inputs(tmp_path / "good", listings=listings), output=output)
+        load_settings(None, input=write_inputs(folder / "good", listings=listings), output=output)
     )
     return output
+
+
+@pytest.fixture(scope="module")
+def good_output(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One published build, shared by the tests whose builds fail and so must leave it as is."""
+    return _good_build(tmp_path_factory.mktemp("good"))
 
 
 # --- handled failures ---------------------------------------------------------------------------
@@ -117,11 +123,10 @@ def test_a_failed_build_says_why_in_one_line_and_publishes_nothing(
     assert all(orjson.loads(line)["event"] for line in logs)  # structured log lines, then
     assert __import__("re").search(message, last), last  # one line that says what is wrong
     assert published_state(good_output) == before
-    debug = run_cli("build", "--input", str(bad), "--output", str(good_output), "--debug")
-    assert debug.returncode == 1 and "Traceback" in debug.stderr
 
 
-def test_the_reject_threshold_is_configuration(good_output: Path, tmp_path: Path) -> None:
+def test_the_reject_threshold_is_configuration(tmp_path: Path) -> None:
+    good_output = _good_build(tmp_path)  # its own: a build here publishes
     bad = write_inputs(tmp_path / "bad")
     _too_many_rejects(bad)
     config = tmp_path / "pipeline.toml"
@@ -495,18 +500,17 @@ def test_a_second_build_on_the_same_output_waits_its_turn(good_output: Path) -> 
 def test_exit_codes_settings_errors_and_crashes(tmp_path: Path) -> None:
     config = tmp_path / "typo.toml"
     config.write_text("max_rejects_share = 0.5\n")  # a typo is an error, not ignored
-    bad = run_cli(
-        "build", "--input", str(SAMPLE), "--output", str(tmp_path / "out"), "--config", str(config)
-    )
+    args = ("build", "--input", str(SAMPLE), "--output", str(tmp_path / "out"))
+    bad = run_cli(*args, "--config", str(config))
     assert bad.returncode == 1 and "max_rejects_share" in bad.stderr + bad.stdout
+    debug = run_cli(*args, "--config", str(config), "--debug")
+    assert debug.returncode == 1 and "Traceback" in debug.stderr
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("a file where the output directory should be")
     crash = run_cli("build", "--input", str(SAMPLE), "--output", str(blocker / "out"))
     assert crash.returncode == 2
     assert crash.stderr.strip().splitlines()[-1].startswith("build crashed: ")
-    assert "Traceback" not in crash.stderr
-    ok = run_cli("build", "--input", str(SAMPLE), "--output", str(tmp_path / "good"))
-    assert ok.returncode == 0
+    assert "Traceback" not in crash.stderr  # every command's exit codes: tests/test_cli.py
 
 
 def test_a_page_size_listed_twice_never_truncates_a_published_file(tmp_path: Path) -> None:
