@@ -6,9 +6,11 @@ Exit codes: 0 success, 1 a handled failure (bad input, a failed audit; one line 
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 from pathlib import Path
+from typing import NoReturn
 
 import click
 import orjson
@@ -22,7 +24,14 @@ from pipeline.errors import BuildError
 from pipeline.paths import WAREHOUSE, published_release
 from pipeline.progress import Reporter
 from pipeline.publish.merge import merge
-from pipeline.publish.objectstore import JOBS, LEASE_SECONDS, publish_release
+from pipeline.publish.objectstore import (
+    GRACE,
+    JOBS,
+    KEEP,
+    LEASE_SECONDS,
+    collect,
+    publish_release,
+)
 from pipeline.serve.routes import answer
 from pipeline.serve.server import serve
 from pipeline.settings import load_settings
@@ -229,27 +238,71 @@ def merge_command(
     type=click.IntRange(min=1),
     default=LEASE_SECONDS,
     show_default=True,
-    help="How long this publish's lease holds off others: longer than it takes.",
+    help="How long this publish's lease holds off others (advisory).",
+)
+@click.option(
+    "--keep",
+    type=click.IntRange(min=1),
+    default=KEEP,
+    show_default=True,
+    help="Releases whose versions collection keeps (the current one included).",
+)
+@click.option(
+    "--grace",
+    type=click.FloatRange(min=0),
+    default=GRACE,
+    show_default=True,
+    help="Seconds a release stays after it stopped being current, and a leftover's age.",
+)
+@click.option(
+    "--collect-only", is_flag=True, help="Only collect what no kept release names; publish none."
 )
 def publish_command(
-    output_dir: Path, url: str, take_over: bool, jobs: int, lease_seconds: int
+    output_dir: Path,
+    url: str,
+    take_over: bool,
+    jobs: int,
+    lease_seconds: int,
+    keep: int,
+    grace: float,
+    collect_only: bool,
 ) -> None:
-    """Publish the release OUTPUT/current points to to an object store: the changed pages, then
-    the manifest and report, then the release pointer (conditionally), then the deletions.
-    Endpoint, region and credentials come from AWS_* variables (see the README)."""
-    release = published_release(output_dir)
+    """Publish the release OUTPUT/current points to to an object store: its stores' new
+    versions, the release document, then the release pointer (the commit, conditionally), then
+    the collection of what no kept release names. Endpoint, region and credentials come from
+    AWS_* variables (see the README)."""
     try:
+        if collect_only:
+            deleted = collect(url, keep=keep, grace=grace)
+            _exit(0, f"collected {url}: {deleted} objects deleted")
+        release = published_release(output_dir)
         if release is None:
             raise BuildError(f"{output_dir}: no published build (run `pipeline build`)")
         r = publish_release(
-            release, url, jobs=jobs, take_over=take_over, lease_seconds=lease_seconds
+            release,
+            url,
+            jobs=jobs,
+            take_over=take_over,
+            lease_seconds=lease_seconds,
+            keep=keep,
+            grace=grace,
         )
     except BuildError as exc:
-        click.echo(f"publish failed: {exc}", err=True)
-        sys.exit(1)
-    click.echo(
-        f"published build {r.build_id} to {url}: {r.uploaded} objects uploaded "
-        f"({r.uploaded_bytes:,} bytes), {r.deleted} deleted, {r.unchanged} unchanged in "
-        f"{r.seconds:.1f} s; a store's old and new pages side by side for {r.store_window:.3f} s "
-        f"at most, the site's for {r.site_window:.3f} s"
+        _exit(1, f"publish failed: {exc}")
+    _exit(
+        0,
+        f"published build {r.build_id} to {url} (release {r.release}): {r.uploaded} objects "
+        f"uploaded ({r.uploaded_bytes:,} bytes) in {r.stores_new} new store versions, "
+        f"{r.unchanged} unchanged, {r.deleted} collected, in {r.seconds:.1f} s",
     )
+
+
+def _exit(code: int, line: str) -> NoReturn:
+    """Print the line and end the process now, without the interpreter's shutdown: obstore's
+    runtime threads (and pyarrow's S3 finaliser, loaded with pyarrow.parquet) can abort a
+    process whose work is done (exit 134 after a successful publish). Everything is flushed
+    first; nothing is left to run."""
+    click.echo(line, err=code != 0)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
