@@ -23,15 +23,9 @@ from pipeline.distributed import build_on_ray
 from pipeline.errors import BuildError
 from pipeline.paths import WAREHOUSE, published_release
 from pipeline.progress import Reporter
+from pipeline.publish.collect import GRACE, KEEP, collect
 from pipeline.publish.merge import merge
-from pipeline.publish.objectstore import (
-    GRACE,
-    JOBS,
-    KEEP,
-    LEASE_SECONDS,
-    collect,
-    publish_release,
-)
+from pipeline.publish.objectstore import JOBS, LEASE_SECONDS, publish_release
 from pipeline.serve.routes import answer
 from pipeline.serve.server import serve
 from pipeline.settings import load_settings

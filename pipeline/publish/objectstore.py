@@ -28,12 +28,11 @@ Why no reader ever sees a mix, and no version a committed pointer names is ever 
 from __future__ import annotations
 
 import asyncio
-import secrets
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,14 +59,11 @@ from pipeline.publish.bucket import (
     RELEASES,
     Damaged,
     Release,
-    chunks,
     first_line,
     get,
     get_manifest,
     group_of,
-    load_release,
     open_bucket,
-    parse_pointer,
     put,
     read_pointer,
     release_documents,
@@ -75,16 +71,14 @@ from pipeline.publish.bucket import (
     sha256,
     versions,
 )
+from pipeline.publish.collect import GRACE, KEEP, Collector, Trace, now
 
 if TYPE_CHECKING:
-    from obstore.store import ObjectStore
+    pass
 
 LEASE_SECONDS = 3600  # advisory: past it, another publish starts without asking
 JOBS = 64  # uploads in flight at once
-KEEP = 2  # releases whose versions are kept: the current one and the one before
-GRACE = 3600  # seconds a release stays after it stopped being current, and a leftover's age
 HISTORY = 100  # releases the pointer remembers, newest first
-Trace = Callable[[str, str], None]  # (step, key): "lease", "uploaded", "pointer", "published"
 
 
 @dataclass
@@ -124,39 +118,7 @@ def publish_release(
         raise BuildError(f"{url}: {first_line(exc)}") from None
 
 
-def collect(url: str, *, keep: int = KEEP, grace: float = GRACE, trace: Trace | None = None) -> int:
-    """Collect the bucket without publishing: what no kept release names, past the grace
-    period. The pointer is rewritten (the same release) before anything is deleted, which
-    fences off every publish that read it before. The number of objects deleted."""
-    store = open_bucket(url)
-    run = _Publish(store, url, trace or (lambda step, key: None))
-    try:
-        return asyncio.run(run.collect_only(keep, grace))
-    except FAILURES as exc:
-        raise BuildError(f"{url}: {first_line(exc)}") from None
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
-def kept_entries(history: list[dict[str, Any]], keep: int, grace: float) -> list[dict[str, Any]]:
-    """The releases of `history` (newest first) whose versions stay: the last `keep`, and any
-    that stopped being current less than `grace` seconds ago."""
-    edge = _now() - timedelta(seconds=grace)
-    return [
-        entry
-        for i, entry in enumerate(history)
-        if i < keep or datetime.fromisoformat(history[i - 1]["committed_at"]) > edge
-    ]
-
-
-class _Publish:
-    def __init__(self, store: ObjectStore, url: str, trace: Trace):
-        self.store, self.url, self.trace = store, url, trace
-        self.token = secrets.token_hex(4)  # this publish: in its versions, release and lease
-        self.releases: dict[str, Release] = {}  # loaded, by release
-
+class _Publish(Collector):
     async def publish(
         self, release: Path, jobs: int, take_over: bool, lease_seconds: int, keep: int, grace: float
     ) -> Published:
@@ -199,7 +161,7 @@ class _Publish:
             "release": release_id,
             "document": prefix + "release.json",
             "sha256": sha256(release_documents(new)[-1][1]),
-            "committed_at": _now().isoformat(),
+            "committed_at": now().isoformat(),
         }
         history = [entry, *(pointer["history"] if pointer else [])][:HISTORY]
         self.releases[release_id] = new
@@ -232,22 +194,6 @@ class _Publish:
             seconds=time.perf_counter() - started,
         )
 
-    async def collect_only(self, keep: int, grace: float) -> int:
-        got = await get(self.store, POINTER)
-        if got is None:
-            return 0
-        pointer = parse_pointer(self.url, got[0])
-        doomed = await self._doomed(pointer["history"], keep, grace)
-        bumped = {**pointer, "collected": self.token, "collected_at": _now().isoformat()}
-        try:  # the fence: a publish that read the pointer before this cannot commit
-            await put(self.store, POINTER, orjson.dumps(bumped), {"e_tag": got[1]})
-        except (AlreadyExistsError, PreconditionError):
-            raise BuildError(
-                f"{self.url}: another publish wrote {POINTER} since this collection read it; "
-                "nothing was deleted"
-            ) from None
-        return await self._collect(doomed, keep, grace)
-
     async def _pointer(self, take_over: bool) -> tuple[dict[str, Any] | None, str | None]:
         """The pointer and its ETag. A damaged one is refused, or with `take_over` replaced
         (If-Match its ETag) as if the bucket had no release."""
@@ -269,68 +215,15 @@ class _Publish:
                 raise
             return None
 
-    async def _release(self, entry: dict[str, Any]) -> Release:
-        name = entry["release"]
-        if name not in self.releases:
-            self.releases[name] = await load_release(
-                self.store, self.url, entry["document"], entry["sha256"]
-            )
-        return self.releases[name]
-
-    async def _protected(self, history: list[dict[str, Any]], keep: int, grace: float) -> set[str]:
-        """The prefixes every kept release of `history` names."""
-        protected: set[str] = set()
-        for entry in kept_entries(history, keep, grace):
-            protected |= (await self._release(entry)).prefixes()
-        return protected
-
-    async def _doomed(self, history: list[dict[str, Any]], keep: int, grace: float) -> list[str]:
-        """The objects no kept release names, in versions and releases whose newest object is
-        older than `grace`: listed before the commit (see the module's docstring). Nothing
-        when a kept release cannot be read."""
-        try:
-            protected = await self._protected(history, keep, grace)
-        except Damaged:
-            return []
-        edge = _now() - timedelta(seconds=grace)
-        groups: dict[str, tuple[datetime, list[str]]] = {}
-        async for batch in obs.list(self.store, None):
-            for meta in batch:
-                group = group_of(meta["path"])
-                if group is None or group in protected:
-                    continue
-                newest, keys = groups.setdefault(group, (meta["last_modified"], []))
-                keys.append(meta["path"])
-                groups[group] = (max(newest, meta["last_modified"]), keys)
-        return sorted(k for newest, keys in groups.values() if newest < edge for k in keys)
-
-    async def _collect(self, doomed: list[str], keep: int, grace: float) -> int:
-        """Delete `doomed`, after reading the pointer again: never what it keeps."""
-        if not doomed:
-            return 0
-        got = await get(self.store, POINTER)
-        try:
-            pointer = parse_pointer(self.url, got[0]) if got else None
-            protected = await self._protected(pointer["history"], keep, grace) if pointer else None
-        except Damaged:
-            protected = None
-        if protected is None:
-            return 0
-        doomed = [k for k in doomed if group_of(k) not in protected]
-        for part in chunks(doomed):  # DeleteObjects, 1,000 keys a request
-            await obs.delete_async(self.store, part)
-            self.trace("deleted", part[-1])
-        return len(doomed)
-
     async def _take_lease(self, build_id: str, take_over: bool, seconds: int) -> str | None:
         """Hold the lease, or refuse while another publish holds an unexpired one: it saves
         two publishes doing the same work; the commit alone decides what goes live."""
-        now = _now()
+        started = now()
         lease = orjson.dumps(
             {
                 "build_id": build_id,
                 "publish": self.token,
-                "expires": (now + timedelta(seconds=seconds)).isoformat(timespec="seconds"),
+                "expires": (started + timedelta(seconds=seconds)).isoformat(timespec="seconds"),
             }
         )
         try:
@@ -349,7 +242,7 @@ class _Publish:
                     f"{self.url}/{LEASE}: damaged (not a lease); if no publish is running, "
                     "publish again with --take-over to replace it"
                 ) from None
-            if expires > now:
+            if expires > started:
                 raise BuildError(
                     f"{self.url}: another publish is running (build {holder}, its lease "
                     f"expires {held['expires']}); if it is dead, publish again with --take-over"

@@ -32,7 +32,8 @@ import pytest
 from pipeline.errors import BuildError
 from pipeline.export.manifest import Manifest
 from pipeline.publish.bucket import POINTER, group_of, open_bucket
-from pipeline.publish.objectstore import kept_entries, publish_release
+from pipeline.publish.collect import kept_entries
+from pipeline.publish.objectstore import publish_release
 from pipeline.serve.reader import BucketReader
 
 ROOT = Path(__file__).resolve().parents[2]

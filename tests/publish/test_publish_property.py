@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.build import build
-from pipeline.publish.objectstore import collect
+from pipeline.publish.collect import collect
 from pipeline.settings import load_settings
 from tests.conftest import SAMPLE
 from tests.publish.conftest import (
