@@ -6,11 +6,9 @@ Exit codes: 0 success, 1 a handled failure (bad input, a failed audit; one line 
 
 from __future__ import annotations
 
-import os
 import sys
 import traceback
 from pathlib import Path
-from typing import NoReturn
 
 import click
 import orjson
@@ -21,14 +19,13 @@ from pipeline.build import build
 from pipeline.build import dry_run as validate
 from pipeline.distributed import build_on_ray
 from pipeline.errors import BuildError
-from pipeline.paths import WAREHOUSE, published_release
+from pipeline.paths import WAREHOUSE
 from pipeline.progress import Reporter
-from pipeline.publish.collect import GRACE, KEEP, collect
 from pipeline.publish.merge import merge
-from pipeline.publish.objectstore import JOBS, LEASE_SECONDS, publish_release
 from pipeline.serve.routes import answer
 from pipeline.serve.server import serve
 from pipeline.settings import load_settings
+from pipeline.tools.bucket_cli import nginx_bucket_command, publish_command
 from pipeline.tools.generate import generate
 from pipeline.transform.audit import ACCEPT_FLAG
 
@@ -222,81 +219,5 @@ def merge_command(
     click.echo(f"published merged build {result.build_id}: {site['files']} files -> {output_dir}")
 
 
-@main.command("publish")
-@published_output
-@click.option("--to", "url", required=True, help="Object store: s3://bucket/prefix.")
-@click.option("--take-over", is_flag=True, help="Take the lease of a publish known to be dead.")
-@click.option("--jobs", type=click.IntRange(min=1), default=JOBS, show_default=True)
-@click.option(
-    "--lease-seconds",
-    type=click.IntRange(min=1),
-    default=LEASE_SECONDS,
-    show_default=True,
-    help="How long this publish's lease holds off others (advisory).",
-)
-@click.option(
-    "--keep",
-    type=click.IntRange(min=1),
-    default=KEEP,
-    show_default=True,
-    help="Releases whose versions collection keeps (the current one included).",
-)
-@click.option(
-    "--grace",
-    type=click.FloatRange(min=0),
-    default=GRACE,
-    show_default=True,
-    help="Seconds a release stays after it stopped being current, and a leftover's age.",
-)
-@click.option(
-    "--collect-only", is_flag=True, help="Only collect what no kept release names; publish none."
-)
-def publish_command(
-    output_dir: Path,
-    url: str,
-    take_over: bool,
-    jobs: int,
-    lease_seconds: int,
-    keep: int,
-    grace: float,
-    collect_only: bool,
-) -> None:
-    """Publish the release OUTPUT/current points to to an object store: its stores' new
-    versions, the release document, then the release pointer (the commit, conditionally), then
-    the collection of what no kept release names. Endpoint, region and credentials come from
-    AWS_* variables (see the README)."""
-    try:
-        if collect_only:
-            deleted = collect(url, keep=keep, grace=grace)
-            _exit(0, f"collected {url}: {deleted} objects deleted")
-        release = published_release(output_dir)
-        if release is None:
-            raise BuildError(f"{output_dir}: no published build (run `pipeline build`)")
-        r = publish_release(
-            release,
-            url,
-            jobs=jobs,
-            take_over=take_over,
-            lease_seconds=lease_seconds,
-            keep=keep,
-            grace=grace,
-        )
-    except BuildError as exc:
-        _exit(1, f"publish failed: {exc}")
-    _exit(
-        0,
-        f"published build {r.build_id} to {url} (release {r.release}): {r.uploaded} objects "
-        f"uploaded ({r.uploaded_bytes:,} bytes) in {r.stores_new} new store versions, "
-        f"{r.unchanged} unchanged, {r.deleted} collected, in {r.seconds:.1f} s",
-    )
-
-
-def _exit(code: int, line: str) -> NoReturn:
-    """Print the line and end the process now, without the interpreter's shutdown: obstore's
-    runtime threads (and pyarrow's S3 finaliser, loaded with pyarrow.parquet) can abort a
-    process whose work is done (exit 134 after a successful publish). Everything is flushed
-    first; nothing is left to run."""
-    click.echo(line, err=code != 0)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+main.add_command(publish_command)
+main.add_command(nginx_bucket_command)

@@ -6,14 +6,19 @@ A reader that resolves every URL through the release it read never mixes two rel
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Coroutine
+from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 from pipeline.api import operations, urls
 from pipeline.api.params import CATEGORY_PARAMETERS, parse_inventory_params
 from pipeline.api.responses import ApiError
 from pipeline.errors import BuildError
+from pipeline.export.nginx import render
+from pipeline.export.nginx_bucket import BucketOrigin, release_map
+from pipeline.paths import NGINX_CONF
 from pipeline.publish.bucket import (
     FAILURES,
     Release,
@@ -27,6 +32,7 @@ from pipeline.serve.operations import parse
 from pipeline.serve.routes import BAD_ESCAPE, normalize_path, origin_form
 
 T = TypeVar("T")
+RELEASE_MAP = "release.map"
 
 
 def site_path(target: str) -> str | None:
@@ -114,3 +120,37 @@ class BucketReader:
             return asyncio.run(work)
         except FAILURES as exc:
             raise BuildError(f"{self.url}: {first_line(exc)}") from None
+
+
+def endpoint_of(url: str) -> tuple[str, str]:
+    """The bucket's HTTP endpoint (AWS_ENDPOINT_URL, path-style; else S3's regional one) and
+    the path of the prefix under it (/bucket/prefix)."""
+    parts = urlsplit(url)
+    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+    endpoint = os.environ.get("AWS_ENDPOINT_URL") or f"https://s3.{region}.amazonaws.com"
+    return endpoint.rstrip("/"), f"/{parts.netloc}{parts.path.rstrip('/')}"
+
+
+def write_nginx(url: str, folder: Path, listen: str, upstream: str) -> Release | None:
+    """nginx in front of the bucket at `url`: `folder/nginx.conf` (include it in `http { }`)
+    and the committed release's map, `folder/release.map`, replaced by a rename when the
+    pointer moved (then `nginx -s reload`). The release; None before the first publish (no
+    file written)."""
+    release = BucketReader(url).snapshot()
+    if release is None:
+        return None
+    folder.mkdir(parents=True, exist_ok=True)
+    endpoint, path = endpoint_of(url)
+    origin = BucketOrigin(endpoint, path, (folder / RELEASE_MAP).absolute())
+    _replace(folder / NGINX_CONF, render(folder.absolute(), listen, upstream, bucket=origin))
+    _replace(folder / RELEASE_MAP, release_map(release.stores, release.common))
+    return release
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write `path` whole, by a rename, and only when its text changes."""
+    if path.is_file() and path.read_text(encoding="utf-8") == text:
+        return
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
