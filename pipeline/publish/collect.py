@@ -64,7 +64,7 @@ def kept_entries(history: list[dict[str, Any]], keep: int, grace: float) -> list
     return [
         entry
         for i, entry in enumerate(history)
-        if i < keep or datetime.fromisoformat(history[i - 1]["committed_at"]) > edge
+        if i < max(keep, 1) or datetime.fromisoformat(history[i - 1]["committed_at"]) > edge
     ]
 
 

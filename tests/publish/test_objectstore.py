@@ -20,6 +20,7 @@ import pytest
 from pipeline.build import build
 from pipeline.errors import BuildError
 from pipeline.export.manifest import Manifest
+from pipeline.publish import bucket
 from pipeline.publish.bucket import LEASE, POINTER, open_bucket
 from pipeline.publish.collect import collect
 from pipeline.publish.objectstore import publish_release
@@ -162,6 +163,18 @@ def test_of_two_publishes_only_one_commits(s3: S3Server, releases: tuple[Path, P
     assert check_bucket(url, _builds(first, second)) == second.name
     stores = {"/".join(k.split("/")[:3]) for k in bucket_keys(url) if k.startswith("stores/")}
     assert len(stores) == 20  # one version a store: the loser's are gone
+
+
+def test_a_large_map_is_written_in_parts(
+    s3: S3Server, releases: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, _ = releases
+    url = s3.bucket("parts")
+    monkeypatch.setattr(bucket, "PART_STORES", 7)
+    release = publish_release(first, url).release
+    parts = [k for k in bucket_keys(url) if k.startswith(f"releases/{release}/stores-")]
+    assert [k.rpartition("/")[2] for k in parts] == [f"stores-0000{n}.json" for n in range(3)]
+    assert check_bucket(url, _builds(first)) == first.name  # the map read back whole
 
 
 class FlakyProxy(ThreadingHTTPServer):
