@@ -8,11 +8,9 @@ from __future__ import annotations
 import csv
 import getpass
 import json
-import os
 import shutil
 import signal
 import subprocess
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from decimal import Decimal
@@ -129,7 +127,7 @@ def test_nginx_in_front_of_the_bucket_answers_as_local_nginx_and_one_release_at_
     readable(s3, url)
     first = (sample_build / "current").resolve()
     publish_release(first, url)
-    folder = Path(tempfile.mkdtemp(prefix="nb-", dir=os.environ.get("TMPDIR", "/tmp")))
+    folder = tmp_path_factory.mktemp("nb")  # short: a unix socket's path has 108 bytes at most
     listen = f"unix:{folder / 'nginx.sock'}"
     materialised = [*materialised_targets(sample_build), HELP_PATH, OPENAPI_PATH]
     with (
@@ -186,4 +184,3 @@ def test_nginx_in_front_of_the_bucket_answers_as_local_nginx_and_one_release_at_
                 file = site / (path.lstrip("/") + "/" + (query or "index") + ".json")
                 assert request(bucket, target).body == file.read_bytes(), target
             assert any(request(bucket, t).body != old[t] for t in cellar)  # new prices
-    shutil.rmtree(folder)
