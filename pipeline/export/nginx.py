@@ -36,6 +36,7 @@ from pipeline.api.urls import (
     VERSION,
 )
 from pipeline.contract import STORED_KEY_PATTERN
+from pipeline.export.nginx_bucket import BucketOrigin, serve_object, upstream_and_map
 from pipeline.export.nginx_operations import store_operation_locations
 from pipeline.export.nginx_params import CATEGORIES, INVENTORY, LISTS, args_pattern, value_map
 from pipeline.paths import NGINX_CONF, SITE
@@ -79,11 +80,24 @@ def _error_pages() -> tuple[str, str]:
     return "\n".join(pages), "\n".join(locations)
 
 
-def render(site_root: Path, listen: str, upstream: str, limits: ServeSettings | None = None) -> str:
+def render(
+    site_root: Path,
+    listen: str,
+    upstream: str,
+    limits: ServeSettings | None = None,
+    bucket: BucketOrigin | None = None,
+) -> str:
     """The configuration for a site published at `site_root` (absolute), with the limits of
-    `pipeline serve` (the `serve` settings)."""
+    `pipeline serve` (the `serve` settings); with `bucket`, for the site in that bucket
+    (`nginx_bucket.py`), read through the release's map."""
     limits = limits or ServeSettings()
     error_pages, error_locations = _error_pages()
+
+    def serve(path: str, fallback: str) -> str:
+        if bucket is None:
+            return f"        try_files {path} {fallback};\n"
+        return serve_object(bucket, path, fallback, error_pages)
+
     timeout = f"{limits.channel_timeout}s"
     not_found = _envelope(URL_NOT_FOUND)
     method = _envelope(method_not_allowed("$request_method"))
@@ -168,7 +182,7 @@ map $request $refused_method {{
     "~^(?<rm>[^ ]+) " $rm;
 }}
 
-upstream pipeline_live {{
+{upstream_and_map(bucket) if bucket else ""}upstream pipeline_live {{
     server {upstream};
 }}
 
@@ -209,23 +223,19 @@ server {{
     }}
 
     location ~ "^/{stores_re}/(?<inv_store>{STORED_KEY_PATTERN})/{products_re}/?$" {{
-{only_get}        try_files /{STORES_DIR}/$inv_store/{PRODUCTS_DIR}/$inv_page.json @live;
-    }}
+{only_get}{serve(f"/{STORES_DIR}/$inv_store/{PRODUCTS_DIR}/$inv_page.json", "@live")}    }}
     location ~ "^/{stores_re}/[^/]+/{products_re}/?$" {{
 {only_get}        error_page 418 = @live;
         return 418;
     }}
-{store_operation_locations(only_get)}
+{store_operation_locations(only_get, serve)}
     location ~ "^{re.escape(CATEGORIES_PATH)}/?$" {{
-{only_get}        try_files /{CATEGORIES_DIR}/$cat_page.json @live;
-    }}
+{only_get}{serve(f"/{CATEGORIES_DIR}/$cat_page.json", "@live")}    }}
     location ~ "^{re.escape(HELP_PATH)}/?$" {{
 {only_get}        types {{ text/html html; }}
-        try_files /{HELP_FILE} =404;
-    }}
+{serve(f"/{HELP_FILE}", "=404")}    }}
     location ~ "^{re.escape(OPENAPI_PATH)}/?$" {{
-{only_get}        try_files /{OPENAPI_FILE} =404;
-    }}
+{only_get}{serve(f"/{OPENAPI_FILE}", "=404")}    }}
     location / {{
 {only_get}        types {{ }}
         default_type application/json;

@@ -6,13 +6,14 @@ upstream (`@live`)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from pipeline.api.operations import STORE_OPERATIONS
 from pipeline.api.urls import STORES_DIR
 from pipeline.contract import STORED_KEY_PATTERN
 
 
-def store_operation_locations(only_get: str) -> str:
+def store_operation_locations(only_get: str, serve: Callable[[str, str], str]) -> str:
     """The two locations: the materialised lists, and every operation's path to `@live`."""
     stores = re.escape(STORES_DIR)
     lists = "|".join(re.escape(op.path) for op in STORE_OPERATIONS if op.materialised)
@@ -23,8 +24,8 @@ def store_operation_locations(only_get: str) -> str:
     return (
         f'    location ~ "^/{stores}/{store}/(?<list_op>{lists})/?$" {{\n'
         f"{only_get}"
-        f"        try_files /{STORES_DIR}/$list_store/$list_op/$list_page.json @live;\n"
-        "    }\n"
+        + serve(f"/{STORES_DIR}/$list_store/$list_op/$list_page.json", "@live")
+        + "    }\n"
         f'    location ~ "^/{stores}/[^/]+/(?:{every})/?$" {{\n'
         f"{only_get}"
         "        error_page 418 = @live;\n"

@@ -1,20 +1,41 @@
-"""An object store's bucket as publishing uses it (`objectstore.py`): opened from a URL with
-obstore, its settings from the environment; objects read with their ETag and written with
-their content type, conditionally where asked; obstore retries every request."""
+"""An object store's bucket as publishing lays it out (`objectstore.py` is the protocol):
+
+    PREFIX/current.json                        the pointer: the committed release (the one commit)
+    PREFIX/releases/<release>/release.json     the release document: its common version, the
+                                               parts of its store -> version map and their SHA-256
+    PREFIX/releases/<release>/stores-<n>.json  a part of the map: {storeKey: version}, sorted
+    PREFIX/releases/<release>/manifest.parquet the site's files with their SHA-256 (and .json),
+                                               changes.json, build_report.json|.html
+    PREFIX/stores/<storeKey>/<version>/...     a store's pages (the path under its site folder)
+    PREFIX/common/<version>/v1.39.0/...        the other pages (categories, help), by site path
+    PREFIX/lease.json                          the publish in progress (advisory)
+
+A version is `<content>-<publish>`: the SHA-256 of the pages' paths and bytes (16 hex digits),
+then the token of the publish that wrote it. A release is `<build_id>.<publish>`. Nothing under
+`stores/`, `common/` or `releases/` is ever written twice by two publishes, and none of it is
+overwritten. Opened from a URL with obstore, settings from the environment; objects are read
+with their ETag and written with their content type, conditionally where asked; obstore
+retries every request.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import io
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import obstore as obs
+import orjson
 import polars as pl
 from obstore.store import from_url
 
 from pipeline.api.responses import HTML, JSON
+from pipeline.api.urls import STORES_DIR, store_column, store_of
 from pipeline.errors import BuildError, first_line
 from pipeline.export.manifest import Manifest
 
@@ -31,16 +52,51 @@ RETRY: RetryConfig = {
 }
 FAILURES = (obs.exceptions.BaseError, OSError)  # what a request or a file may raise
 
+POINTER = "current.json"
+LEASE = "lease.json"
+RELEASES = "releases/"
+STORES = "stores/"
+COMMON = "common/"
+RELEASE_DOC = "release.json"
+PART_STORES = 10_000  # stores a part of the release's map
+# A bucket name as S3 allows it; a prefix of plain segments (no `.`/`..`, nothing escaped).
+_BUCKET = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.-_")
+_SEGMENT = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+
+
+def check_url(url: str) -> None:
+    """Refuse, in one line, a `--to` that is not a plain bucket and prefix: a query, a fragment,
+    `.`/`..` segments, escapes or other characters a store would silently rewrite."""
+    scheme = url.partition("://")[0]
+    if scheme not in SCHEMES:
+        raise BuildError(
+            f"{url}: not an object-store URL (s3://bucket/prefix); a local directory is "
+            "published by `pipeline build --output DIR`, atomically"
+        )
+    parts = urlsplit(url)
+    segments = parts.path.split("/")[1:]
+    if segments and segments[-1] == "":
+        segments.pop()  # one trailing slash
+    bad = (
+        "?" in url
+        or "#" in url
+        or "@" in parts.netloc
+        or not parts.netloc
+        or not set(parts.netloc) <= _BUCKET
+        or any(s in ("", ".", "..") or not set(s) <= _SEGMENT for s in segments)
+    )
+    if bad:
+        raise BuildError(
+            f"{url}: not a plain bucket and prefix ({scheme}://bucket/prefix, the prefix of "
+            "letters, digits, '.', '_' and '-' segments, no query, fragment, '..' or escapes)"
+        )
+
 
 def open_bucket(url: str) -> ObjectStore:
     """The store at `url` (s3://bucket/prefix); endpoint, region and credentials from the
     environment (AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, ...), as AWS's tools read
     them."""
-    if url.partition("://")[0] not in SCHEMES:
-        raise BuildError(
-            f"{url}: not an object-store URL (s3://bucket/prefix); a local directory is "
-            "published by `pipeline build --output DIR`, atomically"
-        )
+    check_url(url)
     try:
         return from_url(url, retry_config=RETRY)
     except (ValueError, *FAILURES) as exc:
@@ -68,10 +124,161 @@ async def put(store: ObjectStore, key: str, body: bytes | Path, mode: Any = None
     return done["e_tag"]
 
 
-async def get_manifest(store: ObjectStore, key: str, sha256: str | None) -> Manifest | None:
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class Damaged(BuildError):
+    """An object of the protocol that cannot be read as what it should be."""
+
+
+@dataclass(frozen=True)
+class Release:
+    """A release as the bucket holds it: which version of each store, and of the common
+    pages, its site is made of."""
+
+    release: str  # <build_id>.<publish>
+    build_id: str
+    common: str  # the common pages' version
+    stores: dict[str, str]  # storeKey -> version
+    manifest: str  # its manifest.parquet's key
+    manifest_sha256: str
+
+    def key(self, path: str) -> str | None:
+        """The key of the site file at `path` (v1.39.0/...); None for a store it lacks."""
+        store_key = store_of(path)
+        if store_key is not None:
+            rest = path.removeprefix(f"{STORES_DIR}/{store_key}/")
+            version = self.stores.get(store_key)
+            return f"{STORES}{store_key}/{version}/{rest}" if version and rest else None
+        return f"{COMMON}{self.common}/{path}"
+
+    def prefixes(self) -> set[str]:
+        """The key prefixes of every version it names, and of its own documents."""
+        named = {f"{STORES}{k}/{v}/" for k, v in self.stores.items()}
+        return named | {f"{COMMON}{self.common}/", f"{RELEASES}{self.release}/"}
+
+
+def group_of(key: str) -> str | None:
+    """The version (or release) prefix an object belongs to; None for anything else (the
+    pointer, the lease, keys of other layouts), which collection never deletes."""
+    parts = key.split("/")
+    if parts[0] + "/" == STORES and len(parts) > 3:
+        return f"{STORES}{parts[1]}/{parts[2]}/"
+    if parts[0] + "/" in (COMMON, RELEASES) and len(parts) > 2:
+        return f"{parts[0]}/{parts[1]}/"
+    return None
+
+
+def _damaged(url: str, key: str, what: str) -> Damaged:
+    return Damaged(
+        f"{url}/{key}: {what}; if no publish is running, publish again with --take-over to "
+        "replace it"
+    )
+
+
+def parse_pointer(url: str, data: bytes) -> dict[str, Any]:
+    try:
+        pointer = orjson.loads(data)
+        assert isinstance(pointer, dict)
+        for field in ("release", "build_id", "document", "sha256", "committed_at"):
+            assert isinstance(pointer[field], str), field
+        assert isinstance(pointer["history"], list)
+        for entry in pointer["history"]:
+            assert isinstance(entry["release"], str) and isinstance(entry["document"], str)
+            assert isinstance(entry["sha256"], str) and isinstance(entry["committed_at"], str)
+    except (orjson.JSONDecodeError, AssertionError, KeyError, TypeError):
+        raise _damaged(url, POINTER, "damaged (not a release pointer)") from None
+    return pointer
+
+
+async def read_pointer(store: ObjectStore, url: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The pointer and its ETag; (None, None) in a bucket never published to. Damaged raises
+    `Damaged` in one line."""
+    got = await get(store, POINTER)
+    if got is None:
+        return None, None
+    return parse_pointer(url, got[0]), got[1]
+
+
+async def load_release(store: ObjectStore, url: str, document: str, digest: str) -> Release:
+    """The release whose document is at `document` with SHA-256 `digest`, its parts checked
+    against the document's digests. A missing or damaged one raises `Damaged`."""
+    got = await get(store, document)
+    if got is None or sha256(got[0]) != digest:
+        raise _damaged(url, document, "missing, or not the release the pointer names")
+    doc = orjson.loads(got[0])
+    stores: dict[str, str] = {}
+    for part in doc["parts"]:
+        body = await get(store, part["key"])
+        if body is None or sha256(body[0]) != part["sha256"]:
+            raise _damaged(url, part["key"], "missing, or not the part its release names")
+        stores.update(orjson.loads(body[0]))
+    return Release(
+        doc["release"],
+        doc["build_id"],
+        doc["common"],
+        stores,
+        doc["manifest"],
+        doc["manifest_sha256"],
+    )
+
+
+def release_documents(release: Release) -> list[tuple[str, bytes]]:
+    """(key, bytes) of the map's parts, then of the release document naming them (last)."""
+    prefix = f"{RELEASES}{release.release}/"
+    keys = sorted(release.stores)
+    written: list[tuple[str, bytes]] = []
+    for n, start in enumerate(range(0, len(keys), PART_STORES)):
+        part = {k: release.stores[k] for k in keys[start : start + PART_STORES]}
+        written.append((f"{prefix}stores-{n:05d}.json", orjson.dumps(part)))
+    doc = {
+        "release": release.release,
+        "build_id": release.build_id,
+        "common": release.common,
+        "stores": len(keys),
+        "parts": [{"key": k, "sha256": sha256(b)} for k, b in written],
+        "manifest": release.manifest,
+        "manifest_sha256": release.manifest_sha256,
+    }
+    return [*written, (prefix + RELEASE_DOC, orjson.dumps(doc))]
+
+
+async def get_manifest(store: ObjectStore, key: str, digest: str | None) -> Manifest | None:
     """A manifest's rows from its Parquet copy in the bucket; None when it is not there, or
-    not the one whose SHA-256 is `sha256`."""
+    not the one whose SHA-256 is `digest`."""
     got = await get(store, key)
-    if got is None or (sha256 and hashlib.sha256(got[0]).hexdigest() != sha256):
+    if got is None or (digest and sha256(got[0]) != digest):
         return None
     return Manifest(pl.read_parquet(io.BytesIO(got[0])))
+
+
+def versions(manifest: Manifest, token: str) -> tuple[dict[str, str], str]:
+    """Each store's version, and the common pages', for the site of `manifest`: the SHA-256
+    of its files' paths (under its folder) and SHA-256s, then `token`."""
+    frame = manifest.frame
+    frame = frame.with_columns(store=store_column(pl.col("path")))
+    in_stores = pl.col("store").is_not_null()
+    stores = frame.filter(in_stores).select(
+        "store",
+        rel=pl.col("path").str.slice(len(STORES_DIR) + 1).str.replace(r"^[^/]+/", ""),
+        sha256="sha256",
+    )
+    common = frame.filter(~in_stores).select(store=pl.lit(""), rel="path", sha256="sha256")
+    hashers: dict[str, Any] = {}
+    for store_key, rel, digest in pl.concat([stores, common]).iter_rows():
+        hasher = hashers.get(store_key) or hashers.setdefault(store_key, hashlib.sha256())
+        hasher.update(rel.encode() + b"\0" + digest + b"\n")
+    named = {k: f"{h.hexdigest()[:16]}-{token}" for k, h in hashers.items()}
+    common_version = named.pop("", f"{hashlib.sha256().hexdigest()[:16]}-{token}")
+    return named, common_version
+
+
+def same_content(old: str | None, new: str) -> bool:
+    """Whether two versions hold the same pages (their content parts are equal)."""
+    return old is not None and old.partition("-")[0] == new.partition("-")[0]
+
+
+def chunks(keys: Iterable[str], size: int = 1000) -> list[list[str]]:
+    listed = list(keys)
+    return [listed[i : i + size] for i in range(0, len(listed), size)]

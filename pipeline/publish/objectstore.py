@@ -1,31 +1,38 @@
 """Publishing a release to an object store (S3; GCS and Azure through the same library) for a
-CDN in front of it. A local output directory keeps its atomic releases (`release.py`); a bucket
-has no multi-object swap, so it gets a protocol with a commit point of its own:
+CDN in front of it, with the local output's design carried into the bucket (`bucket.py` has
+the layout): immutable versions of each store's pages (and of the common pages), a release
+document mapping every store to its version, and one commit, the pointer `current.json`,
+written last with a compare-and-swap on the ETag read (create-only for a bucket's first).
 
-    PREFIX/v1.39.0/...                  the site: a key is a file's path in the site
-    PREFIX/releases/<build_id>/         manifest.parquet (first: what the publish may touch),
-                                        manifest.json, changes.json, build_report.json|.html
-    PREFIX/current.json                 the release pointer: written last, conditionally
-    PREFIX/lease.json                   the publish in progress: one at a time
-    PREFIX/abandoned/<id>-<n>.json      a publish that failed or died: the manifest whose pages
-                                        it may have written, which the next publish rewrites
+    1. read the pointer (its ETag) and the release it names
+    2. upload the versions that release lacks: a store whose pages did not change keeps its
+       version and costs no request; a changed one gets a new version, named for its content
+       and this publish, so no two publishes ever write the same key
+    3. write the release's documents (the map's parts, then the document naming them)
+    4. list what collection may delete: versions and releases no kept release names, older
+       than the grace period
+    5. commit: put the pointer If-Match the ETag of 1 (If-None-Match: * for the first)
+    6. read the pointer again, and delete what 4 listed that no release it keeps names
 
-The bucket is the truth: a publish diffs against the manifest the pointer names (not a local
-release), uploads what differs, then the manifest, changes and report, then the pointer (an
-If-Match / If-None-Match put that fails for the loser of two publishes), then deletes what the
-old manifest had and the new one lacks. A publish killed at any point is redone by the next.
+Why no reader ever sees a mix, and no version a committed pointer names is ever missing:
+- a reader resolves every URL through one committed release (`Release.key`), whose versions
+  were all complete before the pointer naming them was written (2 and 3 before 5);
+- keys are never overwritten: a stale publisher can only add versions nobody names;
+- an object deleted in 6 was listed in 4, so it was written before this publish's commit; a
+  release naming it that is not kept by this one can only be committed by a publish that read
+  the pointer before this commit (new versions are written after their publish reads the
+  pointer), and that publish's compare-and-swap fails, because this commit changed the ETag.
+  The lease only saves wasted work; no guarantee depends on it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import secrets
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +41,6 @@ import orjson
 import polars as pl
 from obstore.exceptions import AlreadyExistsError, PreconditionError
 
-from pipeline.api.urls import store_of
 from pipeline.errors import BuildError, first_line
 from pipeline.export.manifest import Manifest, write_changes
 from pipeline.export.state import damage
@@ -42,36 +48,50 @@ from pipeline.paths import (
     CHANGES,
     MANIFEST,
     MANIFEST_PARQUET,
-    RELEASES,
     REPORT_HTML,
     REPORT_JSON,
     SITE,
 )
-from pipeline.publish.bucket import FAILURES, get, get_manifest, open_bucket, put
+from pipeline.publish.bucket import (
+    FAILURES,
+    LEASE,
+    POINTER,
+    RELEASES,
+    Damaged,
+    Release,
+    get,
+    get_manifest,
+    group_of,
+    open_bucket,
+    put,
+    read_pointer,
+    release_documents,
+    same_content,
+    sha256,
+    versions,
+)
+from pipeline.publish.collect import GRACE, KEEP, Collector, Trace, now
 
 if TYPE_CHECKING:
-    from obstore.store import ObjectStore
+    pass
 
-POINTER = "current.json"
-LEASE = "lease.json"
-ABANDONED = "abandoned/"
-LEASE_SECONDS = 3600  # longer than any publish: past it, a lease is taken for a dead one's
+LEASE_SECONDS = 3600  # advisory: past it, another publish starts without asking
 JOBS = 64  # uploads in flight at once
-Trace = Callable[[str, str], None]  # (step, key): "lease", "uploaded", "pointer", "published"
+HISTORY = 100  # releases the pointer remembers, newest first
 
 
 @dataclass
 class Published:
-    """What one publish did, and how long readers could see old and new pages side by side."""
+    """What one publish did."""
 
     build_id: str
-    uploaded: int
+    release: str
+    uploaded: int  # site objects written
     uploaded_bytes: int
-    deleted: int
-    unchanged: int
+    unchanged: int  # site files whose version the bucket already had
+    stores_new: int  # stores given a new version
+    deleted: int  # objects collected after the commit
     seconds: float
-    store_window: float  # the longest one store's (or page group's) changes took to land
-    site_window: float  # from the first changed object written to the last removed one deleted
 
 
 def publish_release(
@@ -81,6 +101,8 @@ def publish_release(
     jobs: int = JOBS,
     take_over: bool = False,
     lease_seconds: int = LEASE_SECONDS,
+    keep: int = KEEP,
+    grace: float = GRACE,
     trace: Trace | None = None,
 ) -> Published:
     """Publish the local `release` (a folder of `OUTPUT/releases/`) to the bucket at `url`."""
@@ -88,127 +110,119 @@ def publish_release(
     if problem:
         raise BuildError(f"{problem}; nothing was published")
     store = open_bucket(url)
-    run = _Publish(store, url, release, jobs, trace or (lambda step, key: None))
+    run = _Publish(store, url, trace or (lambda step, key: None))
     try:
-        return asyncio.run(run.publish(take_over, lease_seconds))
+        return asyncio.run(run.publish(release, jobs, take_over, lease_seconds, keep, grace))
     except FAILURES as exc:
         raise BuildError(f"{url}: {first_line(exc)}") from None
 
 
-def _group(key: str) -> str:
-    """The pages a reader sees together: one store's (any channel), else one folder's."""
-    return store_of(key) or key.rpartition("/")[0]
-
-
-class _Publish:
-    def __init__(self, store: ObjectStore, url: str, release: Path, jobs: int, trace: Trace):
-        self.store, self.url, self.release, self.jobs, self.trace = store, url, release, jobs, trace
-        self.build_id = release.name
-        self.prefix = f"{RELEASES}/{self.build_id}/"
-        self.token = secrets.token_hex(8)  # this publish, in its lease and its pointer
-        self.spans: dict[str, list[float]] = {}  # page group -> [first write, last write]
-        self.touched: str | None = None  # the manifest whose pages a failure may leave written
-
-    async def publish(self, take_over: bool, lease_seconds: int) -> Published:
-        """Under the lease. A failure leaves what it may have written marked as abandoned,
-        then lets the lease go; a kill leaves the lease, which says the same."""
-        lease_tag = await self._take_lease(take_over, lease_seconds)
+class _Publish(Collector):
+    async def publish(
+        self, release: Path, jobs: int, take_over: bool, lease_seconds: int, keep: int, grace: float
+    ) -> Published:
+        lease_tag = await self._take_lease(release.name, take_over, lease_seconds)
         self.trace("lease", LEASE)
         try:
-            published = await self._publish()
-        except Exception:
-            if self.touched is not None:  # when this fails too, the lease stays: it tells
-                await self._mark_abandoned(self.build_id, self.touched)
+            return await self._publish(release, jobs, take_over, keep, grace)
+        finally:
             await self._drop_lease(lease_tag)
-            raise
-        await self._drop_lease(lease_tag)
-        return published
 
-    async def _publish(self) -> Published:
+    async def _publish(
+        self, local: Path, jobs: int, take_over: bool, keep: int, grace: float
+    ) -> Published:
         started = time.perf_counter()
-        manifest = Manifest.load(self.release)
-        pointer, pointer_tag = await self._pointer()
-        base = Manifest()
-        if pointer is not None:
-            key, sha256 = pointer["manifest_parquet"], pointer.get("manifest_sha256")
-            loaded = await get_manifest(self.store, key, sha256)
-            if loaded is None:  # the bucket's truth is unknown: nothing can be diffed
-                raise BuildError(
-                    f"{self.url}/{key}: missing, or not the manifest {POINTER} names; delete "
-                    f"{POINTER} to publish every file again"
-                )
-            base = loaded
-        markers, dirty = await self._abandoned(base)
-        upload = (
-            pl.concat(
-                [
-                    manifest.frame.join(base.frame, on=["path", "sha256"], how="anti"),
-                    manifest.frame.join(dirty.to_frame(), on="path", how="semi"),
-                ]
-            )
-            .unique("path")
-            .sort("path")
+        manifest = Manifest.load(local)
+        pointer, pointer_tag = await self._pointer(take_over)
+        previous = await self._current(pointer, take_over)
+        stores, common = versions(manifest, self.token)
+        if previous is not None:  # unchanged pages keep their version: nothing to write
+            for key, version in stores.items():
+                if same_content(previous.stores.get(key), version):
+                    stores[key] = previous.stores[key]
+            if same_content(previous.common, common):
+                common = previous.common
+        release_id = f"{local.name}.{self.token}"
+        prefix = f"{RELEASES}{release_id}/"
+        sealed = (local / MANIFEST_PARQUET).read_bytes()
+        new = Release(
+            release_id, local.name, common, stores, prefix + MANIFEST_PARQUET, sha256(sealed)
         )
-        removed = pl.concat([base.frame["path"], dirty]).unique().sort()
-        removed = removed.to_frame().join(manifest.frame, on="path", how="anti")["path"]
-        sealed = self.release / MANIFEST_PARQUET
-        self.touched = self.prefix + MANIFEST_PARQUET  # what a failure from here may leave
-        await put(self.store, self.touched, sealed)  # before any page
-        await self._upload(upload["path"].to_list())
-        await self._release_files(upload["path"], removed)
+        existing = previous.prefixes() if previous is not None else set()
+        keys = [new.key(p) for p in manifest.frame["path"]]
+        fresh = [group_of(k or "") not in existing for k in keys]
+        upload = manifest.frame.with_columns(key=pl.Series(keys, dtype=pl.String)).filter(
+            pl.Series(fresh, dtype=pl.Boolean)
+        )
+        await self._upload(local / SITE, upload.select("path", "key").rows(), jobs)
+        await self._release_files(local, new, manifest, pointer)
+        entry = {
+            "release": release_id,
+            "document": prefix + "release.json",
+            "sha256": sha256(release_documents(new)[-1][1]),
+            "committed_at": now().isoformat(),
+        }
+        history = [entry, *(pointer["history"] if pointer else [])][:HISTORY]
+        self.releases[release_id] = new
+        doomed = await self._doomed(history, keep, grace)
         new_pointer = {
-            "build_id": self.build_id,
-            "manifest": self.prefix + MANIFEST,
-            "manifest_parquet": self.prefix + MANIFEST_PARQUET,
-            "manifest_sha256": hashlib.sha256(sealed.read_bytes()).hexdigest(),
-            "previous": pointer["manifest_parquet"] if pointer else None,
+            **{k: entry[k] for k in ("release", "document", "sha256", "committed_at")},
+            "build_id": local.name,
             "publish": self.token,
-            "published_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "history": history,
         }
         self.trace("pointer", POINTER)
-        try:  # the commit point
-            mode = {"e_tag": pointer_tag} if pointer is not None else "create"
+        try:  # the commit
+            mode = {"e_tag": pointer_tag} if pointer_tag is not None else "create"
             await put(self.store, POINTER, orjson.dumps(new_pointer), mode)
         except (AlreadyExistsError, PreconditionError):
             raise BuildError(
                 f"{self.url}: another publish wrote {POINTER} since this one read it; this "
-                f"build ({self.build_id}) was not published"
+                f"build ({local.name}) was not published (what it wrote is collected later)"
             ) from None
         self.trace("published", POINTER)
-        # From here, what a failure leaves is the previous release's pages not deleted.
-        self.touched = pointer["manifest_parquet"] if pointer else None
-        await self._delete(removed.to_list())
-        if markers:  # accounted for: their pages were rewritten or deleted above
-            await obs.delete_async(self.store, markers)
-        self.touched = None
-        windows = [last - first for first, last in self.spans.values()]
-        ends = [t for span in self.spans.values() for t in span]
+        deleted = await self._collect(doomed, keep, grace)
         return Published(
-            build_id=self.build_id,
+            build_id=local.name,
+            release=release_id,
             uploaded=upload.height,
             uploaded_bytes=int(upload["bytes"].sum()),
-            deleted=len(removed),
             unchanged=len(manifest) - upload.height,
+            stores_new=sum(1 for v in stores.values() if v.endswith("-" + self.token)),
+            deleted=deleted,
             seconds=time.perf_counter() - started,
-            store_window=max(windows, default=0.0),
-            site_window=max(ends, default=0.0) - min(ends, default=0.0),
         )
 
-    async def _pointer(self) -> tuple[dict[str, Any] | None, str | None]:
-        got = await get(self.store, POINTER)
-        return (orjson.loads(got[0]), got[1]) if got else (None, None)
+    async def _pointer(self, take_over: bool) -> tuple[dict[str, Any] | None, str | None]:
+        """The pointer and its ETag. A damaged one is refused, or with `take_over` replaced
+        (If-Match its ETag) as if the bucket had no release."""
+        try:
+            return await read_pointer(self.store, self.url)
+        except Damaged:
+            if not take_over:
+                raise
+            got = await get(self.store, POINTER)
+            return None, got[1] if got else None
 
-    async def _take_lease(self, take_over: bool, seconds: int) -> str | None:
-        """Hold the lease, or refuse: a publish that holds an unexpired one is running. A lease
-        left by a dead publish is taken over when it expired (or with `take_over`), and what
-        that publish may have written is recorded as abandoned first."""
-        now = datetime.now(UTC)
+    async def _current(self, pointer: dict[str, Any] | None, take_over: bool) -> Release | None:
+        if pointer is None:
+            return None
+        try:
+            return await self._release(pointer)
+        except Damaged:
+            if not take_over:
+                raise
+            return None
+
+    async def _take_lease(self, build_id: str, take_over: bool, seconds: int) -> str | None:
+        """Hold the lease, or refuse while another publish holds an unexpired one: it saves
+        two publishes doing the same work; the commit alone decides what goes live."""
+        started = now()
         lease = orjson.dumps(
             {
-                "build_id": self.build_id,
+                "build_id": build_id,
                 "publish": self.token,
-                "manifest": self.prefix + MANIFEST_PARQUET,
-                "expires": (now + timedelta(seconds=seconds)).isoformat(timespec="seconds"),
+                "expires": (started + timedelta(seconds=seconds)).isoformat(timespec="seconds"),
             }
         )
         try:
@@ -216,78 +230,63 @@ class _Publish:
         except AlreadyExistsError:
             pass
         got = await get(self.store, LEASE)
-        held = orjson.loads(got[0]) if got else {}
-        pointer, _ = await self._pointer()
-        if got and pointer and held.get("publish") == pointer.get("publish"):
-            # It published, then died before its deletions: they are redone from its previous.
-            if pointer.get("previous"):
-                await self._mark_abandoned(held["build_id"], pointer["previous"])
-        elif got and (take_over or datetime.fromisoformat(held["expires"]) <= now):
-            await self._mark_abandoned(held["build_id"], held["manifest"])
-        elif got:
-            raise BuildError(
-                f"{self.url}: another publish is running (build {held['build_id']}, its lease "
-                f"expires {held['expires']}); if it is dead, publish again with --take-over"
-            )
+        if got is not None and not take_over:
+            try:
+                held = orjson.loads(got[0])
+                expires = datetime.fromisoformat(held["expires"])
+                holder = str(held["build_id"])
+                assert expires.tzinfo is not None
+            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AssertionError):
+                raise Damaged(
+                    f"{self.url}/{LEASE}: damaged (not a lease); if no publish is running, "
+                    "publish again with --take-over to replace it"
+                ) from None
+            if expires > started:
+                raise BuildError(
+                    f"{self.url}: another publish is running (build {holder}, its lease "
+                    f"expires {held['expires']}); if it is dead, publish again with --take-over"
+                )
         try:
             return await put(self.store, LEASE, lease, {"e_tag": got[1]} if got else "create")
         except (AlreadyExistsError, PreconditionError):
             raise BuildError(f"{self.url}: another publish took the lease first") from None
 
     async def _drop_lease(self, tag: str | None) -> None:
-        got = await get(self.store, LEASE)
-        if got is not None and got[1] == tag:  # still this publish's: not taken over since
-            await obs.delete_async(self.store, LEASE)
+        try:
+            got = await get(self.store, LEASE)
+            if got is not None and got[1] == tag:  # still this publish's: not taken over since
+                await obs.delete_async(self.store, LEASE)
+        except FAILURES:  # advisory: it expires
+            pass
 
-    async def _mark_abandoned(self, build_id: str, manifest_key: str) -> None:
-        key = f"{ABANDONED}{build_id}-{secrets.token_hex(4)}.json"
-        await put(self.store, key, orjson.dumps({"build_id": build_id, "manifest": manifest_key}))
+    async def _upload(self, site: Path, files: list[tuple[str, str]], jobs: int) -> None:
+        """Upload the site's files (path, key), `jobs` at a time (obstore retries each)."""
+        pending = iter(files)
 
-    async def _abandoned(self, base: Manifest) -> tuple[list[str], pl.Series]:
-        """The abandoned markers, and the paths their publishes may have written with other
-        bytes than `base` has: each is uploaded again, or deleted."""
-        markers = [m["path"] for batch in obs.list(self.store, ABANDONED) for m in batch]
-        dirty = [pl.Series("path", [], pl.String)]
-        for key in markers:
-            got = await get(self.store, key)
-            manifest_key = orjson.loads(got[0])["manifest"] if got else None
-            # None: it died before any page (its manifest is written before the first)
-            touched = await get_manifest(self.store, manifest_key, None) if manifest_key else None
-            if touched is not None:
-                changed, _ = touched.changes(base)
-                dirty.append(changed)
-        return markers, pl.concat(dirty).unique()
-
-    def _mark(self, key: str, first: float, last: float) -> None:
-        span = self.spans.setdefault(_group(key), [first, last])
-        span[0], span[1] = min(span[0], first), max(span[1], last)
-
-    async def _upload(self, keys: list[str]) -> None:
-        """Upload the site's files under `keys`, `jobs` at a time (obstore retries each)."""
-        site, pending = self.release / SITE, iter(keys)
-
-        async def worker(todo: Iterator[str]) -> None:
-            for key in todo:  # shared: each worker takes the next key
-                first = time.perf_counter()
-                await put(self.store, key, site / key)
-                self._mark(key, first, time.perf_counter())
+        async def worker(todo: Iterator[tuple[str, str]]) -> None:
+            for path, key in todo:  # shared: each worker takes the next file
+                await put(self.store, key, site / path)
                 self.trace("uploaded", key)
 
-        await asyncio.gather(*(worker(pending) for _ in range(self.jobs)))
+        await asyncio.gather(*(worker(pending) for _ in range(jobs)))
 
-    async def _release_files(self, changed: pl.Series, removed: pl.Series) -> None:
-        """The manifest and report, and the changes this publish makes to the bucket (what a
-        CDN purges), under `releases/<build_id>/`."""
+    async def _release_files(
+        self, local: Path, new: Release, manifest: Manifest, pointer: dict[str, Any] | None
+    ) -> None:
+        """The manifest, the report, the changes since the release the pointer names (what a
+        CDN purges), then the map's parts and the release document, under releases/<id>/."""
+        prefix = f"{RELEASES}{new.release}/"
+        await put(self.store, new.manifest, local / MANIFEST_PARQUET)
+        base = Manifest()
+        if pointer is not None and pointer["release"] in self.releases:
+            old = self.releases[pointer["release"]]
+            base = await get_manifest(self.store, old.manifest, old.manifest_sha256) or base
+        changed, removed = manifest.changes(base)
         with tempfile.TemporaryDirectory() as tmp:
             write_changes(Path(tmp) / CHANGES, changed, removed)
-            await put(self.store, self.prefix + CHANGES, Path(tmp) / CHANGES)
+            await put(self.store, prefix + CHANGES, Path(tmp) / CHANGES)
         for name in (MANIFEST, REPORT_JSON, REPORT_HTML):
-            if (self.release / name).is_file():
-                await put(self.store, self.prefix + name, self.release / name)
-
-    async def _delete(self, keys: list[str]) -> None:
-        first = time.perf_counter()
-        if keys:
-            await obs.delete_async(self.store, keys)  # DeleteObjects, 1,000 keys a request
-        for key in keys:
-            self._mark(key, first, time.perf_counter())
+            if (local / name).is_file():
+                await put(self.store, prefix + name, local / name)
+        for key, body in release_documents(new):  # the document last: it names the parts
+            await put(self.store, key, body)

@@ -75,15 +75,15 @@ def test_a_page_changed_on_disk_is_never_carried_into_a_later_release(
     # The same input: s3 is not carried over, it is built again; s1 and s2 are carried.
     second = build(load_settings(None, input=inputs, output=output))
     assert _mismatches(second.release) == []
-    assert second.report["site"]["stores_unchanged"] == 2
-    assert second.report["build_warnings"] == []
+    assert second.report.site.stores_unchanged == 2
+    assert second.report.build_warnings == []
     # Its other pages are still linked: only the changed file is written again.
     other = "v1.39.0/stores/s3/inventory/products/groupId=10.json"
     assert os.stat(first / SITE / other).st_ino == os.stat(second.release / SITE / other).st_ino
     assert os.stat(first / SITE / PAGE).st_ino != os.stat(second.release / SITE / PAGE).st_ino
     # and the night after carries the store built again, whole
     third = build(load_settings(None, input=inputs, output=output))
-    assert third.report["site"]["stores_unchanged"] == 3
+    assert third.report.site.stores_unchanged == 3
     assert _mismatches(third.release) == []
     assert (third.release / SITE / PAGE).resolve() == (second.release / SITE / PAGE).resolve()
 
@@ -101,10 +101,10 @@ def test_a_page_changed_on_disk_is_not_linked_when_its_store_changes(
     damage((first / SITE / PAGE).resolve())
     changed = write_inputs(tmp_path / "changed", listings=S3_CHANGED)
     second = build(load_settings(None, input=changed, output=output))
-    assert second.report["site"]["stores_unchanged"] == 2
+    assert second.report.site.stores_unchanged == 2
     assert _mismatches(second.release) == []
     third = build(load_settings(None, input=changed, output=output))
-    assert third.report["site"]["stores_unchanged"] == 3
+    assert third.report.site.stores_unchanged == 3
     assert _mismatches(third.release) == []
 
 

@@ -113,7 +113,7 @@ def test_without_the_release_s_copies_the_history_comes_from_an_earlier_release(
     _flip(second.release / HISTORY)
     _cut(second.release / WAREHOUSE)
     third = build(load_settings(None, input=inputs, output=output))
-    [warning] = third.report["build_warnings"]
+    [warning] = third.report.build_warnings
     assert warning.startswith(f"{second.release / HISTORY}: damaged since it was published")
     assert f"; {second.release / WAREHOUSE}: the build history could not be read (" in warning
     earlier = first.release / HISTORY
@@ -127,7 +127,7 @@ def test_without_the_release_s_copies_the_history_comes_from_an_earlier_release(
         (release / HISTORY).unlink()
         _cut(release / WAREHOUSE)
     fourth = build(load_settings(None, input=inputs, output=output))
-    [warning] = fourth.report["build_warnings"]
+    [warning] = fourth.report.build_warnings
     assert warning.endswith("; meta.build_run starts again with this build")
     assert _history(output) == [fourth.build_id]
 

@@ -1,5 +1,6 @@
-"""Command line: `pipeline build | query | serve | generate | merge | publish` (also
-`python -m pipeline`).
+"""Command line: `pipeline build | query | serve | generate | merge | publish | nginx-bucket`
+(also `python -m pipeline`); the object-store commands are in `bucket`, the error boundary
+every command has in `boundary`.
 
 Exit codes, the same for every command (`failures`): 0 success, 1 a handled failure (bad input,
 a failed audit; one line on stderr), 2 a crash or a usage error. `query` exits 0 for a 2xx
@@ -8,12 +9,8 @@ answer and 1 otherwise.
 
 from __future__ import annotations
 
-import functools
 import sys
-import traceback
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import click
 import orjson
@@ -22,56 +19,18 @@ from pipeline import db
 from pipeline.api.urls import HELP_PATH
 from pipeline.build import build
 from pipeline.build import dry_run as validate
+from pipeline.cli.boundary import failures, published_output
+from pipeline.cli.bucket import nginx_bucket_command, publish_command
 from pipeline.distributed import build_on_ray
-from pipeline.errors import BuildError, first_line
-from pipeline.paths import WAREHOUSE, published_release
+from pipeline.errors import BuildError
+from pipeline.paths import WAREHOUSE
 from pipeline.progress import Reporter
 from pipeline.publish.merge import merge
-from pipeline.publish.objectstore import JOBS, LEASE_SECONDS, publish_release
 from pipeline.serve.routes import answer
 from pipeline.serve.server import serve
 from pipeline.settings import DEFAULT_OUTPUT, load_settings
 from pipeline.tools.generate import generate
 from pipeline.transform.audit import ACCEPT_FLAG
-
-# A handled failure: the message names the file or setting and what is wrong.
-HANDLED = (BuildError, FileNotFoundError, ValueError)
-
-
-def failures(command: Callable[..., None]) -> Callable[..., None]:
-    """A command's error boundary, with a `--debug` option: a handled failure exits 1 and a
-    crash 2 (README "Commands"), each with one line on stderr naming the command; `--debug`
-    also prints the traceback. Click's own exits (usage errors, --help) and `sys.exit` pass."""
-
-    @click.option("--debug", is_flag=True, help="Show the traceback of a failure.")
-    @functools.wraps(command)
-    def run(*args: Any, debug: bool = False, **kwargs: Any) -> None:
-        try:
-            command(*args, **kwargs)
-        except (click.ClickException, click.exceptions.Exit, click.Abort):
-            raise
-        except Exception as exc:
-            name = click.get_current_context().info_name
-            if debug:
-                traceback.print_exc()
-            if isinstance(exc, HANDLED):
-                click.echo(f"{name} failed: {first_line(exc)}", err=True)
-                sys.exit(1)
-            rerun = "" if debug else " (rerun with --debug)"
-            click.echo(f"{name} crashed: {type(exc).__name__}: {first_line(exc)}{rerun}", err=True)
-            sys.exit(2)
-
-    return run
-
-
-published_output = click.option(
-    "--output",
-    "output_dir",
-    type=click.Path(path_type=Path),
-    default=DEFAULT_OUTPUT,
-    show_default=True,
-    help="Output directory of a build.",
-)
 
 accept_volume_change = click.option(
     ACCEPT_FLAG,
@@ -239,37 +198,10 @@ def merge_command(
     click.echo(f"published merged build {result.build_id}: {files} files -> {output_dir}")
 
 
-@main.command("publish")
-@published_output
-@click.option("--to", "url", required=True, help="Object store: s3://bucket/prefix.")
-@click.option("--take-over", is_flag=True, help="Take the lease of a publish known to be dead.")
-@click.option("--jobs", type=click.IntRange(min=1), default=JOBS, show_default=True)
-@click.option(
-    "--lease-seconds",
-    type=click.IntRange(min=1),
-    default=LEASE_SECONDS,
-    show_default=True,
-    help="How long this publish's lease holds off others: longer than it takes.",
-)
-@failures
-def publish_command(
-    output_dir: Path, url: str, take_over: bool, jobs: int, lease_seconds: int
-) -> None:
-    """Publish the release OUTPUT/current points to to an object store: the changed pages, then
-    the manifest and report, then the release pointer (conditionally), then the deletions.
-    Endpoint, region and credentials come from AWS_* variables (see the README)."""
-    release = published_release(output_dir)
-    if release is None:
-        raise BuildError(f"{output_dir}: no published build (run `pipeline build`)")
-    r = publish_release(release, url, jobs=jobs, take_over=take_over, lease_seconds=lease_seconds)
-    click.echo(
-        f"published build {r.build_id} to {url}: {r.uploaded} objects uploaded "
-        f"({r.uploaded_bytes:,} bytes), {r.deleted} deleted, {r.unchanged} unchanged in "
-        f"{r.seconds:.1f} s; a store's old and new pages side by side for {r.store_window:.3f} s "
-        f"at most, the site's for {r.site_window:.3f} s"
-    )
-
-
 def _check_published(output: Path) -> None:
     if not (output / WAREHOUSE).is_file():
         raise BuildError(f"{output / WAREHOUSE}: no published build (run `pipeline build`)")
+
+
+main.add_command(publish_command)
+main.add_command(nginx_bucket_command)

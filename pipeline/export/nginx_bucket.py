@@ -1,0 +1,98 @@
+"""nginx in front of a bucket (`pipeline.publish.bucket`'s layout), for `pipeline.export.nginx`:
+the same locations and query-string maps as the local configuration, but a page is read from
+the bucket by proxy, at the key of the committed release (`stores/<key>/<version>/...`,
+`common/<version>/...`). The release's store -> version map is a file of its own
+(`release.map`), rewritten when the pointer moves (`pipeline nginx-bucket`), then `nginx -s
+reload`: until then, nginx answers the release it loaded, whole, and never a mix. A page the
+bucket lacks (403 or 404: not materialised, an unknown store) goes to the live upstream, as a
+missing file does locally.
+
+Materialised pages' names hold no `%` (their parameters are ids, channels, flags and paging),
+so a key is sent as nginx built it; a name with one (a name filter) is never an object and
+goes to the live upstream."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.api.urls import STORES_DIR
+
+# The headers of the bucket's answer that the local configuration does not send (whole bodies
+# only, no validators), and the client's that would make the bucket answer otherwise.
+HIDDEN = ("ETag", "Last-Modified", "Accept-Ranges", "x-amz-request-id", "x-amz-id-2", "Server")
+CLEARED = ("Range", "If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since")
+
+
+@dataclass(frozen=True)
+class BucketOrigin:
+    """Where the bucket answers: `endpoint` (http://host:port, path-style) and `path`
+    (/bucket/prefix), and the release's map file."""
+
+    endpoint: str
+    path: str
+    release_map: Path
+
+    @property
+    def host(self) -> str:
+        return self.endpoint.partition("://")[2].rstrip("/")
+
+    @property
+    def scheme(self) -> str:
+        return self.endpoint.partition("://")[0]
+
+
+def upstream_and_map(origin: BucketOrigin) -> str:
+    """The bucket's upstream and the release's map, at the configuration's top level."""
+    return (
+        f"# The committed release: store -> version, and the common pages' version.\n"
+        f"include {origin.release_map};\n"
+        "upstream pipeline_bucket {\n"
+        f"    server {origin.host};\n"
+        "}\n"
+    )
+
+
+def serve_object(origin: BucketOrigin, path: str, fallback: str, error_pages: str) -> str:
+    """The directives that answer a location from the object of the site file at `path`
+    (nginx variables allowed, `$..._store` naming the store), `fallback` where it has none."""
+    store = re.fullmatch(rf"/{re.escape(STORES_DIR)}/(\$\w+)/(.*)", path)
+    if store:
+        key = f"{origin.path}/stores/$bk_store/$bk_version/{store[2]}"
+        lines = [
+            f"set $bk_store {store[1]};",
+            f"set $bk_key {key};",
+            "if ($bk_version = '') {",
+            "    return 418;",
+            "}",
+        ]
+    else:
+        lines = [f"set $bk_key {origin.path}/common/$bk_common{path};"]
+    missing = "@live" if fallback == "@live" else "/.errors/404"
+    tls = origin.scheme == "https"
+    lines += [
+        f"proxy_pass {origin.scheme}://pipeline_bucket$bk_key;",
+        *([f"proxy_ssl_name {origin.host};", "proxy_ssl_server_name on;"] if tls else []),
+        "proxy_method GET;",
+        f"proxy_set_header Host {origin.host};",
+        *(f'proxy_set_header {name} "";' for name in CLEARED),
+        *(f"proxy_hide_header {name};" for name in HIDDEN),
+        "proxy_intercept_errors on;",
+        "proxy_http_version 1.1;",
+        'proxy_set_header Connection "";',
+        f"error_page 403 404 418 = {missing};",
+    ]
+    # A location's error_page replaces the server's: the envelopes of nginx's own errors again.
+    return "".join(f"        {line}\n" for line in lines) + error_pages.replace("    ", "        ")
+
+
+def release_map(stores: Mapping[str, str], common: str) -> str:
+    """The map file of one release: its store -> version map and its common version."""
+    lines = [f"    {key} {version};" for key, version in sorted(stores.items())]
+    return (
+        "map $bk_store $bk_version {\n"
+        '    default "";\n' + "".join(f"{line}\n" for line in lines) + "}\n"
+        f"map $host $bk_common {{\n    default {common};\n}}\n"
+    )

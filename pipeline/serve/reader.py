@@ -1,0 +1,155 @@
+"""Reading the API from a bucket (`pipeline.publish.bucket`'s layout) through its pointer: an
+API URL (path and query string) maps to the site file `pipeline serve` and the generated nginx
+read for it, and that file to its key through one committed release's store -> version map.
+A reader that resolves every URL through the release it read never mixes two releases."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import unquote, urlsplit
+
+from pipeline.api import operations, urls
+from pipeline.api.params import CATEGORY_PARAMETERS, parse_inventory_params
+from pipeline.api.responses import ApiError
+from pipeline.errors import BuildError, first_line
+from pipeline.export.nginx import render
+from pipeline.export.nginx_bucket import BucketOrigin, release_map
+from pipeline.paths import NGINX_CONF
+from pipeline.publish.bucket import (
+    FAILURES,
+    Release,
+    get,
+    load_release,
+    open_bucket,
+    read_pointer,
+)
+from pipeline.serve.operations import parse
+from pipeline.serve.routes import BAD_ESCAPE, normalize_path, origin_form
+
+T = TypeVar("T")
+RELEASE_MAP = "release.map"
+
+
+def site_path(target: str) -> str | None:
+    """The site file that answers `GET target` (as the request line sends it), as `pipeline
+    serve` maps it (`routes.answer`); None when no file could (a live answer, an error)."""
+    try:
+        target = origin_form(target)
+        if len(target) > urls.MAX_TARGET:
+            return None
+        path, _, query = target.partition("#")[0].partition("?")
+        if BAD_ESCAPE.search(path):
+            return None
+        path = normalize_path(unquote(path))
+        if len(path) > 1:
+            path = path.rstrip("/")
+        match = urls.INVENTORY_PATH.fullmatch(path)
+        if match:
+            params = parse_inventory_params(query)
+            if not urls.STORE_KEY.fullmatch(match.group(1)):
+                return None
+            return str(urls.inventory_page_path(match.group(1), params))
+        operation = operations.match(path)
+        if operation is not None:
+            op, store_key, segment = operation
+            _, params = parse(op, segment, query)
+            if not op.materialised or not urls.STORE_KEY.fullmatch(store_key):
+                return None
+            return str(operations.page_path(op, store_key, params))
+        if path == urls.CATEGORIES_PATH:
+            return str(
+                urls.categories_page_path(parse_inventory_params(query, CATEGORY_PARAMETERS))
+            )
+        if path == urls.HELP_PATH:
+            return str(urls.HELP_FILE)
+        if path == urls.OPENAPI_PATH:
+            return str(urls.OPENAPI_FILE)
+    except ApiError:
+        return None
+    return None
+
+
+def resolve(release: Release, target: str) -> str | None:
+    """The key (under the bucket's prefix) of the object that answers `target` in `release`;
+    None when no object does."""
+    path = site_path(target)
+    return release.key(path) if path is not None else None
+
+
+class BucketReader:
+    """Reads the API's pages from the bucket at `url`, each request through the release the
+    pointer named when `snapshot` was called."""
+
+    def __init__(self, url: str) -> None:
+        self.url, self.store = url, open_bucket(url)
+
+    def snapshot(self) -> Release | None:
+        """The committed release; None before the first publish."""
+        return self._run(self._snapshot())
+
+    async def _snapshot(self) -> Release | None:
+        pointer, _ = await read_pointer(self.store, self.url)
+        if pointer is None:
+            return None
+        return await load_release(self.store, self.url, pointer["document"], pointer["sha256"])
+
+    def release_at(self, entry: dict[str, Any]) -> Release:
+        """The release of a pointer's history entry."""
+        return self._run(load_release(self.store, self.url, entry["document"], entry["sha256"]))
+
+    def read(self, release: Release, targets: list[str]) -> list[bytes | None]:
+        """The bodies answering `targets` in `release` (None where no object does)."""
+
+        async def one(target: str) -> bytes | None:
+            key = resolve(release, target)
+            got = await get(self.store, key) if key is not None else None
+            return got[0] if got is not None else None
+
+        async def every() -> list[bytes | None]:
+            return list(await asyncio.gather(*(one(t) for t in targets)))
+
+        return self._run(every())
+
+    def _run(self, work: Coroutine[Any, Any, T]) -> T:
+        try:
+            return asyncio.run(work)
+        except FAILURES as exc:
+            raise BuildError(f"{self.url}: {first_line(exc)}") from None
+
+
+def endpoint_of(url: str) -> tuple[str, str]:
+    """The bucket's HTTP endpoint (AWS_ENDPOINT_URL, path-style; else S3's regional one) and
+    the path of the prefix under it (/bucket/prefix)."""
+    parts = urlsplit(url)
+    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+    endpoint = os.environ.get("AWS_ENDPOINT_URL") or f"https://s3.{region}.amazonaws.com"
+    return endpoint.rstrip("/"), f"/{parts.netloc}{parts.path.rstrip('/')}"
+
+
+def write_nginx(url: str, folder: Path, listen: str, upstream: str) -> Release | None:
+    """nginx in front of the bucket at `url`: `folder/nginx.conf` (include it in `http { }`)
+    and the committed release's map, `folder/release.map`, replaced by a rename when the
+    pointer moved (then `nginx -s reload`). The release; None before the first publish (no
+    file written)."""
+    release = BucketReader(url).snapshot()
+    if release is None:
+        return None
+    folder.mkdir(parents=True, exist_ok=True)
+    endpoint, path = endpoint_of(url)
+    origin = BucketOrigin(endpoint, path, (folder / RELEASE_MAP).absolute())
+    _replace(folder / NGINX_CONF, render(folder.absolute(), listen, upstream, bucket=origin))
+    _replace(folder / RELEASE_MAP, release_map(release.stores, release.common))
+    return release
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write `path` whole, by a rename, and only when its text changes."""
+    if path.is_file() and path.read_text(encoding="utf-8") == text:
+        return
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)

@@ -1,0 +1,311 @@
+"""The test S3 server (moto's server mode, in its own process, on a port it picks itself), a
+proxy in front of it that counts one client's requests and kills or pauses it at one of them,
+and the checks every bucket test makes: what the pointer names is whole, with the right bytes,
+read by a reader resolving through the pointer."""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import multiprocessing
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+import obstore as obs
+import orjson
+import pytest
+
+from pipeline.errors import BuildError
+from pipeline.export.manifest import Manifest
+from pipeline.publish.bucket import POINTER, group_of, open_bucket
+from pipeline.publish.collect import kept_entries
+from pipeline.publish.objectstore import publish_release
+from pipeline.serve.reader import BucketReader
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class S3Server:
+    endpoint: str
+    log: Path
+
+    def bucket(self, name: str) -> str:
+        """Create a bucket; its URL with the prefix `site`."""
+        request = urllib.request.Request(f"{self.endpoint}/{name}", method="PUT")
+        urllib.request.urlopen(request, timeout=30).read()
+        return f"s3://{name}/site"
+
+    def puts(self, url: str) -> list[str]:
+        """The keys (under the URL's prefix) of every PUT the server answered, in order."""
+        path = "/" + url.removeprefix("s3://") + "/"
+        found = re.findall(r'"PUT (\S+) HTTP/1\.1" 200', self.log.read_text())
+        return [unquote(p)[len(path) :] for p in found if unquote(p).startswith(path)]
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    """moto's S3 server on 127.0.0.1, on a port it picks itself (read from its log line)."""
+    log = tmp_path_factory.mktemp("s3") / "requests.log"
+    with log.open("w") as stderr:
+        server = subprocess.Popen(
+            [Path(sys.executable).parent / "moto_server", "-H", "127.0.0.1", "-p", "0"],
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+    try:
+        deadline = datetime.now(UTC) + timedelta(seconds=60)
+        while not (port := re.search(r"Running on http://127\.0\.0\.1:(\d+)", log.read_text())):
+            assert server.poll() is None and datetime.now(UTC) < deadline, log.read_text()
+            threading.Event().wait(0.05)
+        endpoint = f"http://127.0.0.1:{port[1]}"
+        with pytest.MonkeyPatch.context() as env:
+            for name, value in {
+                "AWS_ENDPOINT_URL": endpoint,
+                "AWS_ALLOW_HTTP": "true",
+                "AWS_REGION": "us-east-1",
+                "AWS_ACCESS_KEY_ID": "test",
+                "AWS_SECRET_ACCESS_KEY": "test",
+            }.items():
+                env.setenv(name, value)
+            yield S3Server(endpoint, log)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+Request = tuple[int, str, str]  # (n, method, path and query)
+Rule = Callable[[Request], str | None]  # "kill", "kill-after", "pause" or None
+
+
+@dataclass
+class Victim:
+    """One client's requests through the proxy: the rule says, for each, what happens."""
+
+    rule: Rule
+    process: BaseProcess | None = None
+    answer: Connection | None = None
+    ready: threading.Event = field(default_factory=threading.Event)  # `process` is set
+    held: threading.Event = field(default_factory=threading.Event)  # a request is paused
+    resume: threading.Event = field(default_factory=threading.Event)
+    seen: list[Request] = field(default_factory=list)
+    fired: str | None = None  # the action taken, once
+
+    def kill(self) -> None:
+        self.ready.wait()
+        assert self.process is not None and self.process.pid is not None
+        os.kill(self.process.pid, signal.SIGKILL)
+
+
+class Proxy(ThreadingHTTPServer):
+    """In front of the S3 server, for one client at a time (`victim`): counts its requests and
+    applies its rule to each, once: SIGKILL the client before forwarding the request
+    ("kill"), after the server answered it but before the client hears ("kill-after"), or hold
+    the request until `resume` ("pause")."""
+
+    daemon_threads = True
+
+    def __init__(self, upstream: str) -> None:
+        super().__init__(("127.0.0.1", 0), _Forward)
+        self.upstream = upstream.removeprefix("http://")
+        self.lock = threading.Lock()
+        self.victim = Victim(lambda r: None)
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class _Forward(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: Proxy
+
+    def forward(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        victim = self.server.victim
+        with self.server.lock:
+            request = (len(victim.seen) + 1, self.command, self.path)
+            victim.seen.append(request)
+            action = victim.rule(request) if victim.fired is None else None
+            if action:
+                victim.fired = action
+        if action == "kill":
+            victim.kill()
+            self.close_connection = True
+            return
+        if action == "pause":
+            victim.held.set()
+            victim.resume.wait()
+        upstream = http.client.HTTPConnection(self.server.upstream, timeout=60)
+        upstream.request(self.command, self.path, body, dict(self.headers))
+        answer = upstream.getresponse()
+        data = answer.read()
+        upstream.close()
+        if action == "kill-after":
+            victim.kill()
+            self.close_connection = True
+            return
+        self.send_response(answer.status)
+        for name, value in answer.getheaders():
+            if name.lower() not in ("connection", "content-length", "transfer-encoding"):
+                self.send_header(name, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = forward
+
+    def log_message(self, format: str, *args: object) -> None:  # quiet
+        pass
+
+
+@pytest.fixture
+def proxy(s3: S3Server) -> Iterator[Proxy]:
+    server = Proxy(s3.endpoint)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server
+    finally:
+        server.victim.resume.set()
+        server.shutdown()
+        server.server_close()
+
+
+# Publishers are forked from a server that imported the publishing code once: a child starts
+# in milliseconds (a fresh interpreter takes seconds on a busy machine), and each is a process
+# of its own, killed with SIGKILL. Nothing runs in the server before it forks (no thread pool,
+# no runtime): obstore's starts in each child.
+FORKS = multiprocessing.get_context("forkserver")
+FORKS.set_forkserver_preload(["pipeline.publish.objectstore", "tests.publish.conftest"])
+
+
+def _publish_child(
+    release: Path, url: str, endpoint: str, options: dict[str, Any], answer: Connection
+) -> None:
+    os.environ["AWS_ENDPOINT_URL"] = endpoint
+    try:
+        publish_release(release, url, jobs=1, **options)
+        answer.send((0, ""))
+    except BuildError as exc:
+        answer.send((1, str(exc)))
+    answer.close()
+    os._exit(0)  # see `pipeline.cli.boundary.ending_now`
+
+
+def start_publish(proxy: Proxy, release: Path, url: str, rule: Rule, **options: Any) -> Victim:
+    """A publish of `release` in a child process, its requests through `proxy` under `rule`."""
+    victim = Victim(rule)
+    proxy.victim = victim
+    mine, theirs = FORKS.Pipe(duplex=False)
+    process = FORKS.Process(
+        target=_publish_child, args=(release, url, proxy.endpoint, options, theirs)
+    )
+    process.start()
+    theirs.close()
+    victim.process, victim.answer = process, mine
+    victim.ready.set()
+    return victim
+
+
+def paused(victim: Victim) -> bool:
+    """Whether it is held at its paused request (False: it ended without reaching one)."""
+    assert victim.process is not None
+    while victim.process.is_alive():
+        if victim.held.wait(0.1):
+            return True
+    return victim.held.is_set()
+
+
+def finish(victim: Victim) -> tuple[int, str]:
+    """How it ended: 0, 1 with its one-line failure, or -9 (killed)."""
+    assert victim.process is not None and victim.answer is not None
+    try:
+        code, err = victim.answer.recv()
+    except EOFError:  # killed
+        code, err = None, ""
+    victim.process.join(120)
+    if code is None:
+        code = victim.process.exitcode
+    assert code in (0, 1, -signal.SIGKILL), (code, err)
+    if code == 1:
+        assert "\n" not in err, err
+    return code, err
+
+
+def url_of(path: str) -> str:
+    """The canonical URL of a site file (`pipeline.api.urls`'s mapping, read backwards)."""
+    if path.endswith("/help/index.html"):
+        return "/" + path.removesuffix(".html")
+    if path.endswith("/help/openapi.json"):
+        return "/" + path
+    folder, _, name = path.removesuffix(".json").rpartition("/")
+    return f"/{folder}" if name == "index" else f"/{folder}?{name}"
+
+
+@dataclass(frozen=True)
+class Build:
+    """A local release: its manifest (path -> sha256) and its site."""
+
+    release: Path
+    files: dict[str, bytes]
+
+    @classmethod
+    def of(cls, release: Path) -> Build:
+        return cls(release, Manifest.load(release).under("v1.39.0"))
+
+
+def check_bucket(url: str, builds: dict[str, Build]) -> str | None:
+    """The pointer names a whole release of one of `builds`: every file of its manifest, read
+    through the pointer by its canonical URL, is that build's bytes (never another's). Its
+    build id; None before the first commit."""
+    reader = BucketReader(url)
+    release = reader.snapshot()
+    if release is None:
+        return None
+    build = builds[release.build_id]
+    paths = list(build.files)
+    bodies = reader.read(release, [url_of(p) for p in paths])
+    for path, body in zip(paths, bodies, strict=True):
+        assert body is not None, (release.release, path)
+        assert hashlib.sha256(body).digest() == build.files[path], (release.release, path)
+    # Every store of the build, and no other, is in the map.
+    stores = {p.split("/")[2] for p in paths if p.startswith("v1.39.0/stores/")}
+    assert set(release.stores) == stores
+    return release.build_id
+
+
+def bucket_keys(url: str) -> list[str]:
+    return [m["path"] for batch in obs.list(open_bucket(url)) for m in batch]
+
+
+def pointer(url: str) -> dict[str, object]:
+    return dict(orjson.loads(bytes(obs.get(open_bucket(url), POINTER).bytes())))
+
+
+def only_kept_left(url: str, keep: int) -> None:
+    """After a collection past the grace period: the bucket holds the kept releases' versions
+    and documents, the pointer and nothing else (a lease, if a publish was killed holding it)."""
+    reader = BucketReader(url)
+    history = pointer(url)["history"]
+    assert isinstance(history, list)
+    named: set[str] = set()
+    for entry in kept_entries(history, keep, 0):
+        named |= reader.release_at(entry).prefixes()
+    keys = bucket_keys(url)
+    groups = {group_of(k) for k in keys} - {None}
+    assert groups == named
+    assert {k for k in keys if group_of(k) is None} <= {POINTER, "lease.json"}

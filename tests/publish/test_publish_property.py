@@ -1,0 +1,154 @@
+"""Publishes of three releases against the test S3 server, each killed (SIGKILL) or paused at a
+request placed by count, while others publish: after every step the pointer names one whole
+release with its own bytes, read through the pointer by URL; after the last, a collection past
+the grace period leaves only the kept releases' versions.
+
+Every publish runs `pipeline publish` in a child process with a lease of 1 s, a grace period of
+0 (collection deletes whatever no kept release names, a live publish's new versions included:
+only the commit's fence protects them), and one request in flight, through a proxy that counts
+its requests and kills or pauses it at one of them."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from pipeline.build import build
+from pipeline.publish.collect import collect
+from pipeline.settings import load_settings
+from tests.conftest import SAMPLE
+from tests.publish.conftest import (
+    Build,
+    Proxy,
+    Request,
+    Rule,
+    S3Server,
+    check_bucket,
+    finish,
+    only_kept_left,
+    paused,
+    start_publish,
+)
+
+KEEP = 2
+# Every store's default pages, one page of 100 a list: about 25 files a release.
+TINY = {"channels": [0], "limits": [100], "variants": [], "category_limits": [100]}
+OPTIONS = {"lease_seconds": 1, "grace": 0, "keep": KEEP}
+
+
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Three releases of the sample, each in an output of its own: as shipped; one store's
+    prices raised; that store gone and another's listings halved."""
+    tmp = tmp_path_factory.mktemp("three")
+    made = {}
+    for name in ("a", "b", "c"):
+        inputs = tmp / f"in-{name}"
+        shutil.copytree(SAMPLE, inputs)
+        cellar = inputs / "stores" / "listings" / "card-cellar.csv"
+        if name == "b":
+            with cellar.open(newline="") as fh:
+                rows = list(csv.DictReader(fh))
+            for row in rows:
+                row["TCG Marketplace Price"] = str(Decimal(row["TCG Marketplace Price"]) + 1)
+            with cellar.open("w", newline="") as fh:
+                writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+                writer.writeheader()
+                writer.writerows(rows)
+        if name == "c":
+            cellar.unlink()
+            part = inputs / "stores" / "listings" / "part-1.csv"
+            lines = part.read_text().splitlines(keepends=True)
+            part.write_text("".join(lines[: 1 + (len(lines) - 1) // 2]))
+        settings = load_settings(None, input=inputs, output=tmp / name, export=TINY)
+        build(settings)
+        made[name] = tmp / name
+    return made
+
+
+def _release(output: Path) -> Path:
+    return (output / "current").resolve()
+
+
+def test_kills_and_pauses_at_any_request_never_publish_a_mix(
+    s3: S3Server, proxy: Proxy, outputs: dict[str, Path]
+) -> None:
+    builds = {_release(o).name: Build.of(_release(o)) for o in outputs.values()}
+    assert len({tuple(b.files.items()) for b in builds.values()}) == 3  # three different sites
+    url = s3.bucket("property")
+    names = list(outputs)
+    outcomes: dict[str, int] = {}
+
+    def publish(name: str, rule: Rule | None = None, take_over: bool = False) -> tuple[int, str]:
+        release, other = _release(outputs[name]), rule or (lambda r: None)
+        victim = start_publish(proxy, release, url, other, take_over=take_over, **OPTIONS)
+        code, err = finish(victim)
+        outcomes[f"{victim.fired}:{code}"] = outcomes.get(f"{victim.fired}:{code}", 0) + 1
+        return code, err
+
+    def checked() -> str | None:
+        return check_bucket(url, builds)
+
+    assert publish("a")[0] == 0
+    assert checked() == _release(outputs["a"]).name
+
+    # A SIGKILL at request n, for every n of a publish, before the request reaches the server
+    # and after it did (the pointer committed, the client killed before it hears): each of the
+    # three releases in turn, so that every kill finds versions to add and to collect.
+    n, quiet = 1, 0
+    while quiet < 2:
+        for mode in ("kill", "kill-after"):
+            name = names[(n + (mode == "kill")) % 3]
+
+            def at_n(r: Request, n: int = n, mode: str = mode) -> str | None:
+                return mode if r[0] == n else None
+
+            code, _ = publish(name, at_n, take_over=True)
+            checked()
+            quiet = quiet + 1 if code == 0 else 0  # past its last request: it finished
+        n += 1
+    assert n > 20  # a publish of a changed release makes more than 20 requests
+
+    # A publish paused at a request of each kind (its first, a page, the listing before the
+    # commit, the commit, a deletion) while another publishes a third release, killed or not.
+    def at(method: str, needle: str, action: str = "pause") -> Rule:
+        return lambda r: action if r[1] == method and needle in r[2] else None
+
+    pauses: list[tuple[str, Rule, str, Rule | None]] = [
+        ("b", at("PUT", "lease.json"), "c", None),
+        ("b", at("PUT", "/releases/"), "c", None),
+        ("c", at("GET", "list-type=2"), "a", None),
+        ("a", at("PUT", "current.json"), "b", None),
+        ("b", at("POST", "delete"), "c", None),
+        ("c", at("PUT", "/releases/"), "a", at("PUT", "current.json", "kill-after")),
+        ("a", at("POST", "delete"), "b", at("POST", "delete", "kill")),
+    ]
+    for stale, pause, other, other_rule in pauses:
+        stalled = start_publish(proxy, _release(outputs[stale]), url, pause, **OPTIONS)
+        assert paused(stalled), stalled.seen
+        checked()  # a reader meanwhile
+        code, err = publish(other, other_rule)
+        if code == 1 and "another publish is running" in err:  # the paused one's lease
+            publish(other, other_rule, take_over=True)
+        checked()
+        proxy.victim = stalled  # the paused one goes on, stale
+        stalled.resume.set()
+        code, _ = finish(stalled)
+        outcomes[f"pause:{code}"] = outcomes.get(f"pause:{code}", 0) + 1
+        checked()
+
+    # Repeated publishes of the three releases, then a collection past the grace period.
+    for name in names * 2:
+        code, err = publish(name, None, take_over=True)
+        assert code == 0, err
+        assert checked() == _release(outputs[name]).name
+    collect(url, keep=KEEP, grace=0)
+    assert checked() == _release(outputs[names[-1]]).name
+    only_kept_left(url, KEEP)
+    # Every outcome happened: publishes killed, stale ones that committed or were refused.
+    assert outcomes.get("kill:-9") and outcomes.get("kill-after:-9"), outcomes
+    assert outcomes.get("pause:0") and outcomes.get("pause:1"), outcomes
