@@ -1,3 +1,3 @@
-from pipeline.cli import main
+from pipeline.cli import run
 
-main()
+run()

@@ -44,15 +44,22 @@ def _fail(error: Exception) -> Callable[..., None]:
     return fail
 
 
-# Each command with arguments that reach its work, and the function that work starts with.
+# Each command with arguments that reach its work, and the function that work starts with
+# (in `pipeline.cli`, or in `pipeline.cli.bucket` for the object-store commands).
 COMMANDS = {
     "build": (["--input", str(SAMPLE)], "build"),
     "query": (["/v1.39.0/help/index"], "answer"),
     "serve": (["--port", "0"], "serve"),
     "generate": (["--stores", "1", "--listings", "1"], "generate"),
     "merge": (["{out}"], "merge"),
-    "publish": (["--to", "s3://bucket/prefix"], "publish_release"),
+    "publish": (["--to", "s3://bucket/prefix"], "bucket.publish_release"),
+    "nginx-bucket": (["--to", "s3://bucket/prefix", "--dir", "{out}"], "bucket.write_nginx"),
 }
+
+
+def _patch(monkeypatch: pytest.MonkeyPatch, target: str, value: object) -> None:
+    module, _, name = target.rpartition(".")
+    monkeypatch.setattr(cli.bucket if module == "bucket" else cli, name, value)
 
 
 @pytest.fixture
@@ -62,7 +69,7 @@ def published(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     output = tmp_path / "out"
     output.mkdir()
     duckdb.connect(str(output / WAREHOUSE)).close()
-    monkeypatch.setattr(cli, "published_release", lambda _: output)
+    monkeypatch.setattr(cli.bucket, "published_release", lambda _: output)
     return output
 
 
@@ -88,8 +95,9 @@ def test_every_command_exits_1_on_a_handled_failure_and_2_on_a_crash(
     line: str,
 ) -> None:
     args, work = COMMANDS[name]
-    monkeypatch.setattr(cli, work, _fail(error))
-    command = [name, "--output", str(published), *(a.format(out=published) for a in args)]
+    _patch(monkeypatch, work, _fail(error))
+    output = [] if name == "nginx-bucket" else ["--output", str(published)]
+    command = [name, *output, *(a.format(out=published) for a in args)]
     result = CliRunner().invoke(cli.main, command)
     assert (result.exit_code, result.stderr) == (code, line.format(name=name))
     debug = CliRunner().invoke(cli.main, [*command, "--debug"])

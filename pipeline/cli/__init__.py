@@ -19,6 +19,7 @@ from pipeline import db
 from pipeline.api.urls import HELP_PATH
 from pipeline.build import build
 from pipeline.build import dry_run as validate
+from pipeline.cli import boundary
 from pipeline.cli.boundary import failures, published_output
 from pipeline.cli.bucket import nginx_bucket_command, publish_command
 from pipeline.distributed import build_on_ray
@@ -205,3 +206,8 @@ def _check_published(output: Path) -> None:
 
 main.add_command(publish_command)
 main.add_command(nginx_bucket_command)
+
+
+def run() -> None:
+    """The program `pipeline` (and `python -m pipeline`): `main`, ending as `boundary.run` says."""
+    boundary.run(main)

@@ -19,16 +19,18 @@ from pipeline.settings import DEFAULT_OUTPUT
 HANDLED = (BuildError, FileNotFoundError, ValueError)
 
 
-def failures(command: Callable[..., None], exit_now: bool = False) -> Callable[..., None]:
+def failures(command: Callable[..., None], end_at_once: bool = False) -> Callable[..., None]:
     """A command's error boundary, with a `--debug` option: a handled failure exits 1 and a
     crash 2 (README "Commands"), each with one line on stderr naming the command; `--debug`
     also prints the traceback. Click's own exits (usage errors, --help) and `sys.exit` pass.
-    With `exit_now`, the process ends as soon as the command has, without the interpreter's
-    shutdown (`ending_now`)."""
+    With `end_at_once`, the process that runs the command line (`run`) ends without the
+    interpreter's shutdown (`ending_at_once`)."""
 
     @click.option("--debug", is_flag=True, help="Show the traceback of a failure.")
     @functools.wraps(command)
     def run(*args: Any, debug: bool = False, **kwargs: Any) -> None:
+        global _end_at_once
+        _end_at_once = _end_at_once or end_at_once
         try:
             command(*args, **kwargs)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
@@ -39,26 +41,39 @@ def failures(command: Callable[..., None], exit_now: bool = False) -> Callable[.
                 traceback.print_exc()
             if isinstance(exc, HANDLED):
                 click.echo(f"{name} failed: {first_line(exc)}", err=True)
-                _exit(1, exit_now)
+                sys.exit(1)
             rerun = "" if debug else " (rerun with --debug)"
             click.echo(f"{name} crashed: {type(exc).__name__}: {first_line(exc)}{rerun}", err=True)
-            _exit(2, exit_now)
-        if exit_now:
-            _exit(0, exit_now)
+            sys.exit(2)
 
     return run
 
 
-def ending_now(command: Callable[..., None]) -> Callable[..., None]:
+_end_at_once = False  # a command asked the process to end without the interpreter's shutdown
+
+
+def ending_at_once(command: Callable[..., None]) -> Callable[..., None]:
     """`failures` for a command that talks to an object store: obstore's runtime threads (and
     pyarrow's S3 finaliser, which pyarrow.parquet loads) can abort the interpreter's shutdown
     of a process whose work is done and said (exit 134 after a successful publish), so the
-    process ends at once, everything flushed: nothing is left to run."""
-    return failures(command, exit_now=True)
+    process ends at once (`run`), everything flushed: nothing is left to run."""
+    return failures(command, end_at_once=True)
 
 
-def _exit(code: int, now: bool) -> NoReturn:
-    if now:
+def run(main: Callable[[], object]) -> NoReturn:
+    """Run the command line `main` (a click group, standalone) as the process's program, and
+    end the process with its exit code: at once, without the interpreter's shutdown, after a
+    command that asked for it (`ending_at_once`)."""
+    try:
+        main()
+        code: object = 0
+    except SystemExit as exc:
+        code = exc.code
+    if not isinstance(code, int):
+        if code is not None:
+            print(code, file=sys.stderr)
+        code = 0 if code is None else 1
+    if _end_at_once:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from pipeline.cli.boundary import ending_now, published_output
+from pipeline.cli.boundary import ending_at_once, published_output
 from pipeline.errors import BuildError
 from pipeline.paths import published_release
 from pipeline.publish.collect import GRACE, KEEP, collect
@@ -45,7 +45,7 @@ from pipeline.settings import Settings
 @click.option(
     "--collect-only", is_flag=True, help="Only collect what no kept release names; publish none."
 )
-@ending_now
+@ending_at_once
 def publish_command(
     output_dir: Path,
     url: str,
@@ -99,7 +99,7 @@ def publish_command(
     show_default=True,
     help="`pipeline serve`, for what the bucket has no object for.",
 )
-@ending_now
+@ending_at_once
 def nginx_bucket_command(folder: Path, url: str, listen: str, upstream: str) -> None:
     """Write the nginx configuration that serves the API from the bucket, and the committed
     release's store -> version map (replaced only when the pointer moved): run it when a

@@ -16,9 +16,9 @@ from pathlib import Path
 import orjson
 import polars as pl
 
+import pipeline.export.filestat as filestat
 from pipeline.contract import TABLES
 from pipeline.errors import first_line
-from pipeline.export import filestat
 from pipeline.export.digests import StoreRecord, load_store_records
 from pipeline.export.manifest import Manifest
 from pipeline.export.report import BuildReport

@@ -258,7 +258,7 @@ def test_ndjson_and_api_dumps_read_values_alike(tmp_path: Path) -> None:
     ndjson.write_bytes(json.dumps(values).encode() + b'\n{"categoryId": NaN}\n')
     dump = tmp_path / "categories.json"
     dump.write_text(_page([values]))
-    lines = read_ndjson(InputFile(ndjson, "ndjson"), frozenset(), 100)
+    [lines] = read_ndjson(InputFile(ndjson, "ndjson"), frozenset(), 100)  # one batch
     page = read_api_dump(dump, "categories", 100)
     expected = {"categoryId": "1.0", "name": "1e+20", "popularity": "0.00001"}
     for frame in (lines, page):

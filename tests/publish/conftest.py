@@ -203,7 +203,7 @@ def _publish_child(
     except BuildError as exc:
         answer.send((1, str(exc)))
     answer.close()
-    os._exit(0)  # see `pipeline.cli.boundary.ending_now`
+    os._exit(0)  # see `pipeline.cli.boundary.ending_at_once`
 
 
 def start_publish(proxy: Proxy, release: Path, url: str, rule: Rule, **options: Any) -> Victim:
