@@ -42,10 +42,10 @@ from pipeline.distributed.tasks import (
 )
 from pipeline.errors import BuildError
 from pipeline.export import Site
-from pipeline.export.digests import TableSums, add_sums, inputs_digest, table_sums
-from pipeline.export.manifest import Manifest, file_counts
-from pipeline.export.report import DistributedFigures
-from pipeline.export.state import previous_pages
+from pipeline.export.records.digests import TableSums, add_sums, inputs_digest, table_sums
+from pipeline.export.records.manifest import Manifest, file_counts
+from pipeline.export.records.report import DistributedFigures
+from pipeline.export.records.state import previous_pages
 from pipeline.ingest import IngestedTable, check_input, ingest_table, raw_types, table_files
 from pipeline.ingest.raw import comment_raw_table, create_raw_table
 from pipeline.progress import SILENT, Reporter

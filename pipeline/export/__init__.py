@@ -18,13 +18,13 @@ import duckdb
 import polars as pl
 
 from pipeline import db
-from pipeline.export import filestat
-from pipeline.export.common import write_category_pages, write_help
-from pipeline.export.digests import StoreRecord, write_store_records
-from pipeline.export.inventory import write_inventory_pages
-from pipeline.export.manifest import Manifest, file_counts, write_changes
 from pipeline.export.nginx import write_nginx_conf
-from pipeline.export.state import previous_pages
+from pipeline.export.pages.catalog import write_category_pages, write_help
+from pipeline.export.pages.inventory import write_inventory_pages
+from pipeline.export.records import filestat
+from pipeline.export.records.digests import StoreRecord, write_store_records
+from pipeline.export.records.manifest import Manifest, file_counts, write_changes
+from pipeline.export.records.state import previous_pages
 from pipeline.export.writer import SiteWriter
 from pipeline.paths import CHANGES, SITE
 from pipeline.progress import Advance

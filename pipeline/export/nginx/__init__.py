@@ -37,9 +37,9 @@ from pipeline.api.urls import (
     VERSION,
 )
 from pipeline.contract import STORED_KEY_PATTERN
-from pipeline.export.nginx_bucket import BucketOrigin, serve_object, upstream_and_map
-from pipeline.export.nginx_operations import store_operation_locations
-from pipeline.export.nginx_params import CATEGORIES, INVENTORY, LISTS, args_pattern, value_map
+from pipeline.export.nginx.bucket import BucketOrigin, serve_object, upstream_and_map
+from pipeline.export.nginx.operations import store_operation_locations
+from pipeline.export.nginx.params import CATEGORIES, INVENTORY, LISTS, args_pattern, value_map
 from pipeline.paths import NGINX_CONF, SITE
 from pipeline.settings import HEADER_BUFFER, ServeSettings, Settings
 

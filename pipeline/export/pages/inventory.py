@@ -22,8 +22,8 @@ import polars as pl
 from pipeline.api import urls
 from pipeline.api.params import InventoryParams, bind_params, used
 from pipeline.api.responses import envelope_expr
-from pipeline.export.digests import StoreRecord, store_digest, store_inputs
-from pipeline.export.lists import list_pages
+from pipeline.export.pages.store_lists import list_pages
+from pipeline.export.records.digests import StoreRecord, store_digest, store_inputs
 from pipeline.export.writer import SiteWriter
 from pipeline.progress import Advance
 from pipeline.settings import ExportSettings, Settings, Shard
