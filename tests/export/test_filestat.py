@@ -138,7 +138,7 @@ def test_a_merge_keeps_the_pool_folders_of_stores_its_shards_carried(tmp_path: P
     """A pool folder of the same name is kept only when it holds the very files (inodes) of
     the new one: a merge of shards that carried their stores over makes no new folder."""
     from pipeline.publish.merge import merge
-    from pipeline.publish.release import pool_folders
+    from pipeline.publish.release import store_folders
 
     inputs = write_inputs(tmp_path / "in", listings=LISTINGS)
     shards = [tmp_path / f"shard{i}" for i in range(2)]
@@ -149,5 +149,5 @@ def test_a_merge_keeps_the_pool_folders_of_stores_its_shards_carried(tmp_path: P
             build(load_settings(None, input=inputs, output=shard, shard=f"{index}/2"))
         release = merge(shards, load_settings(None, output=merged)).release
         assert _mismatches(release) == []
-        folders.append(pool_folders(release))
+        folders.append(store_folders(release / SITE))
     assert folders[0] == folders[1] and len(folders[0]) == 3
