@@ -118,7 +118,7 @@ def _page_maps(prefix: str, names: tuple[str, ...], note: str = "") -> tuple[str
 
 def _query_maps() -> str:
     """The maps from a query string to a page's name: the inventory's, the categories' and the
-    store's lists', over one map per parameter (`nginx_params.value_map`)."""
+    store's lists', over one map per parameter (`params.value_map`)."""
     inv_static, inv_page = _page_maps(
         "inv", INVENTORY, "  # regular expressions are not tried on an empty value"
     )
@@ -276,7 +276,7 @@ def render(
 ) -> str:
     """The configuration for a site published at `site_root` (absolute), with the limits of
     `pipeline serve` (the `serve` settings); with `bucket`, for the site in that bucket
-    (`nginx_bucket.py`), read through the release's map."""
+    (`bucket`), read through the release's map."""
 
     def serve(path: str, fallback: str) -> str:
         """The directives answering a location from the site file at `path`, else `fallback`."""

@@ -183,7 +183,7 @@ def _write_chunk(
     digests: dict[str, bytes],
 ) -> dict[str, StoreRecord]:
     """Write the pages of a chunk of answers, and the stores' categories and groups pages
-    (`lists`), each store into a folder of its own; returns a record of each store."""
+    (`store_lists`), each store into a folder of its own; returns a record of each store."""
     pages = _all_pages(con, answers, settings)
     stores = answers.group_by("store_key", maintain_order=True).agg(
         channels=pl.col("channel_id").n_unique(), products=pl.len()
