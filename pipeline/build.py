@@ -12,8 +12,8 @@ from typing import Any
 
 from pipeline import db, export, ingest, transform
 from pipeline.contract import TABLES
-from pipeline.export.digests import inputs_digest, table_sums
-from pipeline.export.inventory import count_pages, count_store_channels
+from pipeline.export.pages.inventory import count_pages, count_store_channels
+from pipeline.export.records.digests import inputs_digest, table_sums
 from pipeline.paths import POOL, SITE
 from pipeline.progress import SILENT, Reporter
 from pipeline.publish.night import Night

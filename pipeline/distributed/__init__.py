@@ -1,24 +1,10 @@
-"""`pipeline build --engine ray`: the same build on a Ray cluster, the engine moving the data.
-
-1. The driver (this process) ingests and checks the catalog once, in the warehouse being
-   built, and hands its tables to the shards through Ray's object store (Arrow).
-2. One task a listings file ingests it as the one-machine build does (adapters, source file
-   and row) and cuts it by the shard of each row's store (the CRC-32 rule of `--shard`), one
-   part a shard (`num_returns`): the engine moves each part to its shard's task, so no task
-   reads every listing.
-3. One task a shard runs the stores' steps (staging, checks, marts) over its rows and the
-   catalog, in DuckDB, and writes its stores' pages into the pool (an unchanged store is
-   carried over by its digest, as in the one-machine build) and its tables as Parquet.
-4. The driver finalizes: every shard once, holding every ingested listing; the union of their
-   manifests (a path written twice is refused); their tables gathered into the warehouse (the
-   listings' raw rows stay as the shards' Parquet, in the release's `shards/`); then the same
-   audit, volume guards, report, history, seal, check and swap as the one-machine build.
-
-A task whose worker dies is run again by the engine (`ray.retries`); when it cannot be, the
-build fails and the published release stays online: nothing is published before every shard
-finished. The output directory must be one that every node reads and writes (one machine, or a
-shared filesystem): the shards write their pages into its pool.
-"""
+"""`pipeline build --engine ray`: the same build on a Ray cluster, by the same stages (the
+driver and its finalize step; the tasks in `tasks`). The catalog is built once on the driver;
+each shard of stores is built by a task over only its rows, so no task reads every listing;
+the driver unions the shards and ends with the one-machine build's own release tail
+(`Night.finish`), so the two publish the same release. Nothing is published before every shard
+finished. The steps, retries and the shared output directory: README, "The build on a Ray
+cluster"."""
 
 from __future__ import annotations
 
@@ -42,10 +28,10 @@ from pipeline.distributed.tasks import (
 )
 from pipeline.errors import BuildError
 from pipeline.export import Site
-from pipeline.export.digests import TableSums, add_sums, inputs_digest, table_sums
-from pipeline.export.manifest import Manifest, file_counts
-from pipeline.export.report import DistributedFigures
-from pipeline.export.state import previous_pages
+from pipeline.export.records.digests import TableSums, add_sums, inputs_digest, table_sums
+from pipeline.export.records.manifest import Manifest, file_counts
+from pipeline.export.records.report import DistributedFigures
+from pipeline.export.records.state import previous_pages
 from pipeline.ingest import IngestedTable, check_input, ingest_table, raw_types, table_files
 from pipeline.ingest.raw import comment_raw_table, create_raw_table
 from pipeline.progress import SILENT, Reporter

@@ -22,7 +22,7 @@ import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
 
 from pipeline import db, export, transform
 from pipeline.contract import STORE_KEY, TABLES_BY_NAME
-from pipeline.export.digests import StoreRecord, TableSums, table_sums
+from pipeline.export.records.digests import StoreRecord, TableSums, table_sums
 from pipeline.ingest import ingest_file
 from pipeline.ingest.files import InputFile
 from pipeline.ingest.raw import create_raw_table

@@ -2,11 +2,15 @@
 manifest and changes, the stores' records, the nginx configuration and the build report.
 
 First, DuckDB sums up every store's inputs in one pass; a store whose digest (inputs, export
-settings, code: `digests`) equals the previous release's is carried over without being answered.
-The others are answered and paged in batches (`inventory`). The pages' bodies stay in one Arrow
-buffer, so Python's work per page is the SHA-256 of a slice of it, and the files are created by
-child processes (`files`) while this one builds the next pages, so the export costs about the
-larger of the two, not their sum.
+settings, code: `records.digests`) equals the previous release's is carried over without being
+answered. The others are answered and paged in batches (`pages.inventory`). The pages' bodies
+stay in one Arrow buffer, so Python's work per page is the SHA-256 of a slice of it, and the
+files are created by child processes (`files`) while this one builds the next pages, so the
+export costs about the larger of the two, not their sum.
+
+The package's parts: `pages/` (what the site holds), `writer` and `files` (creating its files),
+`records/` (the release's other files: manifest, digests, state, history, report) and `nginx/`
+(the nginx configuration).
 """
 
 from __future__ import annotations
@@ -18,13 +22,14 @@ import duckdb
 import polars as pl
 
 from pipeline import db
-from pipeline.export import filestat
-from pipeline.export.common import write_category_pages, write_help
-from pipeline.export.digests import StoreRecord, write_store_records
-from pipeline.export.inventory import write_inventory_pages
-from pipeline.export.manifest import Manifest, file_counts, write_changes
 from pipeline.export.nginx import write_nginx_conf
-from pipeline.export.state import previous_pages
+from pipeline.export.pages.catalog import write_category_pages
+from pipeline.export.pages.help import write_help
+from pipeline.export.pages.inventory import write_inventory_pages
+from pipeline.export.records import filestat
+from pipeline.export.records.digests import StoreRecord, write_store_records
+from pipeline.export.records.manifest import Manifest, file_counts, write_changes
+from pipeline.export.records.state import previous_pages
 from pipeline.export.writer import SiteWriter
 from pipeline.paths import CHANGES, SITE
 from pipeline.progress import Advance

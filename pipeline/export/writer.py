@@ -14,11 +14,11 @@ from types import TracebackType
 
 import polars as pl
 
-import pipeline.export.filestat as filestat
 from pipeline.api.urls import STORES_DIR, store_of
 from pipeline.errors import BuildError
 from pipeline.export.files import FileCreator
-from pipeline.export.manifest import CHUNK, SCHEMA, Manifest, rows_under
+from pipeline.export.records import filestat
+from pipeline.export.records.manifest import CHUNK, SCHEMA, Manifest, rows_under
 
 
 @dataclass

@@ -1,21 +1,9 @@
-"""Ingest stage: raw export files -> `raw.<table>` in DuckDB, as loaded, with source file and row.
-
-Text formats are loaded as the text that was written (NDJSON scalars as their JSON text, lists
-as JSON arrays), so that staging parses it with declared types and a bad value can be reported
-as it was. A declared column of a table whose files are all Parquet keeps its Parquet type when
-that type holds the column's values (`typed_column`: integers, decimals of at most two places,
-booleans, timestamps): there is no text to parse, and casting millions of typed values to text
-and back cost most of the ingest and staging at scale. Any other column is text. Nothing is
-inferred: the declared columns of `pipeline.contract` are read, missing optional columns are
-null, unknown extra columns are kept as they are (as text), packed into one column
-`_extra_columns` (`raw`).
-
-A table is one file `<group>/<table>.<ext>` or a folder `<group>/<table>/` of files, or both:
-`.csv`, `.parquet`, `.ndjson` or `.jsonl` in any case, CSV and NDJSON also compressed (`.gz`,
-`.zst`); an entry that cannot be read as one is refused by name (`files`). Row numbers count
-data records from 1 (a CSV header is not a record; an NDJSON row number is its line number),
-in a compressed file as in the file it holds. A file may have at most `max_columns` columns.
-"""
+"""Ingest stage: an input table's files -> `raw.<table>` in DuckDB, as loaded, with source file
+and row number. Nothing is inferred: the contract's declared columns are read (a missing
+optional one is null, unknown ones are kept, packed by `raw`). Text is loaded as written, so
+that staging casts it by declared types and a bad value is reported as it was; a Parquet column
+whose type holds the values keeps it (`parquet`), as there is no text to parse. Which files make
+a table: `files`; the formats: `text`, `parquet`, `adapters`."""
 
 from __future__ import annotations
 

@@ -37,7 +37,7 @@ from obstore.store import from_url
 from pipeline.api.responses import HTML, JSON
 from pipeline.api.urls import STORES_DIR, store_column, store_of
 from pipeline.errors import BuildError, first_line
-from pipeline.export.manifest import Manifest
+from pipeline.export.records.manifest import Manifest
 
 if TYPE_CHECKING:
     from obstore.store import ObjectStore, RetryConfig

@@ -18,10 +18,10 @@ from pipeline.api.urls import STORES_DIR, store_column
 from pipeline.contract import TABLES_BY_NAME
 from pipeline.errors import BuildError
 from pipeline.export import Site
-from pipeline.export.digests import load_store_records
-from pipeline.export.manifest import Manifest, file_counts
-from pipeline.export.report import BuildReport
-from pipeline.export.state import SEALED, damage, previous_pages
+from pipeline.export.records.digests import load_store_records
+from pipeline.export.records.manifest import Manifest, file_counts
+from pipeline.export.records.report import BuildReport
+from pipeline.export.records.state import SEALED, damage, previous_pages
 from pipeline.export.writer import SiteWriter
 from pipeline.ingest import IngestedTable
 from pipeline.paths import CURRENT, POOL, PUBLISHED, REPORT_JSON, SITE, WAREHOUSE

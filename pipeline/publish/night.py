@@ -20,9 +20,10 @@ import duckdb
 from pipeline import db, export
 from pipeline.contract import TABLES, TABLES_BY_NAME
 from pipeline.errors import BuildError
-from pipeline.export import Site, history, report, report_html
-from pipeline.export.report import DistributedFigures
-from pipeline.export.state import baseline, previous_volumes, published_stores, seal
+from pipeline.export import Site
+from pipeline.export.records import history, report, report_html
+from pipeline.export.records.report import DistributedFigures
+from pipeline.export.records.state import baseline, previous_volumes, published_stores, seal
 from pipeline.ingest import IngestedTable
 from pipeline.paths import POOL, RELEASES, WAREHOUSE, WORK
 from pipeline.progress import SILENT, Advance, Reporter

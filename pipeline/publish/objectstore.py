@@ -42,8 +42,8 @@ import polars as pl
 from obstore.exceptions import AlreadyExistsError, PreconditionError
 
 from pipeline.errors import BuildError, first_line
-from pipeline.export.manifest import Manifest, write_changes
-from pipeline.export.state import damage
+from pipeline.export.records.manifest import Manifest, write_changes
+from pipeline.export.records.state import damage
 from pipeline.paths import (
     CHANGES,
     MANIFEST,

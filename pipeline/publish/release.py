@@ -31,8 +31,8 @@ import polars as pl
 
 from pipeline.api.urls import STORES_DIR
 from pipeline.errors import BuildError
-from pipeline.export.manifest import Manifest
-from pipeline.export.report import BuildReport
+from pipeline.export.records.manifest import Manifest
+from pipeline.export.records.report import BuildReport
 from pipeline.paths import (
     CURRENT,
     DISCARDED,

@@ -17,7 +17,7 @@ from pipeline.api.params import CATEGORY_PARAMETERS, parse_inventory_params
 from pipeline.api.responses import ApiError
 from pipeline.errors import BuildError, first_line
 from pipeline.export.nginx import render
-from pipeline.export.nginx_bucket import BucketOrigin, release_map
+from pipeline.export.nginx.bucket import BucketOrigin, release_map
 from pipeline.paths import NGINX_CONF
 from pipeline.publish.bucket import (
     FAILURES,

@@ -24,8 +24,8 @@ from typing import Any
 import orjson
 import polars as pl
 
-from pipeline.export.manifest import Manifest
-from pipeline.export.report import BuildReport
+from pipeline.export.records.manifest import Manifest
+from pipeline.export.records.report import BuildReport
 from pipeline.paths import CHANGES, CURRENT, MANIFEST
 from pipeline.tools.bench_floors import Span, scan_floor, write_floor
 from pipeline.tools.bench_live import live_latency

@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 
 from pipeline.export.files import FRAME_FILES, Body, Folders, create
-from pipeline.export.manifest import Manifest
+from pipeline.export.records.manifest import Manifest
 
 TICK_SECONDS = 1 / os.sysconf("SC_CLK_TCK")
 

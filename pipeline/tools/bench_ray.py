@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pipeline.export.report import BuildReport
+from pipeline.export.records.report import BuildReport
 from pipeline.paths import MANIFEST
 
 

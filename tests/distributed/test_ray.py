@@ -17,7 +17,7 @@ import ray
 
 from pipeline.build import build
 from pipeline.distributed import SHARDS_DIR, build_on_ray
-from pipeline.export.report import BuildReport
+from pipeline.export.records.report import BuildReport
 from pipeline.paths import MANIFEST, POOL, SITE, WAREHOUSE
 from pipeline.publish.release import store_folders
 from pipeline.settings import load_settings

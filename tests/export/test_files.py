@@ -14,9 +14,9 @@ import pytest
 from pipeline import export
 from pipeline.api.urls import store_column, store_of
 from pipeline.errors import BuildError
-from pipeline.export import filestat
 from pipeline.export.files import FileCreator
-from pipeline.export.manifest import Manifest, write_changes
+from pipeline.export.records import filestat
+from pipeline.export.records.manifest import Manifest, write_changes
 from pipeline.export.writer import SiteWriter
 from pipeline.paths import MANIFEST_PARQUET
 from pipeline.settings import load_settings

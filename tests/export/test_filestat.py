@@ -14,8 +14,8 @@ import polars as pl
 import pytest
 
 from pipeline.build import build
-from pipeline.export import filestat
-from pipeline.export.manifest import Manifest
+from pipeline.export.records import filestat
+from pipeline.export.records.manifest import Manifest
 from pipeline.paths import SITE, STAT
 from pipeline.settings import load_settings
 from tests.conftest import site_files, write_inputs

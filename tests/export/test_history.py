@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from pipeline.build import build
-from pipeline.export import history
+from pipeline.export.records import history
 from pipeline.paths import HISTORY, PUBLISHED, SEAL, WAREHOUSE
 from pipeline.settings import load_settings
 from tests.conftest import run_cli, write_inputs

@@ -11,9 +11,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from pipeline.export import report_html
-from pipeline.export.report import BuildReport, BuildRun, DistributedFigures, SiteCounts
-from pipeline.export.state import previous_volumes
+from pipeline.export.records import report_html
+from pipeline.export.records.report import BuildReport, BuildRun, DistributedFigures, SiteCounts
+from pipeline.export.records.state import previous_volumes
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = [

@@ -11,7 +11,7 @@ import duckdb
 import pytest
 
 from pipeline.build import build
-from pipeline.export.manifest import Manifest
+from pipeline.export.records.manifest import Manifest
 from pipeline.paths import (
     MANIFEST,
     MANIFEST_PARQUET,

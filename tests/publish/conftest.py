@@ -30,7 +30,7 @@ import orjson
 import pytest
 
 from pipeline.errors import BuildError
-from pipeline.export.manifest import Manifest
+from pipeline.export.records.manifest import Manifest
 from pipeline.publish.bucket import POINTER, group_of, open_bucket
 from pipeline.publish.collect import kept_entries
 from pipeline.publish.objectstore import publish_release

@@ -19,7 +19,7 @@ import pytest
 
 from pipeline.build import build
 from pipeline.errors import BuildError
-from pipeline.export.manifest import Manifest
+from pipeline.export.records.manifest import Manifest
 from pipeline.publish import bucket
 from pipeline.publish.bucket import LEASE, POINTER, open_bucket
 from pipeline.publish.collect import collect

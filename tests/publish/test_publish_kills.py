@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pipeline.build import build
-from pipeline.export.manifest import Manifest
+from pipeline.export.records.manifest import Manifest
 from pipeline.paths import CURRENT, MANIFEST, POOL, PUBLISHED, RELEASES, SITE
 from pipeline.publish.release import store_folders
 from pipeline.settings import load_settings

@@ -13,7 +13,7 @@ import pytest
 
 from pipeline.build import build
 from pipeline.errors import BuildError
-from pipeline.export.manifest import Manifest
+from pipeline.export.records.manifest import Manifest
 from pipeline.paths import CURRENT, POOL, PUBLISHED, RELEASES, SITE
 from pipeline.publish.release import check_release, missing_files, new_build_id, store_folders
 from pipeline.settings import load_settings

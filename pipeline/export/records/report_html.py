@@ -7,7 +7,7 @@ import html
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from pipeline.export.report import BuildReport, BuildRun, CategoryPrices
+from pipeline.export.records.report import BuildReport, BuildRun, CategoryPrices
 from pipeline.paths import REPORT_HTML
 
 

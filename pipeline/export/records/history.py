@@ -14,8 +14,8 @@ import duckdb
 
 from pipeline import db
 from pipeline.errors import first_line
-from pipeline.export.report import BuildReport, BuildRun
-from pipeline.export.state import damage
+from pipeline.export.records.report import BuildReport, BuildRun
+from pipeline.export.records.state import damage
 from pipeline.paths import HISTORY, WAREHOUSE, marked_releases
 from pipeline.settings import SITE_FILES
 

@@ -16,12 +16,12 @@ from pathlib import Path
 import orjson
 import polars as pl
 
-import pipeline.export.filestat as filestat
 from pipeline.contract import TABLES
 from pipeline.errors import first_line
-from pipeline.export.digests import StoreRecord, load_store_records
-from pipeline.export.manifest import Manifest
-from pipeline.export.report import BuildReport
+from pipeline.export.records import filestat
+from pipeline.export.records.digests import StoreRecord, load_store_records
+from pipeline.export.records.manifest import Manifest
+from pipeline.export.records.report import BuildReport
 from pipeline.paths import (
     CURRENT,
     HISTORY,

@@ -25,7 +25,7 @@ from pipeline.contract import TABLES
 from pipeline.paths import STORES
 from pipeline.settings import ExportSettings
 
-_PACKAGE = Path(__file__).resolve().parent.parent
+_PACKAGE = Path(__file__).resolve().parents[2]
 
 
 @cache

@@ -1,13 +1,11 @@
-"""The pages common to every store: the category listing and the help (the help page and the
-OpenAPI document)."""
+"""The catalog's category listing (`/catalog/categories`), a page of no store: its pages in the
+default order, of each page size."""
 
 from __future__ import annotations
 
 import duckdb
 
 from pipeline.api import urls
-from pipeline.api.docs import help_page
-from pipeline.api.openapi import openapi_json
 from pipeline.api.params import DEFAULTS, InventoryParams, category_params
 from pipeline.api.responses import envelope
 from pipeline.export.writer import SiteWriter
@@ -30,8 +28,3 @@ def write_category_pages(
             )
             pages += 1
     return pages
-
-
-def write_help(writer: SiteWriter) -> None:
-    writer.write(str(urls.HELP_FILE), help_page().encode())
-    writer.write(str(urls.OPENAPI_FILE), openapi_json())

@@ -22,8 +22,8 @@ import polars as pl
 from pipeline.api import urls
 from pipeline.api.params import InventoryParams, bind_params, used
 from pipeline.api.responses import envelope_expr
-from pipeline.export.digests import StoreRecord, store_digest, store_inputs
-from pipeline.export.lists import list_pages
+from pipeline.export.pages.store_lists import list_pages
+from pipeline.export.records.digests import StoreRecord, store_digest, store_inputs
 from pipeline.export.writer import SiteWriter
 from pipeline.progress import Advance
 from pipeline.settings import ExportSettings, Settings, Shard
@@ -183,7 +183,7 @@ def _write_chunk(
     digests: dict[str, bytes],
 ) -> dict[str, StoreRecord]:
     """Write the pages of a chunk of answers, and the stores' categories and groups pages
-    (`lists`), each store into a folder of its own; returns a record of each store."""
+    (`store_lists`), each store into a folder of its own; returns a record of each store."""
     pages = _all_pages(con, answers, settings)
     stores = answers.group_by("store_key", maintain_order=True).agg(
         channels=pl.col("channel_id").n_unique(), products=pl.len()
