@@ -25,6 +25,7 @@ HISTORY = "build_run.parquet"  # meta.build_run as published, which the next bui
 REPORT_JSON = "build_report.json"
 REPORT_HTML = "build_report.html"
 NGINX_CONF = "nginx.conf"
+FORMAT = "format"  # the number of the layout of the release's state: see export.state
 SEAL = "state.sha256"  # the SHA-256 of the files above that the next build reads
 PUBLISHED = ".published"  # marks a release that went live, with when
 
@@ -65,16 +66,6 @@ def marked_releases(output: Path) -> list[Path]:
         if not r.name.startswith(DISCARDED) and (stamp := published_at(r)) is not None
     ]
     return [r for _, r in sorted(marked, reverse=True)]
-
-
-def dated_mark(release: Path) -> bool:
-    """Whether the release's PUBLISHED mark holds the date it went live, as marks have since
-    the mark follows the swap and the release is sealed; earlier versions wrote it empty,
-    before the swap."""
-    try:
-        return (release / PUBLISHED).stat().st_size > 0
-    except OSError:
-        return False
 
 
 def set_aside(folder: Path) -> Path:

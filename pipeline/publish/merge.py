@@ -21,7 +21,13 @@ from pipeline.export import Site
 from pipeline.export.records.digests import load_store_records
 from pipeline.export.records.manifest import Manifest, file_counts
 from pipeline.export.records.report import BuildReport
-from pipeline.export.records.state import SEALED, damage, previous_pages
+from pipeline.export.records.state import (
+    SEALED,
+    STATE_FORMAT,
+    damage,
+    previous_pages,
+    release_format,
+)
 from pipeline.export.writer import SiteWriter
 from pipeline.ingest import IngestedTable
 from pipeline.paths import CURRENT, POOL, PUBLISHED, REPORT_JSON, SITE, WAREHOUSE
@@ -43,13 +49,19 @@ def merge(
 
 
 def _shard_builds(shard_outputs: list[Path]) -> tuple[list[Path], list[BuildReport]]:
-    """Each shard output's published release and its report, checked: published, its state
-    sealed and whole, its report readable."""
+    """Each shard output's published release and its report, checked: published, of this
+    version's state format, its state sealed and whole, its report readable."""
     reports = []
     releases = [(s / CURRENT).resolve() for s in shard_outputs]
     for shard_output, shard_release in zip(shard_outputs, releases, strict=True):
         if not (shard_release / PUBLISHED).exists():
             raise BuildError(f"{shard_output}: no published shard build")
+        found = release_format(shard_release)
+        if found != STATE_FORMAT:
+            raise BuildError(
+                f"{shard_release}: state format {found}, not this version's {STATE_FORMAT}: "
+                "build that shard again"
+            )
         for name in SEALED:
             problem = damage(shard_release, name)
             if problem:
@@ -128,13 +140,11 @@ def check_shards(reports: list[BuildReport], outputs: list[Path]) -> str:
     if sorted(shards) != [Shard(i, count) for i in range(count)]:
         listed = ", ".join(map(str, shards))
         raise BuildError(f"shards {listed}: not every shard of {count} exactly once")
-    for report_, output in zip(reports, outputs, strict=True):
-        if report_.inputs_digest is None:  # a build of a version that did not say
-            raise BuildError(f"{output}: the shard build names no inputs digest: build it again")
-    digests = {r.inputs_digest for r in reports if r.inputs_digest is not None}
-    if len(digests) != 1:
+    digests = {r.inputs_digest for r in reports}  # every build of this format names its own
+    digest = digests.pop()
+    if digests or digest is None:
         raise BuildError("the shards were built from different inputs or export settings")
-    return digests.pop()
+    return digest
 
 
 def union_sites(release: Path, work: Path, sites: Sequence[tuple[Path, Manifest]]) -> Manifest:

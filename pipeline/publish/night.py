@@ -61,8 +61,12 @@ class Night:
         self.release = output / RELEASES / self.build_id
         self.work.mkdir(parents=True)
         (output / POOL).mkdir(exist_ok=True)
-        self.previous, problem = baseline(output)
-        self.warn(problem)
+        # The release followed: its history is carried on; its pages, stores and volumes are
+        # taken only from a release of this format (`previous`; None otherwise).
+        self.baseline, warnings = baseline(output)
+        for warning in warnings:
+            self.warn(warning)
+        self.previous = self.baseline.trusted
         self.volumes, problem = previous_volumes(self.previous)
         self.warn(problem)
 
@@ -151,7 +155,7 @@ class Night:
         settings, release = self.settings, self.release
         self.warn(site.previous_problem)
         try:
-            self.warn(history.carry_history(con, self.previous, settings.output))
+            self.warn(history.carry_history(con, self.baseline, settings.output))
             self.guard_site(con, site, steps)
             # The manifest and the changes: 1.7 GB at 10M listings, about 5 s of one core.
             with ThreadPoolExecutor(1, thread_name_prefix="release-files") as files:

@@ -2,8 +2,9 @@
 renames, so that readers see the old build or the new one (see `pipeline.paths`):
 
     OUTPUT/releases/<build_id>/        warehouse.duckdb, site/, manifest.json (and .parquet),
-                                       stores.parquet, build_run.parquet, changes.json,
-                                       build_report.json|.html, nginx.conf, .published
+                                       stores.parquet, stat.parquet, build_run.parquet,
+                                       changes.json, build_report.json|.html, nginx.conf,
+                                       format, state.sha256 (see `export.state`), .published
     OUTPUT/current -> releases/<id>    swapped by one rename: the commit point
     OUTPUT/warehouse.duckdb, site, manifest.json, build_report.*, nginx.conf
                                        stable links through `current`
@@ -33,6 +34,7 @@ from pipeline.api.urls import STORES_DIR
 from pipeline.errors import BuildError
 from pipeline.export.records.manifest import Manifest
 from pipeline.export.records.report import BuildReport
+from pipeline.export.records.state import STATE_FORMAT, release_format
 from pipeline.paths import (
     CURRENT,
     DISCARDED,
@@ -44,7 +46,6 @@ from pipeline.paths import (
     SITE,
     WAREHOUSE,
     WORK,
-    dated_mark,
     marked_releases,
     published_at,
     published_release,
@@ -103,7 +104,8 @@ def _link_stable_names(output: Path, release: Path) -> None:
     for name in LINKS:
         stable = output / name
         if not stable.is_symlink():
-            # First build in this directory, or a directory from before this layout.
+            # The first build in this directory, or an output of the layout before releases
+            # (its files in place, their history carried on: `state.baseline`).
             tmp = output / f".{name}-{release.name}"
             tmp.unlink(missing_ok=True)
             tmp.symlink_to(Path(CURRENT) / name)
@@ -199,9 +201,9 @@ def exclusive(output: Path) -> Iterator[None]:
 def _repair(output: Path) -> None:
     """Make the releases say what went live: the release `current` links to is marked (a kill
     between the swap and the mark leaves it unmarked); a release that never went live is
-    removed, whether unmarked (a build killed before publishing) or marked later than the live
-    one without a date (marked before the swap by builds of an earlier version, then killed).
-    Refuses an output whose `current` is not a link (copied with links followed)."""
+    removed: unmarked (a build killed before publishing), or of an earlier state format and
+    marked later than the live one (its mark proves nothing: earlier versions marked before the
+    swap). Refuses an output whose `current` is not a link (copied with links followed)."""
     current = output / CURRENT
     if current.exists() and not current.is_symlink():
         raise BuildError(
@@ -227,4 +229,5 @@ def _went_live(release: Path, live_at: int | None) -> bool:
     marked_at = published_at(release)
     if marked_at is None:
         return False
-    return dated_mark(release) or live_at is None or marked_at <= live_at
+    current_format = release_format(release) == STATE_FORMAT  # marked after its swap
+    return current_format or live_at is None or marked_at <= live_at

@@ -13,7 +13,7 @@ import pytest
 
 from pipeline.export.records import report_html
 from pipeline.export.records.report import BuildReport, BuildRun, DistributedFigures, SiteCounts
-from pipeline.export.records.state import previous_volumes
+from pipeline.export.records.state import previous_volumes, seal
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = [
@@ -192,15 +192,17 @@ def test_a_report_of_an_earlier_version_reads_or_is_refused_with_why(
     del older["tables"], older["site"]["files"]
     with pytest.raises(ValueError, match=r"^not a build report: tables: Field required; "):
         BuildReport.from_json(orjson.dumps(older))
-    release = tmp_path / "release"  # no seal: a release from before it, read as far as it can be
+    release = tmp_path / "release"
     release.mkdir()
     (release / "build_report.json").write_bytes(orjson.dumps(older))
+    seal(release)
     assert previous_volumes(release) == (
         {},
         f"{release / 'build_report.json'}: cannot be read (not a build report: tables: Field "
         "required; site.files: Field required); the volumes are not compared with it",
     )
     (release / "build_report.json").write_bytes(orjson.dumps(data)[:-10])
+    seal(release)
     volumes, problem = previous_volumes(release)
     assert volumes == {} and problem and ": cannot be read (" in problem
 

@@ -1,5 +1,7 @@
 """The previous release's state is verified before it is trusted: a truncated or flipped file
-never stops later builds nor leaks into their manifests; the build starts afresh and says why."""
+never stops later builds nor leaks into their manifests; the build starts afresh and says why.
+A release of another state format lends its history alone: its pages are built again, with
+one warning."""
 
 from __future__ import annotations
 
@@ -12,13 +14,17 @@ import pytest
 
 from pipeline.build import build
 from pipeline.export.records.manifest import Manifest
+from pipeline.export.records.state import STATE_FORMAT
 from pipeline.paths import (
+    FORMAT,
+    HISTORY,
     MANIFEST,
     MANIFEST_PARQUET,
     PUBLISHED,
     REPORT_JSON,
     SEAL,
     SITE,
+    STAT,
     STORES,
     WAREHOUSE,
 )
@@ -41,6 +47,10 @@ def _flip(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
+def _format_three(path: Path) -> None:
+    path.write_text("3\n")
+
+
 def _true_manifest(release: Path) -> dict[str, str]:
     """path -> SHA-256 of every file of the release's site, as read from the files."""
     return {
@@ -50,35 +60,35 @@ def _true_manifest(release: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize(
-    ("name", "damage", "sealed"),
+    ("name", "damage"),
     [
-        (MANIFEST_PARQUET, _truncate, True),
-        (MANIFEST_PARQUET, _truncate, False),  # a release from before the seal
-        (STORES, _truncate, True),
-        (STORES, _truncate, False),
-        (MANIFEST_PARQUET, _flip, True),
-        (STORES, _flip, True),
+        (MANIFEST_PARQUET, _truncate),
+        (STORES, _truncate),
+        (STAT, _truncate),
+        (MANIFEST_PARQUET, _flip),
+        (STORES, _flip),
+        (FORMAT, _format_three),  # a format this version does not know is not trusted either
     ],
 )
 def test_a_damaged_previous_release_is_rebuilt_from_scratch_and_said(
-    tmp_path: Path, name: str, damage: Callable[[Path], None], sealed: bool
+    tmp_path: Path, name: str, damage: Callable[[Path], None]
 ) -> None:
     output = tmp_path / "out"
     first = build(
         load_settings(None, input=write_inputs(tmp_path / "a", listings=LISTINGS), output=output)
     ).release
     damage(first / name)
-    if not sealed:  # as an earlier version published it: no seal, a mark without a date
-        (first / SEAL).unlink()
-        (first / PUBLISHED).write_bytes(b"")
     # beta changes, alpha would be carried over from the damaged release
     changed = [LISTINGS[0], {**LISTINGS[1], "price": "2.50"}]
     second = build(
         load_settings(None, input=write_inputs(tmp_path / "b", listings=changed), output=output)
     )
     [warning] = second.report.build_warnings
-    assert warning.startswith(f"{first / name}: ")
-    assert warning.endswith("; every store's pages are built again")
+    if name == FORMAT:
+        assert warning.startswith(f"{first}: state format 3, not this version's {STATE_FORMAT}; ")
+    else:
+        assert warning.startswith(f"{first / name}: ")
+    assert "; every store's pages are built again" in warning
     manifest = Manifest.load(second.release).frame
     listed = dict(zip(manifest["path"], manifest["sha256"].bin.encode("hex"), strict=True))
     assert listed == _true_manifest(second.release)
@@ -130,3 +140,77 @@ def test_a_deleted_report_is_said_and_the_volumes_are_not_compared(tmp_path: Pat
     assert second.report.build_warnings == [
         f"{first / REPORT_JSON}: missing (sealed in {SEAL}); the volumes are not compared with it"
     ]
+
+
+def _history(output: Path) -> list[str]:
+    con = duckdb.connect(str(output / WAREHOUSE), read_only=True)
+    try:
+        return [r[0] for r in con.execute("SELECT build_id FROM meta.build_run").fetchall()]
+    finally:
+        con.close()
+
+
+def _sealed_without_format(release: Path) -> None:
+    """As the version before the state format published a release: sealed, no `format`."""
+    (release / FORMAT).unlink()
+    lines = (release / SEAL).read_text().splitlines(keepends=True)
+    (release / SEAL).write_text(
+        "".join(line for line in lines if not line.endswith(f" {FORMAT}\n"))
+    )
+
+
+def _format_one(release: Path) -> None:
+    """A release whose `format` names an earlier format (and sealed so)."""
+    (release / FORMAT).write_text("1\n")
+    lines = (release / SEAL).read_text().splitlines(keepends=True)
+    digest = hashlib.sha256(b"1\n").hexdigest()
+    (release / SEAL).write_text(
+        "".join(
+            f"{digest}  {FORMAT}\n" if line.endswith(f" {FORMAT}\n") else line for line in lines
+        )
+    )
+
+
+def _before_the_seal(release: Path) -> None:
+    """As versions before the seal published a release: no seal, no format, no files' stats,
+    the manifest as JSON only, no history file (the warehouse holds it, without the columns
+    added since), and a mark without a date."""
+    for name in (SEAL, FORMAT, STAT, MANIFEST_PARQUET, HISTORY):
+        (release / name).unlink()
+    (release / PUBLISHED).write_bytes(b"")
+    con = duckdb.connect(str(release / WAREHOUSE))
+    for column in ("files_changed", "volume_change_accepted"):
+        con.execute(f"ALTER TABLE meta.build_run DROP COLUMN {column}")
+    con.close()
+
+
+@pytest.mark.parametrize("age", [_sealed_without_format, _format_one, _before_the_seal])
+def test_a_release_of_an_earlier_format_lends_its_history_and_its_pages_are_built_again(
+    tmp_path: Path, age: Callable[[Path], None]
+) -> None:
+    """One rule for every earlier layout: one warning naming the release and its format, every
+    page built again (nothing carried, nothing linked), the history carried on whole."""
+    output = tmp_path / "out"
+    settings = load_settings(
+        None, input=write_inputs(tmp_path / "a", listings=LISTINGS), output=output
+    )
+    first = build(settings)
+    age(first.release)
+    second = build(settings)
+    assert second.report.build_warnings == [
+        f"{first.release}: state format 1, not this version's {STATE_FORMAT}; every store's "
+        "pages are built again and the volumes are not compared with it; its history is "
+        "carried on"
+    ]
+    assert second.report.site.files_unchanged == 0
+    assert second.report.site.stores_unchanged == 0
+    assert sorted(_history(output)) == sorted([first.build_id, second.build_id])
+    assert (second.release / FORMAT).read_text() == f"{STATE_FORMAT}\n"
+    manifest = Manifest.load(second.release).frame
+    listed = dict(zip(manifest["path"], manifest["sha256"].bin.encode("hex"), strict=True))
+    assert listed == _true_manifest(second.release)
+    # The release it wrote is of this format: trusted by the next build, pages carried.
+    third = build(settings)
+    assert third.report.build_warnings == []
+    assert third.report.site.files_unchanged == third.report.site.files
+    assert len(_history(output)) == 3

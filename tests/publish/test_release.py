@@ -14,7 +14,7 @@ import pytest
 from pipeline.build import build
 from pipeline.errors import BuildError
 from pipeline.export.records.manifest import Manifest
-from pipeline.paths import CURRENT, POOL, PUBLISHED, RELEASES, SITE
+from pipeline.paths import CURRENT, FORMAT, POOL, PUBLISHED, RELEASES, SITE
 from pipeline.publish.release import check_release, missing_files, new_build_id, store_folders
 from pipeline.settings import load_settings
 from tests.conftest import run_cli, write_inputs
@@ -126,18 +126,19 @@ def test_a_release_that_never_went_live_is_neither_kept_nor_counted(
     assert {r.name for r in (tmp_path / "out" / RELEASES).iterdir()} == {first, last}
 
 
-def test_a_legacy_mark_that_never_went_live_is_removed_and_the_live_release_is_marked(
+def test_an_earlier_format_s_mark_later_than_the_live_one_is_removed_and_the_live_is_marked(
     tmp_path: Path,
 ) -> None:
     inputs = write_inputs(tmp_path / "in", listings=LISTINGS)
     settings = load_settings(None, input=inputs, output=tmp_path / "out", releases_kept=2)
     output = settings.output
     first = build(settings).release
-    # An earlier version marked a release before its swap, then was killed: marked (empty),
-    # later than the live one, never live.
+    # An earlier version marked a release before its swap, then was killed: marked later than
+    # the live one, never live. Its format says its mark proves nothing.
     never = output / RELEASES / "20990101T000000Z-000000"
     shutil.copytree(first, never, symlinks=True)
-    (never / PUBLISHED).write_bytes(b"")  # as an earlier version marked: no date
+    (never / FORMAT).unlink()
+    (never / PUBLISHED).write_bytes(b"")
     second = build(settings).release
     assert set((output / RELEASES).iterdir()) == {first, second}
     # A kill between the swap and the mark: the live release has no mark. It is marked, with a

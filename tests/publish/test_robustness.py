@@ -564,7 +564,8 @@ def test_a_shard_without_stores_and_a_relative_output(
     empty = next(i for i in range(50) if i not in {0} and not _shard_has_stores(i, 50))
     build(load_settings(None, input=SAMPLE, output=Path(f"s{empty}"), shard=f"{empty}/50"))
     assert (tmp_path / f"s{empty}" / "manifest.json").is_file()
-    # A release from before the `.published` marker must survive the next build's clean-up.
+    # A live release without its `.published` mark (a kill between the swap and the mark)
+    # must survive the next build's clean-up.
     (Path("out") / "current" / ".published").unlink()
     build(load_settings(None, input=SAMPLE, output=Path("out"), shard="0/50"))
     assert (Path("out") / "current" / "manifest.json").is_file()

@@ -131,11 +131,10 @@ def write_store_records(release: Path, stores: dict[str, StoreRecord]) -> None:
 
 
 def load_store_records(release: Path | None) -> dict[str, StoreRecord]:
-    """store key -> record in a published release (none there, or records of another layout:
-    every store is built)."""
-    if release is None or not (release / STORES).is_file():
+    """store key -> record in a published release (none without one)."""
+    if release is None:
         return {}
     frame = pl.read_parquet(release / STORES)
     if frame.schema != pl.Schema(_STORES_SCHEMA):
-        return {}
+        raise ValueError(f"columns {frame.columns}, not {list(_STORES_SCHEMA)}")
     return {key: StoreRecord(*rest) for key, *rest in frame.iter_rows()}

@@ -98,10 +98,7 @@ def write(release: Path, records: pl.DataFrame) -> None:
 
 
 def load(release: Path) -> pl.DataFrame:
-    """A release's records, sorted by path; none when it has no file of them (a release of an
-    earlier version: nothing of it can be verified, so nothing is carried over or linked)."""
-    if not (release / STAT).is_file():
-        return empty()
+    """A release's records, sorted by path."""
     frame = pl.read_parquet(release / STAT)
     if frame.schema != pl.Schema(SCHEMA):
         raise ValueError(f"columns {frame.columns}, not {list(SCHEMA)}")

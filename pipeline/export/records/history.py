@@ -3,7 +3,9 @@ release. Each release keeps its rows as `build_run.parquet` beside the manifest,
 build reads: no reader of the published warehouse (an analyst holding it open, even read-write)
 can keep the history from being carried on. When that file cannot be trusted, the same
 release's warehouse, then an earlier release's file, still hold the history: it starts again
-only when none of them can be read."""
+only when none of them can be read. A release of an earlier state format (`state.Baseline`)
+lends its history all the same: from its file where its seal vouches for it, else from its
+warehouse, whose `meta.build_run` every layout has kept; the columns it lacks are null."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import duckdb
 from pipeline import db
 from pipeline.errors import first_line
 from pipeline.export.records.report import BuildReport, BuildRun
-from pipeline.export.records.state import damage
+from pipeline.export.records.state import Baseline, damage
 from pipeline.paths import HISTORY, WAREHOUSE, marked_releases
 from pipeline.settings import SITE_FILES
 
@@ -52,36 +54,31 @@ BUILD_RUN_DDL = (
 _RESTART = "meta.build_run starts again with this build"
 
 
-def carry_history(con: duckdb.DuckDBPyConnection, release: Path | None, output: Path) -> str | None:
-    """Create meta.build_run with the rows of `release` (the published build's; see
+def carry_history(con: duckdb.DuckDBPyConnection, previous: Baseline, output: Path) -> str | None:
+    """Create meta.build_run with the rows of the release this build follows (`previous`, see
     `state.baseline`): from its `build_run.parquet` (as sealed); when that cannot be trusted or
     read, from the same release's warehouse (its meta.build_run); then from the other releases'
     `build_run.parquet`, the last published first (an earlier release's rows lack the builds
-    published after it). Without a release, from an output directory's warehouse of before
-    releases. Returns why the history was not taken from `build_run.parquet` and what it was
-    taken from instead (or that it starts again with this build), if it was not."""
+    published after it). Returns why the history was not taken from `build_run.parquet` and
+    what it was taken from instead (or that it starts again with this build), if it was not;
+    of a release of another format, only when its warehouse cannot be read either (its format
+    is the warning)."""
     con.execute(BUILD_RUN_DDL)
+    release = previous.release
     if release is None:
-        legacy = output / WAREHOUSE
-        problem = _read(con, legacy) if legacy.is_file() else None
-        return f"{problem}; {_RESTART}" if problem else None
+        return None
     problems: list[str] = []
-    history = release / HISTORY
-    problem = damage(release, HISTORY)
-    if problem is None and history.is_file():
-        problem = _read(con, history)
-        if problem is None:
-            return None
-    if problem:
+    problem = damage(release, HISTORY) or _read(con, release / HISTORY)
+    if problem is None:
+        return None
+    if previous.trusted is not None:  # a file this format always has: say why it was not read
         problems.append(problem)
-    # A release from before build_run.parquet was kept says nothing: its warehouse has it.
-    if (release / WAREHOUSE).is_file():
-        problem = _read(con, release / WAREHOUSE)
-        if problem is None:
-            return _used(problems, f"{release / WAREHOUSE}")
-        problems.append(problem)
+    problem = _read(con, release / WAREHOUSE)
+    if problem is None:
+        return _used(problems, f"{release / WAREHOUSE}")
+    problems.append(problem)
     for other in marked_releases(output):
-        if other.resolve() == release.resolve() or not (other / HISTORY).is_file():
+        if other.resolve() == release.resolve():
             continue
         if damage(other, HISTORY) is None and _read(con, other / HISTORY) is None:
             return _used(problems, f"{other / HISTORY}, which lacks the builds published after it")
@@ -90,7 +87,7 @@ def carry_history(con: duckdb.DuckDBPyConnection, release: Path | None, output: 
 
 def _used(problems: list[str], source: str) -> str | None:
     """The warning for a history taken from `source`, after `problems`; none when nothing
-    went wrong (a release from before build_run.parquet was kept)."""
+    was said (a release of another format, whose warning is its format)."""
     if not problems:
         return None
     return "; ".join([*problems, f"meta.build_run carried on from {source}"])

@@ -14,7 +14,6 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-import orjson
 import polars as pl
 
 from pipeline.paths import MANIFEST, MANIFEST_PARQUET
@@ -46,24 +45,11 @@ class Manifest:
 
     @classmethod
     def load(cls, release: Path | None) -> Manifest:
-        """The manifest of a published release; empty when there is none. Read from its
-        Parquet copy when there is one: the JSON of millions of files takes gigabytes to
-        parse."""
-        if release is not None and (release / MANIFEST_PARQUET).is_file():
-            return cls(pl.read_parquet(release / MANIFEST_PARQUET))
-        if release is None or not (release / MANIFEST).is_file():
+        """The manifest of a published release, from its Parquet copy (the JSON of millions of
+        files takes gigabytes to parse); empty when there is none."""
+        if release is None:
             return cls()
-        data = (release / MANIFEST).read_bytes()
-        schema = {"path": pl.String, "sha256": pl.String, "bytes": pl.Int64}
-        if data.startswith(_HEAD) and data.endswith(_TAIL):  # one file a line, as written
-            lines = data[len(_HEAD) : -len(_TAIL)].replace(b",\n", b"\n")
-            frame = pl.read_ndjson(io.BytesIO(lines), schema=schema) if lines else None
-        else:  # any other layout of the same JSON
-            entries = orjson.loads(data)["files"]
-            frame = pl.from_dicts(entries, schema=schema) if entries else None
-        if frame is None:
-            return cls()
-        return cls(frame.with_columns(pl.col("sha256").str.decode("hex")))
+        return cls(pl.read_parquet(release / MANIFEST_PARQUET))
 
     def write(self, release: Path) -> None:
         """`manifest.json` in the release, and its Parquet copy for the next build."""

@@ -1,10 +1,15 @@
 """What a release leaves for the next build, sealed: its manifest's rows, its stores' records,
 its files' records (`filestat`), its history and its report, each with its SHA-256 in
-`state.sha256` (the format `sha256sum -c` reads). The next build verifies a file before it
-trusts it: a truncated file or a flipped byte is never read as the truth. A damaged file costs
-what it held (the pages are built from scratch, the history is taken from another copy or
-starts again, the volumes are not compared), and the build says why in a warning. A release
-from before the seal is trusted as far as it can be read."""
+`state.sha256` (the format `sha256sum -c` reads), and the number of the layout they are in
+(`format`, sealed with them). The next build reads that number once (`baseline`): a release of
+this version's format (`STATE_FORMAT`) is trusted as far as its seal vouches for each file; a
+release of any other format, or of none, lends only its history, and its pages are built again
+from scratch, with one warning. The earlier layouts thus need no code of their own.
+
+A file of this format's release is verified before it is trusted: a truncated file or a
+flipped byte is never read as the truth. A damaged file costs what it held (the pages are built
+from scratch, the history is taken from another copy or starts again, the volumes are not
+compared), and the build says why in a warning."""
 
 from __future__ import annotations
 
@@ -24,19 +29,24 @@ from pipeline.export.records.manifest import Manifest
 from pipeline.export.records.report import BuildReport
 from pipeline.paths import (
     CURRENT,
+    FORMAT,
     HISTORY,
     MANIFEST_PARQUET,
     REPORT_JSON,
     SEAL,
     STAT,
     STORES,
-    dated_mark,
+    WAREHOUSE,
     marked_releases,
     published_release,
 )
 from pipeline.settings import SITE_FILES
 
-SEALED = (MANIFEST_PARQUET, STORES, STAT, HISTORY, REPORT_JSON)
+# The layout of the state a release leaves (the files of SEALED, the seal, the format file,
+# the pool's links): raised with any change that makes a release of the last version read
+# otherwise. 1 stands for every release from before the number was kept.
+STATE_FORMAT = 2
+SEALED = (MANIFEST_PARQUET, STORES, STAT, HISTORY, REPORT_JSON, FORMAT)
 _REBUILT = "every store's pages are built again"
 _UNCOMPARED = "the volumes are not compared with it"
 _UNREADABLE = (OSError, ValueError, pl.exceptions.PolarsError, orjson.JSONDecodeError)
@@ -48,26 +58,36 @@ def _sha256(path: Path) -> str:
 
 
 def seal(release: Path) -> None:
-    """Write `state.sha256`: the SHA-256 of each state file the release has."""
+    """Write the release's `format` and `state.sha256`: the SHA-256 of each state file."""
+    (release / FORMAT).write_text(f"{STATE_FORMAT}\n")
     present = [name for name in SEALED if (release / name).is_file()]
     (release / SEAL).write_text("".join(f"{_sha256(release / n)}  {n}\n" for n in present))
 
 
+def release_format(release: Path) -> int:
+    """The state format of `release`, as its `format` file says: 1 without one (a release from
+    before the number was kept); 0 when it holds no number."""
+    try:
+        return int((release / FORMAT).read_text())
+    except FileNotFoundError:
+        return 1
+    except (OSError, ValueError):
+        return 0
+
+
 def damage(release: Path, name: str) -> str | None:
-    """Why the state file `name` of `release` cannot be trusted, or None. A release from before
-    the seal (its `.published` mark has no date) cannot say: its readers catch what they cannot
-    read. One published since has a seal: without it, nothing of its state is trusted."""
+    """Why the state file `name` of `release` cannot be trusted, or None: a release of this
+    format is sealed, and its seal names `name` with its SHA-256."""
     seal_file = release / SEAL
     try:
-        if not seal_file.is_file():
-            missing = f"{seal_file}: missing (the release was published with one)"
-            return missing if dated_mark(release) else None
         sealed = dict(line.split("  ", 1)[::-1] for line in seal_file.read_text().splitlines())
+    except FileNotFoundError:
+        return f"{seal_file}: missing (the release was published with one)"
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         return f"{seal_file}: unreadable ({exc})"
     path = release / name
     if name not in sealed:
-        return f"{path}: not in {SEAL}" if path.exists() else None
+        return f"{path}: not in {SEAL}"
     try:
         if not path.is_file():
             return f"{path}: missing (sealed in {SEAL})"
@@ -78,34 +98,64 @@ def damage(release: Path, name: str) -> str | None:
     return None
 
 
-def baseline(output: Path) -> tuple[Path | None, str | None]:
-    """The release this build follows (for its history, its volumes and the pages it carries
-    over): the one `current` links to. Without that link (`current` removed, or linking to no
-    release), the releases are still there: the last one published is the baseline, and the
-    returned warning says so. None before the first publish."""
+@dataclass(frozen=True)
+class Baseline:
+    """The release a build follows (`release`) and its state format. Its pages, stores' records
+    and report are trusted only when it is of this format (`trusted`); its history always."""
+
+    release: Path | None = None
+    format: int = STATE_FORMAT
+
+    @property
+    def trusted(self) -> Path | None:
+        """The release whose pages, stores and volumes the build takes: one of this format."""
+        return self.release if self.format == STATE_FORMAT else None
+
+    def outdated(self) -> str | None:
+        """The one warning for a release of another format: what the build does instead."""
+        if self.release is None or self.trusted is not None:
+            return None
+        return (
+            f"{self.release}: state format {self.format}, not this version's {STATE_FORMAT}; "
+            f"{_REBUILT} and {_UNCOMPARED}; its history is carried on"
+        )
+
+
+def baseline(output: Path) -> tuple[Baseline, list[str]]:
+    """The release this build follows (for its history, and, of this format, its volumes and
+    the pages it carries over), with the warnings that go with it: the one `current` links
+    to. Without that link (`current` removed, or linking to no release), the releases are
+    still there: the last one published is the baseline, and a warning says so. An output of
+    the layout before releases (its warehouse in place, no release) is its own baseline, of
+    format 1: it lends its history alone. None before the first publish."""
     live = published_release(output)
-    if live is not None:
-        return live, None
     marked = marked_releases(output)
-    if not marked:
-        return None, None
-    current = output / CURRENT
-    if current.is_symlink():
-        lost = f"{current}: links to {os.readlink(current)}, which is not there"
-    else:
-        lost = f"{current}: missing"
-    return marked[0], (
-        f"{lost}; the last release published, {marked[0]}, is this build's baseline (its "
-        "history, volumes and pages)"
-    )
+    warnings: list[str] = []
+    if live is None and marked:
+        current = output / CURRENT
+        if current.is_symlink():
+            lost = f"{current}: links to {os.readlink(current)}, which is not there"
+        else:
+            lost = f"{current}: missing"
+        live = marked[0]
+        warnings.append(
+            f"{lost}; the last release published, {marked[0]}, is this build's baseline (its "
+            "history, volumes and pages)"
+        )
+    if live is None and (output / WAREHOUSE).is_file() and not (output / WAREHOUSE).is_symlink():
+        live = output
+    if live is None:
+        return Baseline(), warnings
+    found = Baseline(live, release_format(live))
+    outdated = found.outdated()
+    return found, [*warnings, outdated] if outdated else warnings
 
 
 @dataclass
 class PreviousPages:
     """The published release's pages as the next build may carry them over: its manifest, its
     stores' records and its files' (`filestat`), all empty when there is none or when they
-    cannot be trusted (then `problem` says why, and every store is built again). A release
-    without its files' records (of an earlier version) lends no file: every page is written."""
+    cannot be trusted (then `problem` says why, and every store is built again)."""
 
     release: Path | None = None
     manifest: Manifest = field(default_factory=Manifest)
@@ -115,6 +165,7 @@ class PreviousPages:
 
 
 def previous_pages(release: Path | None) -> PreviousPages:
+    """The pages of `release`, a release of this format (`Baseline.trusted`)."""
     if release is None:
         return PreviousPages()
     for name in (MANIFEST_PARQUET, STORES, STAT):
@@ -138,14 +189,13 @@ def previous_pages(release: Path | None) -> PreviousPages:
 
 def previous_volumes(release: Path | None) -> tuple[dict[str, int], str | None]:
     """The published build's accepted rows per table ("stores/listings") and its site's file
-    count ("site"), from its report; with why they cannot be had (nothing is compared then)."""
+    count ("site"), from its report (`release`: one of this format); with why they cannot be
+    had (nothing is compared then)."""
     if release is None:
         return {}, None
     problem = damage(release, REPORT_JSON)
     if problem:
         return {}, f"{problem}; {_UNCOMPARED}"
-    if not (release / REPORT_JSON).is_file():  # a release from before the seal
-        return {}, f"{release / REPORT_JSON}: missing; {_UNCOMPARED}"
     try:
         report = BuildReport.read(release)
     except _UNREADABLE as exc:
