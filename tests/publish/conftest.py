@@ -5,6 +5,7 @@ read by a reader resolving through the pointer."""
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import http.client
 import multiprocessing
@@ -18,6 +19,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
@@ -309,3 +311,15 @@ def only_kept_left(url: str, keep: int) -> None:
     groups = {group_of(k) for k in keys} - {None}
     assert groups == named
     assert {k for k in keys if group_of(k) is None} <= {POINTER, "lease.json"}
+
+
+def raise_prices(listings: Path) -> None:
+    """Every listing of a Seller Portal CSV one dollar dearer: its store's pages change."""
+    with listings.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    for row in rows:
+        row["TCG Marketplace Price"] = str(Decimal(row["TCG Marketplace Price"]) + 1)
+    with listings.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)

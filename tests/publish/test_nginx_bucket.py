@@ -5,7 +5,6 @@ written again and nginx reloaded."""
 
 from __future__ import annotations
 
-import csv
 import getpass
 import json
 import shutil
@@ -13,7 +12,6 @@ import signal
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
-from decimal import Decimal
 from pathlib import Path
 
 import boto3
@@ -25,7 +23,7 @@ from pipeline.publish.objectstore import publish_release
 from pipeline.serve.reader import BucketReader, write_nginx
 from pipeline.settings import load_settings
 from tests.conftest import SAMPLE, run_cli
-from tests.publish.conftest import S3Server
+from tests.publish.conftest import S3Server, raise_prices
 from tests.serve.conftest import (
     NGINX,
     materialised_targets,
@@ -88,14 +86,7 @@ def changed_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("changed")
     shutil.copytree(SAMPLE, tmp / "in")
     cellar = tmp / "in" / "stores" / "listings" / "card-cellar.csv"
-    with cellar.open(newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    for row in rows:
-        row["TCG Marketplace Price"] = str(Decimal(row["TCG Marketplace Price"]) + 1)
-    with cellar.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    raise_prices(cellar)
     build(load_settings(None, input=tmp / "in", output=tmp / "out"))
     return tmp / "out"
 

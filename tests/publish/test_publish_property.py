@@ -10,9 +10,7 @@ its requests and kills or pauses it at one of them."""
 
 from __future__ import annotations
 
-import csv
 import shutil
-from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -31,6 +29,7 @@ from tests.publish.conftest import (
     finish,
     only_kept_left,
     paused,
+    raise_prices,
     start_publish,
 )
 
@@ -51,14 +50,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         shutil.copytree(SAMPLE, inputs)
         cellar = inputs / "stores" / "listings" / "card-cellar.csv"
         if name == "b":
-            with cellar.open(newline="") as fh:
-                rows = list(csv.DictReader(fh))
-            for row in rows:
-                row["TCG Marketplace Price"] = str(Decimal(row["TCG Marketplace Price"]) + 1)
-            with cellar.open("w", newline="") as fh:
-                writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-                writer.writeheader()
-                writer.writerows(rows)
+            raise_prices(cellar)
         if name == "c":
             cellar.unlink()
             part = inputs / "stores" / "listings" / "part-1.csv"
