@@ -108,11 +108,19 @@ def attributes(key: str) -> dict[str, str]:
     return {"Content-Type": HTML if key.endswith(".html") else JSON}
 
 
-async def get(store: ObjectStore, key: str) -> tuple[bytes, str | None] | None:
+@dataclass(frozen=True)
+class Stored:
+    """An object as read: its bytes and its ETag."""
+
+    data: bytes
+    e_tag: str | None
+
+
+async def get(store: ObjectStore, key: str) -> Stored | None:
     """The object's bytes and ETag; None when there is none."""
     try:
         got = await obs.get_async(store, key)
-        return bytes(await got.bytes_async()), got.meta["e_tag"]
+        return Stored(bytes(await got.bytes_async()), got.meta["e_tag"])
     except FileNotFoundError:
         return None
 
@@ -170,50 +178,26 @@ def group_of(key: str) -> str | None:
     return None
 
 
-def _damaged(url: str, key: str, what: str) -> Damaged:
+def damaged(url: str, key: str, what: str) -> Damaged:
     return Damaged(
         f"{url}/{key}: {what}; if no publish is running, publish again with --take-over to "
         "replace it"
     )
 
 
-def parse_pointer(url: str, data: bytes) -> dict[str, Any]:
-    try:
-        pointer = orjson.loads(data)
-        assert isinstance(pointer, dict)
-        for field in ("release", "build_id", "document", "sha256", "committed_at"):
-            assert isinstance(pointer[field], str), field
-        assert isinstance(pointer["history"], list)
-        for entry in pointer["history"]:
-            assert isinstance(entry["release"], str) and isinstance(entry["document"], str)
-            assert isinstance(entry["sha256"], str) and isinstance(entry["committed_at"], str)
-    except (orjson.JSONDecodeError, AssertionError, KeyError, TypeError):
-        raise _damaged(url, POINTER, "damaged (not a release pointer)") from None
-    return pointer
-
-
-async def read_pointer(store: ObjectStore, url: str) -> tuple[dict[str, Any] | None, str | None]:
-    """The pointer and its ETag; (None, None) in a bucket never published to. Damaged raises
-    `Damaged` in one line."""
-    got = await get(store, POINTER)
-    if got is None:
-        return None, None
-    return parse_pointer(url, got[0]), got[1]
-
-
 async def load_release(store: ObjectStore, url: str, document: str, digest: str) -> Release:
     """The release whose document is at `document` with SHA-256 `digest`, its parts checked
     against the document's digests. A missing or damaged one raises `Damaged`."""
     got = await get(store, document)
-    if got is None or sha256(got[0]) != digest:
-        raise _damaged(url, document, "missing, or not the release the pointer names")
-    doc = orjson.loads(got[0])
+    if got is None or sha256(got.data) != digest:
+        raise damaged(url, document, "missing, or not the release the pointer names")
+    doc = orjson.loads(got.data)
     stores: dict[str, str] = {}
     for part in doc["parts"]:
         body = await get(store, part["key"])
-        if body is None or sha256(body[0]) != part["sha256"]:
-            raise _damaged(url, part["key"], "missing, or not the part its release names")
-        stores.update(orjson.loads(body[0]))
+        if body is None or sha256(body.data) != part["sha256"]:
+            raise damaged(url, part["key"], "missing, or not the part its release names")
+        stores.update(orjson.loads(body.data))
     return Release(
         doc["release"],
         doc["build_id"],
@@ -248,9 +232,9 @@ async def get_manifest(store: ObjectStore, key: str, digest: str | None) -> Mani
     """A manifest's rows from its Parquet copy in the bucket; None when it is not there, or
     not the one whose SHA-256 is `digest`."""
     got = await get(store, key)
-    if got is None or (digest and sha256(got[0]) != digest):
+    if got is None or (digest and sha256(got.data) != digest):
         return None
-    return Manifest(pl.read_parquet(io.BytesIO(got[0])))
+    return Manifest(pl.read_parquet(io.BytesIO(got.data)))
 
 
 def versions(manifest: Manifest, token: str) -> tuple[dict[str, str], str]:

@@ -10,11 +10,11 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import obstore as obs
-import orjson
 from obstore.exceptions import AlreadyExistsError, PreconditionError
 
 from pipeline.errors import BuildError, first_line
@@ -28,9 +28,9 @@ from pipeline.publish.bucket import (
     group_of,
     load_release,
     open_bucket,
-    parse_pointer,
     put,
 )
+from pipeline.publish.pointer import Pointer, PointerEntry
 
 if TYPE_CHECKING:
     from obstore.store import ObjectStore
@@ -56,14 +56,14 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
-def kept_entries(history: list[dict[str, Any]], keep: int, grace: float) -> list[dict[str, Any]]:
+def kept_entries(history: list[PointerEntry], keep: int, grace: float) -> list[PointerEntry]:
     """The releases of `history` (newest first) whose versions stay: the last `keep`, and any
     that stopped being current less than `grace` seconds ago."""
     edge = now() - timedelta(seconds=grace)
     return [
         entry
         for i, entry in enumerate(history)
-        if i < max(keep, 1) or datetime.fromisoformat(history[i - 1]["committed_at"]) > edge
+        if i < max(keep, 1) or datetime.fromisoformat(history[i - 1].committed_at) > edge
     ]
 
 
@@ -79,11 +79,11 @@ class Collector:
         got = await get(self.store, POINTER)
         if got is None:
             return 0
-        pointer = parse_pointer(self.url, got[0])
-        doomed = await self._doomed(pointer["history"], keep, grace)
-        bumped = {**pointer, "collected": self.token, "collected_at": now().isoformat()}
+        pointer = Pointer.parse(self.url, got.data)
+        doomed = await self._doomed(pointer.history, keep, grace)
+        bumped = replace(pointer, collected=self.token, collected_at=now().isoformat())
         try:  # the fence: a publish that read the pointer before this cannot commit
-            await put(self.store, POINTER, orjson.dumps(bumped), {"e_tag": got[1]})
+            await put(self.store, POINTER, bumped.to_json(), {"e_tag": got.e_tag})
         except (AlreadyExistsError, PreconditionError):
             raise BuildError(
                 f"{self.url}: another publish wrote {POINTER} since this collection read it; "
@@ -91,22 +91,22 @@ class Collector:
             ) from None
         return await self._collect(doomed, keep, grace)
 
-    async def _release(self, entry: dict[str, Any]) -> Release:
-        name = entry["release"]
+    async def _release(self, entry: PointerEntry) -> Release:
+        name = entry.release
         if name not in self.releases:
             self.releases[name] = await load_release(
-                self.store, self.url, entry["document"], entry["sha256"]
+                self.store, self.url, entry.document, entry.sha256
             )
         return self.releases[name]
 
-    async def _protected(self, history: list[dict[str, Any]], keep: int, grace: float) -> set[str]:
+    async def _protected(self, history: list[PointerEntry], keep: int, grace: float) -> set[str]:
         """The prefixes every kept release of `history` names."""
         protected: set[str] = set()
         for entry in kept_entries(history, keep, grace):
             protected |= (await self._release(entry)).prefixes()
         return protected
 
-    async def _doomed(self, history: list[dict[str, Any]], keep: int, grace: float) -> list[str]:
+    async def _doomed(self, history: list[PointerEntry], keep: int, grace: float) -> list[str]:
         """The objects no kept release names, in versions and releases whose newest object is
         older than `grace`: listed before the commit (see the module's docstring). Nothing
         when a kept release cannot be read."""
@@ -132,8 +132,8 @@ class Collector:
             return 0
         got = await get(self.store, POINTER)
         try:
-            pointer = parse_pointer(self.url, got[0]) if got else None
-            protected = await self._protected(pointer["history"], keep, grace) if pointer else None
+            pointer = Pointer.parse(self.url, got.data) if got else None
+            protected = await self._protected(pointer.history, keep, grace) if pointer else None
         except Damaged:
             protected = None
         if protected is None:

@@ -32,12 +32,11 @@ import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import obstore as obs
-import orjson
 import polars as pl
 from obstore.exceptions import AlreadyExistsError, PreconditionError
 
@@ -64,13 +63,13 @@ from pipeline.publish.bucket import (
     group_of,
     open_bucket,
     put,
-    read_pointer,
     release_documents,
     same_content,
     sha256,
     versions,
 )
 from pipeline.publish.collect import GRACE, KEEP, Collector, Trace, now
+from pipeline.publish.pointer import Lease, Pointer, PointerEntry, read_pointer
 
 if TYPE_CHECKING:
     pass
@@ -156,25 +155,28 @@ class _Publish(Collector):
         )
         await self._upload(local / SITE, upload.select("path", "key").rows(), jobs)
         await self._release_files(local, new, manifest, pointer)
-        entry = {
-            "release": release_id,
-            "document": prefix + "release.json",
-            "sha256": sha256(release_documents(new)[-1][1]),
-            "committed_at": now().isoformat(),
-        }
-        history = [entry, *(pointer["history"] if pointer else [])][:HISTORY]
+        entry = PointerEntry(
+            release=release_id,
+            document=prefix + "release.json",
+            sha256=sha256(release_documents(new)[-1][1]),
+            committed_at=now().isoformat(),
+        )
+        history = [entry, *(pointer.history if pointer else [])][:HISTORY]
         self.releases[release_id] = new
         doomed = await self._doomed(history, keep, grace)
-        new_pointer = {
-            **{k: entry[k] for k in ("release", "document", "sha256", "committed_at")},
-            "build_id": local.name,
-            "publish": self.token,
-            "history": history,
-        }
+        new_pointer = Pointer(
+            release=entry.release,
+            document=entry.document,
+            sha256=entry.sha256,
+            committed_at=entry.committed_at,
+            build_id=local.name,
+            publish=self.token,
+            history=history,
+        )
         self.trace("pointer", POINTER)
         try:  # the commit
             mode = {"e_tag": pointer_tag} if pointer_tag is not None else "create"
-            await put(self.store, POINTER, orjson.dumps(new_pointer), mode)
+            await put(self.store, POINTER, new_pointer.to_json(), mode)
         except (AlreadyExistsError, PreconditionError):
             raise BuildError(
                 f"{self.url}: another publish wrote {POINTER} since this one read it; this "
@@ -193,7 +195,7 @@ class _Publish(Collector):
             seconds=time.perf_counter() - started,
         )
 
-    async def _pointer(self, take_over: bool) -> tuple[dict[str, Any] | None, str | None]:
+    async def _pointer(self, take_over: bool) -> tuple[Pointer | None, str | None]:
         """The pointer and its ETag. A damaged one is refused, or with `take_over` replaced
         (If-Match its ETag) as if the bucket had no release."""
         try:
@@ -202,13 +204,13 @@ class _Publish(Collector):
             if not take_over:
                 raise
             got = await get(self.store, POINTER)
-            return None, got[1] if got else None
+            return None, got.e_tag if got else None
 
-    async def _current(self, pointer: dict[str, Any] | None, take_over: bool) -> Release | None:
+    async def _current(self, pointer: Pointer | None, take_over: bool) -> Release | None:
         if pointer is None:
             return None
         try:
-            return await self._release(pointer)
+            return await self._release(pointer.entry)
         except Damaged:
             if not take_over:
                 raise
@@ -218,43 +220,32 @@ class _Publish(Collector):
         """Hold the lease, or refuse while another publish holds an unexpired one: it saves
         two publishes doing the same work; the commit alone decides what goes live."""
         started = now()
-        lease = orjson.dumps(
-            {
-                "build_id": build_id,
-                "publish": self.token,
-                "expires": (started + timedelta(seconds=seconds)).isoformat(timespec="seconds"),
-            }
-        )
+        lease = Lease(
+            build_id=build_id,
+            publish=self.token,
+            expires=(started + timedelta(seconds=seconds)).isoformat(timespec="seconds"),
+        ).to_json()
         try:
             return await put(self.store, LEASE, lease, "create")
         except AlreadyExistsError:
             pass
         got = await get(self.store, LEASE)
         if got is not None and not take_over:
-            try:
-                held = orjson.loads(got[0])
-                expires = datetime.fromisoformat(held["expires"])
-                holder = str(held["build_id"])
-                assert expires.tzinfo is not None
-            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AssertionError):
-                raise Damaged(
-                    f"{self.url}/{LEASE}: damaged (not a lease); if no publish is running, "
-                    "publish again with --take-over to replace it"
-                ) from None
-            if expires > started:
+            held = Lease.parse(self.url, got.data)
+            if held.expires_at > started:
                 raise BuildError(
-                    f"{self.url}: another publish is running (build {holder}, its lease "
-                    f"expires {held['expires']}); if it is dead, publish again with --take-over"
+                    f"{self.url}: another publish is running (build {held.build_id}, its lease "
+                    f"expires {held.expires}); if it is dead, publish again with --take-over"
                 )
         try:
-            return await put(self.store, LEASE, lease, {"e_tag": got[1]} if got else "create")
+            return await put(self.store, LEASE, lease, {"e_tag": got.e_tag} if got else "create")
         except (AlreadyExistsError, PreconditionError):
             raise BuildError(f"{self.url}: another publish took the lease first") from None
 
     async def _drop_lease(self, tag: str | None) -> None:
         try:
             got = await get(self.store, LEASE)
-            if got is not None and got[1] == tag:  # still this publish's: not taken over since
+            if got is not None and got.e_tag == tag:  # still this publish's: not taken over since
                 await obs.delete_async(self.store, LEASE)
         except FAILURES:  # advisory: it expires
             pass
@@ -271,15 +262,15 @@ class _Publish(Collector):
         await asyncio.gather(*(worker(pending) for _ in range(jobs)))
 
     async def _release_files(
-        self, local: Path, new: Release, manifest: Manifest, pointer: dict[str, Any] | None
+        self, local: Path, new: Release, manifest: Manifest, pointer: Pointer | None
     ) -> None:
         """The manifest, the report, the changes since the release the pointer names (what a
         CDN purges), then the map's parts and the release document, under releases/<id>/."""
         prefix = f"{RELEASES}{new.release}/"
         await put(self.store, new.manifest, local / MANIFEST_PARQUET)
         base = Manifest()
-        if pointer is not None and pointer["release"] in self.releases:
-            old = self.releases[pointer["release"]]
+        if pointer is not None and pointer.release in self.releases:
+            old = self.releases[pointer.release]
             base = await get_manifest(self.store, old.manifest, old.manifest_sha256) or base
         changed, removed = manifest.changes(base)
         with tempfile.TemporaryDirectory() as tmp:

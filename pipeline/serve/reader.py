@@ -25,8 +25,8 @@ from pipeline.publish.bucket import (
     get,
     load_release,
     open_bucket,
-    read_pointer,
 )
+from pipeline.publish.pointer import PointerEntry, read_pointer
 from pipeline.serve.operations import parse
 from pipeline.serve.routes import BAD_ESCAPE, normalize_path, origin_form
 
@@ -95,11 +95,11 @@ class BucketReader:
         pointer, _ = await read_pointer(self.store, self.url)
         if pointer is None:
             return None
-        return await load_release(self.store, self.url, pointer["document"], pointer["sha256"])
+        return await load_release(self.store, self.url, pointer.document, pointer.sha256)
 
-    def release_at(self, entry: dict[str, Any]) -> Release:
+    def release_at(self, entry: PointerEntry) -> Release:
         """The release of a pointer's history entry."""
-        return self._run(load_release(self.store, self.url, entry["document"], entry["sha256"]))
+        return self._run(load_release(self.store, self.url, entry.document, entry.sha256))
 
     def read(self, release: Release, targets: list[str]) -> list[bytes | None]:
         """The bodies answering `targets` in `release` (None where no object does)."""
@@ -107,7 +107,7 @@ class BucketReader:
         async def one(target: str) -> bytes | None:
             key = resolve(release, target)
             got = await get(self.store, key) if key is not None else None
-            return got[0] if got is not None else None
+            return got.data if got is not None else None
 
         async def every() -> list[bytes | None]:
             return list(await asyncio.gather(*(one(t) for t in targets)))

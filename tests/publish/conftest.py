@@ -36,6 +36,7 @@ from pipeline.export.records.manifest import Manifest
 from pipeline.publish.bucket import POINTER, group_of, open_bucket
 from pipeline.publish.collect import kept_entries
 from pipeline.publish.objectstore import publish_release
+from pipeline.publish.pointer import Pointer
 from pipeline.serve.reader import BucketReader
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -302,10 +303,11 @@ def only_kept_left(url: str, keep: int) -> None:
     """After a collection past the grace period: the bucket holds the kept releases' versions
     and documents, the pointer and nothing else (a lease, if a publish was killed holding it)."""
     reader = BucketReader(url)
-    history = pointer(url)["history"]
-    assert isinstance(history, list)
+    raw = bytes(obs.get(open_bucket(url), POINTER).bytes())
+    current = Pointer.parse(url, raw)
+    assert current.to_json() == raw  # read and written again, the same bytes
     named: set[str] = set()
-    for entry in kept_entries(history, keep, 0):
+    for entry in kept_entries(current.history, keep, 0):
         named |= reader.release_at(entry).prefixes()
     keys = bucket_keys(url)
     groups = {group_of(k) for k in keys} - {None}

@@ -21,6 +21,7 @@ from pipeline.build import build
 from pipeline.errors import BuildError
 from pipeline.export.records.manifest import Manifest
 from pipeline.publish import bucket
+from pipeline.publish import pointer as pointer_doc
 from pipeline.publish.bucket import LEASE, POINTER, open_bucket
 from pipeline.publish.collect import collect
 from pipeline.publish.objectstore import publish_release
@@ -274,6 +275,61 @@ def test_a_damaged_lease_or_pointer_is_one_line_and_cleared_by_take_over(
         assert done.returncode == 0, done.stderr
         assert check_bucket(url, _builds(first, second)) == second.name
     assert LEASE not in bucket_keys(url)
+
+
+POINTER_BYTES = orjson.dumps(
+    {
+        "release": "b2.t2",
+        "document": "releases/b2.t2/release.json",
+        "sha256": "22",
+        "committed_at": "2026-01-02T00:00:00+00:00",
+        "build_id": "b2",
+        "publish": "t2",
+        "history": [
+            {
+                "release": r,
+                "document": f"releases/{r}/release.json",
+                "sha256": d,
+                "committed_at": t,
+            }
+            for r, d, t in (
+                ("b2.t2", "22", "2026-01-02T00:00:00+00:00"),
+                ("b1.t1", "11", "2026-01-01T00:00:00+00:00"),
+            )
+        ],
+        "collected": "t3",
+        "collected_at": "2026-01-03T00:00:00+00:00",
+    }
+)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"{not json",
+        b"[]",
+        b'{"release": 1}',
+        POINTER_BYTES.replace(b'"history":[', b'"history":[1,'),
+        POINTER_BYTES.replace(b'"sha256":"11"', b'"sha256":11'),
+        POINTER_BYTES.replace(b'"history":[', b'"history":{"x":[').replace(b"}],", b"}]},"),
+        POINTER_BYTES.replace(b'"publish":"t2"', b'"publish":2'),
+    ],
+)
+def test_a_damaged_pointer_is_refused_without_asserts(body: bytes) -> None:
+    with pytest.raises(bucket.Damaged, match=r"^s3://b/current.json: damaged \(not a release"):
+        pointer_doc.Pointer.parse("s3://b", body)
+
+
+def test_the_pointer_and_the_lease_are_read_and_written_again_byte_for_byte() -> None:
+    pointer = pointer_doc.Pointer.parse("s3://b", POINTER_BYTES)
+    assert pointer.entry == pointer.history[0]
+    assert [e.release for e in pointer.history] == ["b2.t2", "b1.t1"]
+    assert pointer.to_json() == POINTER_BYTES
+    lease = b'{"build_id":"b1","publish":"t1","expires":"2026-01-01T01:00:00+00:00"}'
+    assert pointer_doc.Lease.parse("s3://b", lease).to_json() == lease
+    for damaged in (b"[]", b'{"build_id":"b1","expires":"2026-01-01T01:00:00"}', b'{"x":1}'):
+        with pytest.raises(bucket.Damaged, match=r"^s3://b/lease.json: damaged \(not a lease"):
+            pointer_doc.Lease.parse("s3://b", damaged)
 
 
 def test_every_successful_publish_exits_0(s3: S3Server, releases: tuple[Path, Path]) -> None:
