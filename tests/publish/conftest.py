@@ -153,27 +153,44 @@ class _Forward(BaseHTTPRequestHandler):
         if action == "pause":
             victim.held.set()
             victim.resume.wait()
-        upstream = http.client.HTTPConnection(self.server.upstream, timeout=60)
-        upstream.request(self.command, self.path, body, dict(self.headers))
-        answer = upstream.getresponse()
-        data = answer.read()
-        upstream.close()
+        answer = relay(self, self.server.upstream, body)
         if action == "kill-after":
             victim.kill()
             self.close_connection = True
             return
-        self.send_response(answer.status)
-        for name, value in answer.getheaders():
-            if name.lower() not in ("connection", "content-length", "transfer-encoding"):
-                self.send_header(name, value)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        reply(self, *answer)
 
     do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = forward
 
     def log_message(self, format: str, *args: object) -> None:  # quiet
         pass
+
+
+Answer = tuple[int, list[tuple[str, str]], bytes]  # status, headers, body
+
+
+def relay(handler: BaseHTTPRequestHandler, upstream: str, body: bytes) -> Answer:
+    """The handler's request sent on to `upstream` (host:port), and its answer."""
+    connection = http.client.HTTPConnection(upstream, timeout=60)
+    try:
+        connection.request(handler.command, handler.path, body, dict(handler.headers))
+        answer = connection.getresponse()
+        return answer.status, answer.getheaders(), answer.read()
+    finally:
+        connection.close()
+
+
+def reply(
+    handler: BaseHTTPRequestHandler, status: int, headers: list[tuple[str, str]], data: bytes
+) -> None:
+    """An answer relayed back as it came, its length set for this connection."""
+    handler.send_response(status)
+    for name, value in headers:
+        if name.lower() not in ("connection", "content-length", "transfer-encoding"):
+            handler.send_header(name, value)
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
 
 
 @pytest.fixture

@@ -15,24 +15,12 @@ import pytest
 
 from pipeline.build import build
 from pipeline.errors import BuildError
-from pipeline.paths import CURRENT, REPORT_JSON
+from pipeline.paths import REPORT_JSON
 from pipeline.progress import Advance, Reporter
 from pipeline.publish.merge import merge
 from pipeline.settings import load_settings
 from tests.conftest import run_cli, write_inputs, write_table
-
-SKUS = (1000, 1001, 1010)
-STORES = [f"store{i:02}" for i in range(20)]
-LISTINGS = [  # 60 listings, 20 stores of 3
-    {"storeKey": store, "skuId": sku, "price": "1.00", "quantity": 1}
-    for store in STORES
-    for sku in SKUS
-]
-SMALL = {"volume": {"min_count": 10}}  # the default 1,000 would compare nothing this small
-
-
-def _published(output: Path) -> str:
-    return (output / CURRENT).resolve().name
+from tests.publish.volumes import LISTINGS, SMALL, published
 
 
 def test_an_export_cut_in_half_stops_the_build_with_both_counts(tmp_path: Path) -> None:
@@ -46,7 +34,7 @@ def test_an_export_cut_in_half_stops_the_build_with_both_counts(tmp_path: Path) 
         "stores/listings: 30 accepted rows, against 60 in the published build (-50.0%, past "
         "volume.max_drop 20%); if the change is real, build with --accept-volume-change"
     )
-    assert _published(output) == first
+    assert published(output) == first
     # The operator says the change is real: the flag on the command line, or the setting.
     env = {"PIPELINE_VOLUME__MIN_COUNT": "10"}
     args = ("build", "--input", str(cut), "--output", str(output))
@@ -55,7 +43,7 @@ def test_an_export_cut_in_half_stops_the_build_with_both_counts(tmp_path: Path) 
     assert "\nbuild failed: stores/listings: 30 accepted rows, against 60" in refused.stderr
     accepted = run_cli(*args, "--accept-volume-change", env=env)
     assert accepted.returncode == 0, accepted.stderr
-    assert _published(output) != first
+    assert published(output) != first
     report = orjson.loads((output / REPORT_JSON).read_bytes())
     moves = report["build_warnings"]  # the moves let through are on record
     assert moves[0] == (
@@ -120,7 +108,7 @@ def test_the_site_file_count_has_its_own_limit(tmp_path: Path) -> None:
                 volume=volume,
             )
         )
-    assert _published(output) == first.build_id
+    assert published(output) == first.build_id
 
 
 def test_a_volume_limit_names_a_known_table() -> None:

@@ -6,7 +6,6 @@ refused URLs, a damaged lease or pointer, and the exit code of many publishes in
 
 from __future__ import annotations
 
-import http.client
 import threading
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -28,7 +27,15 @@ from pipeline.publish.objectstore import publish_release
 from pipeline.settings import load_settings
 from pipeline.tools.generate import generate
 from tests.conftest import run_cli
-from tests.publish.conftest import Build, S3Server, bucket_keys, check_bucket, pointer
+from tests.publish.conftest import (
+    Build,
+    S3Server,
+    bucket_keys,
+    check_bucket,
+    pointer,
+    relay,
+    reply,
+)
 
 CHANGED_STORE = "store-00003"  # 1 of the 20 stores: 5%
 
@@ -204,18 +211,7 @@ class _Flaky(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
-        upstream = http.client.HTTPConnection(self.server.upstream, timeout=30)
-        upstream.request(self.command, self.path, body, dict(self.headers))
-        answer = upstream.getresponse()
-        data = answer.read()
-        self.send_response(answer.status)
-        for name, value in answer.getheaders():
-            if name.lower() not in ("connection", "content-length", "transfer-encoding"):
-                self.send_header(name, value)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-        upstream.close()
+        reply(self, *relay(self, self.server.upstream, body))
 
     do_GET = do_PUT = do_POST = do_DELETE = forward
 

@@ -14,22 +14,10 @@ import pytest
 
 from pipeline.build import build
 from pipeline.errors import BuildError
-from pipeline.paths import CURRENT, REPORT_JSON, WAREHOUSE
+from pipeline.paths import REPORT_JSON, WAREHOUSE
 from pipeline.settings import Shard, load_settings
 from tests.conftest import run_cli, write_inputs
-
-STORES = [f"store{i:02}" for i in range(20)]
-SKUS = (1000, 1001, 1010)
-LISTINGS = [
-    {"storeKey": store, "skuId": sku, "price": "1.00", "quantity": 1}
-    for store in STORES
-    for sku in SKUS
-]
-SMALL = {"volume": {"min_count": 10}}  # the default 1,000 would compare nothing this small
-
-
-def _published(output: Path) -> str:
-    return (output / CURRENT).resolve().name
+from tests.publish.volumes import LISTINGS, SMALL, STORES, published
 
 
 def _report(output: Path) -> dict[str, Any]:
@@ -53,7 +41,7 @@ def test_one_store_of_twenty_disappearing_stops_the_build_and_names_it(tmp_path:
         "volume.max_stores_lost 1% (at most 0 of 20)"
     )
     assert str(failed.value) == f"{move}; if the change is real, build with --accept-volume-change"
-    assert _published(output) == first
+    assert published(output) == first
     # The operator says the change is real, on the command line.
     args = ("build", "--input", str(cut), "--output", str(output))
     refused = run_cli(*args)
@@ -61,7 +49,7 @@ def test_one_store_of_twenty_disappearing_stops_the_build_and_names_it(tmp_path:
     assert f"\nbuild failed: {move}; if the change is real" in refused.stderr
     accepted = run_cli(*args, "--accept-volume-change")
     assert accepted.returncode == 0, accepted.stderr
-    assert _published(output) != first
+    assert published(output) != first
     assert _report(output)["build_warnings"] == [f"{move}: accepted (accept_volume_change)"]
 
 
@@ -183,7 +171,7 @@ def test_an_optional_table_that_vanishes_stops_the_build_whatever_min_count(
     with pytest.raises(BuildError) as failed:
         build(load_settings(None, input=inputs, output=output))
     assert str(failed.value) == f"{move}; if the change is real, build with --accept-volume-change"
-    assert _published(output) == first
+    assert published(output) == first
     result = build(load_settings(None, input=inputs, output=output, accept_volume_change=True))
     assert result.report.build_warnings == [f"{move}: accepted (accept_volume_change)"]
     # A table allowed to fall to nothing (max_drop 1) may vanish.
