@@ -5,11 +5,17 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
+import threading
+import urllib.request
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import duckdb
 import pytest
@@ -153,3 +159,52 @@ def site_files(site: Path) -> dict[str, Path]:
             path = Path(folder, name)
             files[path.relative_to(site).as_posix()] = path
     return dict(sorted(files.items()))
+
+
+@dataclass
+class S3Server:
+    endpoint: str
+    log: Path
+
+    def bucket(self, name: str) -> str:
+        """Create a bucket; its URL with the prefix `site`."""
+        request = urllib.request.Request(f"{self.endpoint}/{name}", method="PUT")
+        urllib.request.urlopen(request, timeout=30).read()
+        return f"s3://{name}/site"
+
+    def puts(self, url: str) -> list[str]:
+        """The keys (under the URL's prefix) of every PUT the server answered, in order."""
+        path = "/" + url.removeprefix("s3://") + "/"
+        found = re.findall(r'"PUT (\S+) HTTP/1\.1" 200', self.log.read_text())
+        return [unquote(p)[len(path) :] for p in found if unquote(p).startswith(path)]
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    """moto's S3 server on 127.0.0.1, on a port it picks itself (read from its log line)."""
+    log = tmp_path_factory.mktemp("s3") / "requests.log"
+    with log.open("w") as stderr:
+        server = subprocess.Popen(
+            [Path(sys.executable).parent / "moto_server", "-H", "127.0.0.1", "-p", "0"],
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+    try:
+        deadline = datetime.now(UTC) + timedelta(seconds=60)
+        while not (port := re.search(r"Running on http://127\.0\.0\.1:(\d+)", log.read_text())):
+            assert server.poll() is None and datetime.now(UTC) < deadline, log.read_text()
+            threading.Event().wait(0.05)
+        endpoint = f"http://127.0.0.1:{port[1]}"
+        with pytest.MonkeyPatch.context() as env:
+            for name, value in {
+                "AWS_ENDPOINT_URL": endpoint,
+                "AWS_ALLOW_HTTP": "true",
+                "AWS_REGION": "us-east-1",
+                "AWS_ACCESS_KEY_ID": "test",
+                "AWS_SECRET_ACCESS_KEY": "test",
+            }.items():
+                env.setenv(name, value)
+            yield S3Server(endpoint, log)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
