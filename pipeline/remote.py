@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 from urllib.parse import urlsplit
 
 import obstore as obs
 from obstore.store import from_url
+from pydantic import PlainValidator
 
 from pipeline.errors import BuildError, first_line
 
@@ -36,6 +38,20 @@ _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 def is_url(text: str) -> bool:
     """Whether a setting names a URL (`scheme://...`) rather than a local path."""
     return _URL.match(text) is not None
+
+
+def _input_location(value: object) -> Path | str:
+    """An object-store URL (`s3://bucket/prefix`) stays text, which a path would fold
+    (`s3:/bucket`); anything else names a directory."""
+    if isinstance(value, str) and is_url(value):
+        return value
+    if isinstance(value, str | Path):
+        return Path(value)
+    raise ValueError("an input directory or an object-store URL (s3://bucket/prefix)")
+
+
+# Where the raw exports are: a directory, or an object-store URL (`pipeline.ingest.remote`).
+InputLocation = Annotated[Path | str, PlainValidator(_input_location)]
 
 
 def check_url(url: str) -> None:

@@ -17,7 +17,6 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainSerializer,
-    PlainValidator,
     ValidationError,
     field_validator,
 )
@@ -30,7 +29,7 @@ from pydantic_settings import (
 )
 
 from pipeline.contract import TABLES
-from pipeline.remote import is_url
+from pipeline.remote import InputLocation
 
 Variant = Literal["categoryId", "groupId"]
 SITE_FILES = "site"  # the site's file count, among the tables in the volume limits
@@ -224,31 +223,13 @@ class RaySettings(BaseModel):
 DEFAULT_OUTPUT = Path("data/out")
 
 
-def _input_location(value: object) -> Path | str:
-    """An object-store URL (`s3://bucket/prefix`) stays text, which a path would fold
-    (`s3:/bucket`); anything else names a directory."""
-    if isinstance(value, str) and is_url(value):
-        return value
-    if isinstance(value, str | Path):
-        return Path(value)
-    raise ValueError("an input directory or an object-store URL (s3://bucket/prefix)")
-
-
-# Where the raw exports are: a directory, or an object-store URL (`pipeline.ingest.remote`).
-InputLocation = Annotated[Path | str, PlainValidator(_input_location)]
-
-
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="PIPELINE_", env_nested_delimiter="__", extra="forbid", frozen=True
     )
     toml_file: ClassVar[Path | None] = None
 
-    input: InputLocation = Field(
-        default=Path("data"),
-        description="Input directory of raw exports, or an object-store URL of them "
-        "(s3://bucket/prefix, gs://, az://; read with the environment's credentials)",
-    )
+    input: InputLocation = Field(default=Path("data"), description="Input directory or s3:// URL")
     output: Path = Field(default=DEFAULT_OUTPUT, description="Output directory")
     export: ExportSettings = ExportSettings()
     serve: ServeSettings = ServeSettings()

@@ -23,6 +23,7 @@ from pipeline.ingest.raw import create_raw_table
 from pipeline.ingest.remote import list_input
 from pipeline.paths import MANIFEST, MANIFEST_PARQUET, REPORT_JSON, WAREHOUSE, WORK
 from pipeline.remote import open_bucket
+from pipeline.settings import load_settings
 from tests.conftest import SAMPLE, S3Server, rows, run_cli, write_inputs
 
 LISTINGS = TABLES_BY_NAME["listings"]
@@ -222,3 +223,35 @@ def test_parquet_objects_types_come_from_their_footers_as_from_the_files(
     requests = s3.log.read_text().count("/footers/stores/listings/part-1.parquet") - before
     assert requests == 2  # the last 8 bytes, then the footer
     con.close()
+
+
+def test_the_input_setting_keeps_a_url_and_reads_anything_else_as_a_directory() -> None:
+    assert load_settings(None, input="s3://bucket/in").input == "s3://bucket/in"
+    assert load_settings(None, input="data").input == Path("data")
+    assert load_settings(None, input=Path("s3:/folded")).input == Path("s3:/folded")
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("http://host/in", "neither an input directory nor an object-store URL (s3://, s3a://, "),
+        ("s3://bucket/in?x=1", "not a plain bucket and prefix (s3://bucket/prefix, "),
+        ("s3://bucket/../in", "not a plain bucket and prefix (s3://bucket/prefix, "),
+    ],
+)
+def test_an_input_url_that_is_not_a_plain_bucket_and_prefix_is_refused(
+    url: str, problem: str
+) -> None:
+    with pytest.raises(InputError) as raised:
+        list_input(url)
+    assert str(raised.value).startswith(f"{url}: {problem}")
+
+
+def test_a_dry_run_reads_the_bucket_and_leaves_nothing(bucket: str, tmp_path: Path) -> None:
+    url = f"{bucket}/dry-run"
+    upload(url, write_inputs(tmp_path / "in", listings=[]))
+    done = run_cli("build", "--dry-run", "--input", url, "--output", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    summary = orjson.loads(done.stdout)
+    assert summary["input"] == url and summary["tables"]["categories"]["rows"] == 1
+    assert not (tmp_path / "out").exists()
