@@ -18,7 +18,7 @@ import duckdb
 from pipeline.contract import TABLES, Table
 from pipeline.db import comment_table
 from pipeline.errors import InputError
-from pipeline.ingest.files import ACCEPTED, InputFile, check_groups, find_files
+from pipeline.ingest.files import InputFile, check_groups, find_files, missing
 from pipeline.ingest.parquet import append_parquet, parquet_columns, typed_columns
 from pipeline.ingest.raw import (
     SOURCE_FILE,
@@ -62,10 +62,7 @@ def table_files(input_dir: Path, table: Table) -> list[InputFile]:
     """The table's files; none is an error for a required table."""
     files = find_files(input_dir, table)
     if not files and not table.optional:
-        raise InputError(
-            f"{input_dir / table.group / table.name}: missing required input (expected "
-            f"{table.name}.<ext> or a folder {table.name}/ of such files; <ext>: {ACCEPTED})"
-        )
+        raise missing(str(input_dir / table.group / table.name), table)
     return files
 
 

@@ -80,6 +80,15 @@ def changed(name: str, what: str) -> InputError:
     )
 
 
+def missing(where: str, table: Table) -> InputError:
+    """The one message for a required table with no file (`where`: its path or URL, less the
+    extension)."""
+    return InputError(
+        f"{where}: missing required input (expected {table.name}.<ext> or a folder "
+        f"{table.name}/ of such files; <ext>: {ACCEPTED})"
+    )
+
+
 def signature(st: os.stat_result) -> tuple[int, ...]:
     """What changes when a file is written to or replaced, at the cost of a stat: inode, size,
     modification and change times (the way git's index tells a changed file). Not the device,

@@ -32,7 +32,14 @@ import obstore as obs
 
 from pipeline.contract import TABLES, Table
 from pipeline.errors import BuildError, InputError, first_line
-from pipeline.ingest.files import InputFile, changed, check_entry, checked_kind, signature
+from pipeline.ingest.files import (
+    InputFile,
+    changed,
+    check_entry,
+    checked_kind,
+    missing,
+    signature,
+)
 from pipeline.ingest.parquet import parquet_columns, typed_columns
 from pipeline.remote import FAILURES, SCHEMES, open_bucket
 
@@ -126,10 +133,7 @@ class RemoteInput:
         """The table's objects; none is an error for a required table."""
         files = self.tables[table.name]
         if not files and not table.optional:
-            raise InputError(
-                f"{self.url}/{table.group}/{table.name}: missing required input (expected "
-                f"{table.name}.<ext> or a folder {table.name}/ of such objects)"
-            )
+            raise missing(f"{self.url}/{table.group}/{table.name}", table)
         return files
 
 
