@@ -22,6 +22,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from obstore.store import ObjectStore
 
 CHUNK_BYTES = 8 << 20  # a download is written to disk in pieces of about this size
+DOWNLOADS = 8  # objects the driver downloads at once: their requests' latency overlaps
 _PARQUET_MAGIC = b"PAR1"
 
 
@@ -217,9 +219,9 @@ def downloaded(listing: RemoteInput, root: Path | None, tables: Sequence[Table])
         root = root or Path(temporary)
         try:
             root.mkdir(parents=True, exist_ok=True)
-            for table in tables:
-                for file in listing.files(table):
-                    file.download(root, store)
+            files = [f for table in tables for f in listing.files(table)]
+            with ThreadPoolExecutor(DOWNLOADS) as pool:  # obstore lets go of the GIL
+                list(pool.map(lambda f: f.download(root, store), files))  # the first error
             with named_as(root, listing.url):
                 yield root
         finally:
