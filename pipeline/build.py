@@ -14,7 +14,7 @@ from pipeline import db, export, ingest, transform
 from pipeline.contract import TABLES
 from pipeline.export.pages.inventory import count_pages, count_store_channels
 from pipeline.export.records.digests import inputs_digest, table_sums
-from pipeline.paths import POOL, SITE
+from pipeline.paths import INPUT, POOL, SITE
 from pipeline.progress import SILENT, Reporter
 from pipeline.publish.night import Night
 from pipeline.publish.release import BuildResult, exclusive
@@ -34,7 +34,9 @@ def _build(night: Night) -> BuildResult:
     try:
         db.create_schemas(con)
         with night.stage("ingest", len(TABLES), "tables") as advance:
-            ingested = ingest.ingest_all(con, settings.input, advance, settings.max_columns)
+            ingested = ingest.ingest_all(
+                con, settings.input, advance, settings.max_columns, night.work / INPUT
+            )
         with night.stage("transform", len(STEPS), "steps") as advance:
             steps = transform.run_steps(con, advance)
         night.audit(con, ingested, steps)

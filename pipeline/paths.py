@@ -5,6 +5,7 @@ OUTPUT/<link> -> current/<link>          stable links into it (LINKS)
 OUTPUT/releases/<build_id>/              a release: warehouse, site, manifest, report, ...
 OUTPUT/pages/<storeKey>-<digest>/        a store's pages, shared by the releases linking it
 OUTPUT/.work/<build_id>/                 a build in progress, or the last failed one
+OUTPUT/.work/<build_id>/input/           an object-store input's objects, while they are read
 OUTPUT/.build.lock                       one build at a time
 """
 
@@ -33,6 +34,7 @@ CURRENT = "current"
 RELEASES = "releases"
 POOL = "pages"  # stores' page folders, shared by the releases that link to them
 WORK = ".work"
+INPUT = "input"  # in a build's work folder: the objects of an object-store input (`ingest.remote`)
 LOCK = ".build.lock"
 DISCARDED = ".discarded-"  # a folder being deleted: renamed out of its name first
 

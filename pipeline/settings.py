@@ -29,6 +29,7 @@ from pydantic_settings import (
 )
 
 from pipeline.contract import TABLES
+from pipeline.remote import InputLocation
 
 Variant = Literal["categoryId", "groupId"]
 SITE_FILES = "site"  # the site's file count, among the tables in the volume limits
@@ -228,7 +229,7 @@ class Settings(BaseSettings):
     )
     toml_file: ClassVar[Path | None] = None
 
-    input: Path = Field(default=Path("data"), description="Input directory of raw exports")
+    input: InputLocation = Field(default=Path("data"), description="Input directory or s3:// URL")
     output: Path = Field(default=DEFAULT_OUTPUT, description="Output directory")
     export: ExportSettings = ExportSettings()
     serve: ServeSettings = ServeSettings()

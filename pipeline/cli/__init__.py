@@ -47,7 +47,12 @@ def main() -> None:
 
 
 @main.command("build")
-@click.option("--input", "input_dir", type=click.Path(path_type=Path), help="Input directory.")
+@click.option(
+    "--input",
+    "input_dir",
+    help="Input directory, or an object-store URL (s3://bucket/prefix, gs://, az://) read with "
+    "the environment's endpoint and credentials (AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, ...).",
+)
 @click.option("--output", "output_dir", type=click.Path(path_type=Path), help="Output directory.")
 @click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="TOML settings.")
 @click.option("--shard", help="I/N: export only the stores of shard I of N.")
@@ -62,7 +67,7 @@ def main() -> None:
 @click.option("--address", help="--engine ray: the cluster's address (default: a local one).")
 @failures
 def build_command(
-    input_dir: Path | None,
+    input_dir: str | None,
     output_dir: Path | None,
     config: Path | None,
     shard: str | None,

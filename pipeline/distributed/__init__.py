@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -32,8 +36,11 @@ from pipeline.export.records.digests import TableSums, add_sums, inputs_digest, 
 from pipeline.export.records.manifest import Manifest, file_counts
 from pipeline.export.records.report import DistributedFigures
 from pipeline.export.records.state import previous_pages
-from pipeline.ingest import IngestedTable, check_input, ingest_table, raw_types, table_files
+from pipeline.ingest import IngestedTable, check_input, ingest_table, raw_types, remote, table_files
+from pipeline.ingest.files import InputFile
 from pipeline.ingest.raw import comment_raw_table, create_raw_table
+from pipeline.ingest.remote import RemoteFile, RemoteInput, downloaded, list_input
+from pipeline.paths import INPUT
 from pipeline.progress import SILENT, Reporter
 from pipeline.publish.merge import union_sites
 from pipeline.publish.night import Night
@@ -65,23 +72,23 @@ def _build(night: Night, ray: Any) -> BuildResult:
     try:
         db.create_schemas(con)
         with night.stage("ingest", len(TABLES), "tables") as advance:
-            check_input(settings.input)
-            files = table_files(settings.input, LISTINGS)
-            typed = raw_types(con, LISTINGS, files)
+            listed = _listings(con, settings.input)
+            files, typed = listed.files, listed.typed
             task = ray.remote(ingest_listings).options(num_returns=shards + 1, **options)
             parts = [
-                task.remote(settings.input, f, typed, shards, settings.max_columns) for f in files
+                task.remote(listed.input_dir, f, typed, shards, settings.max_columns) for f in files
             ]
             ingested = {}
-            for table in TABLES:
-                if table is not LISTINGS:
-                    ingested[table.name] = ingest_table(
-                        con, settings.input, table, settings.max_columns
-                    )
-                advance(1)
+            with _other_tables(listed, night.work / INPUT) as input_dir:
+                for table in TABLES:
+                    if table is not LISTINGS:
+                        ingested[table.name] = ingest_table(
+                            con, input_dir, table, settings.max_columns
+                        )
+                    advance(1)
             read: list[IngestedPart] = ray.get([p[0] for p in parts])
             file_sums = [r.sums for r in read]
-            names = tuple(f.source(settings.input) for f in files)
+            names = listed.names
             rows = add_sums(file_sums)[0]
             ingested[LISTINGS.name] = IngestedTable(LISTINGS, names, rows)
         with night.stage("catalog", len(CATALOG_STEPS), "steps") as advance:
@@ -140,6 +147,43 @@ def _build(night: Night, ray: Any) -> BuildResult:
         con.close()
         raise
     return night.finish(con, site, ordered, steps, inputs_digest(sums, settings.export))
+
+
+@dataclass(frozen=True)
+class _Listings:
+    """The listings' files as their tasks are handed them: a local input's by path under its
+    directory (which every worker reads); an object-store input's as descriptions of their
+    objects, which each task downloads to its own machine (`input_dir` None, `remote` the
+    listing the driver reads the other tables from)."""
+
+    input_dir: Path | None
+    files: Sequence[InputFile | RemoteFile]
+    typed: dict[str, str]
+    names: tuple[str, ...]  # their source names, relative to the input
+    remote: RemoteInput | None = None
+
+
+def _listings(con: duckdb.DuckDBPyConnection, source: Path | str) -> _Listings:
+    """The input checked and listed once; the listings' files and the types they load with."""
+    if isinstance(source, Path):
+        check_input(source)
+        files = table_files(source, LISTINGS)
+        names = tuple(f.source(source) for f in files)
+        return _Listings(source, files, raw_types(con, LISTINGS, files), names)
+    listing = list_input(source)
+    objects = listing.files(LISTINGS)
+    typed = remote.raw_types(con, LISTINGS, objects)
+    return _Listings(None, objects, typed, tuple(f.key for f in objects), listing)
+
+
+def _other_tables(listed: _Listings, scratch: Path) -> AbstractContextManager[Path]:
+    """The input directory the driver ingests the other tables from: a local input's own, or
+    their objects downloaded under `scratch` (the listings' are not: their tasks read them)."""
+    if listed.remote is None:
+        assert listed.input_dir is not None
+        return nullcontext(listed.input_dir)
+    others = [t for t in TABLES if t is not LISTINGS]
+    return downloaded(listed.remote, scratch, others)
 
 
 def _store_tables_emptied(con: duckdb.DuckDBPyConnection, typed: dict[str, str]) -> None:

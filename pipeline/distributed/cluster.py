@@ -10,7 +10,8 @@ engine's failures mean to the build.
   build, and reaped with its driver however the driver ends (`reaper`).
 
 A task that could not be run to its end in its retries (its worker, node or result lost) is a
-handled failure of the build (exit 1, one line), not a crash.
+handled failure of the build (exit 1, one line), not a crash; a task that stopped on a handled
+failure (a bad input file) is that failure, its own line, not Ray's wrapper of it.
 """
 
 from __future__ import annotations
@@ -83,6 +84,10 @@ def _lost_tasks_fail(ray: Any, config: RaySettings) -> Iterator[None]:
             f"a task of the build could not be run ({type(exc).__name__}, after ray.retries = "
             f"{config.retries}): {_first_line(exc)} Nothing was published."
         ) from exc
+    except ray.exceptions.RayTaskError as exc:
+        if isinstance(exc.cause, BuildError):
+            raise exc.cause from None
+        raise
 
 
 def _first_line(exc: BaseException) -> str:

@@ -23,9 +23,10 @@ import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
 from pipeline import db, export, transform
 from pipeline.contract import STORE_KEY, TABLES_BY_NAME
 from pipeline.export.records.digests import StoreRecord, TableSums, table_sums
-from pipeline.ingest import ingest_file
+from pipeline.ingest import ingest_file, ingest_object
 from pipeline.ingest.files import InputFile
 from pipeline.ingest.raw import create_raw_table
+from pipeline.ingest.remote import RemoteFile
 from pipeline.paths import POOL, SITE
 from pipeline.settings import Settings, Shard, shard_of
 from pipeline.transform import StepResult
@@ -79,16 +80,26 @@ class IngestedPart:
 
 
 def ingest_listings(
-    input_dir: Path, file: InputFile, typed: dict[str, str], shards: int, max_columns: int
+    input_dir: Path | None,
+    file: InputFile | RemoteFile,
+    typed: dict[str, str],
+    shards: int,
+    max_columns: int,
 ) -> tuple[IngestedPart, *tuple[pa.Table, ...]]:
     """One listings file as the one-machine ingest loads it (adapters, source file and row),
-    cut into its shards' parts. Returns what it read, then one part a shard."""
+    cut into its shards' parts. Returns what it read, then one part a shard. A file of a local
+    input is read under `input_dir`; an object of an object-store input is downloaded by the
+    task into scratch space of its own machine, read and removed (`ingest_object`)."""
     table = TABLES_BY_NAME["listings"]
     con = db.connect(threads=1)
     try:
         con.execute("CREATE SCHEMA raw")
         create_raw_table(con, table, typed)
-        ingest_file(con, input_dir, table, file, typed, max_columns)
+        if isinstance(file, RemoteFile):
+            ingest_object(con, table, file, typed, max_columns)
+        else:
+            assert input_dir is not None, "a local file is read under its input directory"
+            ingest_file(con, input_dir, table, file, typed, max_columns)
         parts = split_by_shard(con, "raw.listings", shards)
         read = IngestedPart(
             table_sums(con, "raw.listings"), sum(p.nbytes for p in parts), peak_rss_mb()

@@ -3,10 +3,12 @@ and row number. Nothing is inferred: the contract's declared columns are read (a
 optional one is null, unknown ones are kept, packed by `raw`). Text is loaded as written, so
 that staging casts it by declared types and a bad value is reported as it was; a Parquet column
 whose type holds the values keeps it (`parquet`), as there is no text to parse. Which files make
-a table: `files`; the formats: `text`, `parquet`, `adapters`."""
+a table: `files`; the formats: `text`, `parquet`, `adapters`; an input in an object store:
+`remote`."""
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +18,7 @@ import duckdb
 from pipeline.contract import TABLES, Table
 from pipeline.db import comment_table
 from pipeline.errors import InputError
-from pipeline.ingest.files import ACCEPTED, InputFile, check_groups, find_files
+from pipeline.ingest.files import InputFile, check_groups, find_files, missing
 from pipeline.ingest.parquet import append_parquet, parquet_columns, typed_columns
 from pipeline.ingest.raw import (
     SOURCE_FILE,
@@ -26,6 +28,7 @@ from pipeline.ingest.raw import (
     conform,
     create_raw_table,
 )
+from pipeline.ingest.remote import RemoteFile, downloaded, list_input, named_as
 from pipeline.ingest.text import read_file
 from pipeline.progress import Advance
 from pipeline.settings import MAX_COLUMNS
@@ -59,10 +62,7 @@ def table_files(input_dir: Path, table: Table) -> list[InputFile]:
     """The table's files; none is an error for a required table."""
     files = find_files(input_dir, table)
     if not files and not table.optional:
-        raise InputError(
-            f"{input_dir / table.group / table.name}: missing required input (expected "
-            f"{table.name}.<ext> or a folder {table.name}/ of such files; <ext>: {ACCEPTED})"
-        )
+        raise missing(str(input_dir / table.group / table.name), table)
     return files
 
 
@@ -150,11 +150,42 @@ def record_keyed_columns(con: duckdb.DuckDBPyConnection, table: Table, seen: set
     )
 
 
+def ingest_object(
+    con: duckdb.DuckDBPyConnection,
+    table: Table,
+    file: RemoteFile,
+    typed: dict[str, str],
+    max_columns: int = MAX_COLUMNS,
+) -> int:
+    """`ingest_file` of an object: downloaded into a scratch folder of this machine's, read,
+    and removed."""
+    with tempfile.TemporaryDirectory(prefix="pipeline-input-") as scratch:
+        root = Path(scratch)
+        local = file.download(root)
+        with named_as(root, file.url):
+            return ingest_file(con, root, table, local, typed, max_columns)
+
+
 def ingest_all(
     con: duckdb.DuckDBPyConnection,
-    input_dir: Path,
+    source: Path | str,
     advance: Advance | None = None,
     max_columns: int = MAX_COLUMNS,
+    scratch: Path | None = None,
+) -> list[IngestedTable]:
+    """Every table of the input: a directory, or an object-store URL whose objects are
+    downloaded under `scratch` (a temporary folder if None) and removed once read."""
+    if isinstance(source, Path):
+        return _ingest_directory(con, source, advance, max_columns)
+    with downloaded(list_input(source), scratch, TABLES) as input_dir:
+        return _ingest_directory(con, input_dir, advance, max_columns)
+
+
+def _ingest_directory(
+    con: duckdb.DuckDBPyConnection,
+    input_dir: Path,
+    advance: Advance | None,
+    max_columns: int,
 ) -> list[IngestedTable]:
     check_input(input_dir)
     con.execute("CREATE SCHEMA IF NOT EXISTS raw")

@@ -57,10 +57,7 @@ class InputFile:
         except OSError as exc:
             raise InputError(f"{self.path}: cannot read: {exc.strerror or exc}") from exc
         if self.signature is not None and now != self.signature:
-            raise InputError(
-                f"{self.path}: changed while the build read it (size, modification time or "
-                "inode); nothing of it was used: build again once the export is complete"
-            )
+            raise changed(str(self.path), "size, modification time or inode")
 
     def source(self, input_dir: Path) -> str:
         """The file as the build names it (raw.*._source_file, the report): relative to the
@@ -72,6 +69,24 @@ class InputFile:
         """The name without its format and compression extensions: `Shop-A.csv.gz` -> `Shop-A`."""
         parts = 2 if self.compression else 1
         return self.path.name.rsplit(".", parts)[0]
+
+
+def changed(name: str, what: str) -> InputError:
+    """The one message for an input file (or object) that changed while the build read it,
+    told by `what` (its stat, or its ETag)."""
+    return InputError(
+        f"{name}: changed while the build read it ({what}); nothing of it was used: build "
+        "again once the export is complete"
+    )
+
+
+def missing(where: str, table: Table) -> InputError:
+    """The one message for a required table with no file (`where`: its path or URL, less the
+    extension)."""
+    return InputError(
+        f"{where}: missing required input (expected {table.name}.<ext> or a folder "
+        f"{table.name}/ of such files; <ext>: {ACCEPTED})"
+    )
 
 
 def signature(st: os.stat_result) -> tuple[int, ...]:
@@ -131,19 +146,22 @@ def check_groups(input_dir: Path, tables: Sequence[Table]) -> None:
     case of it: `stores/Stores.csv` or `stores/excluded-categories.csv` would otherwise vanish,
     and an optional table with them."""
     for group in sorted({t.group for t in tables}):
-        base = input_dir / group
-        names = sorted(t.name for t in tables if t.group == group)
-        for entry in _entries(base):
-            if entry.name.split(".", 1)[0] not in names:
-                raise InputError(
-                    f"{entry}: not a file or folder of any table of {group}/ "
-                    f"(expected one of {', '.join(names)}, as <table>.<ext> or <table>/)"
-                )
+        for entry in _entries(input_dir / group):
+            check_entry(str(entry), entry.name, group, tables)
+
+
+def check_entry(where: str, name: str, group: str, tables: Sequence[Table]) -> None:
+    """An entry `name` of a tables' folder `group` is named for one of its tables."""
+    names = sorted(t.name for t in tables if t.group == group)
+    if name.split(".", 1)[0] not in names:
+        raise InputError(
+            f"{where}: not a file or folder of any table of {group}/ "
+            f"(expected one of {', '.join(names)}, as <table>.<ext> or <table>/)"
+        )
 
 
 def _checked(path: Path, root: Path) -> InputFile:
     """The entry as an input file, or an InputError saying why it cannot be one."""
-    kind = kind_of(path.name)
     try:
         st = path.stat()  # follows a link; never opens (a named pipe would block)
         mode = st.st_mode
@@ -163,12 +181,17 @@ def _checked(path: Path, root: Path) -> InputFile:
     if not stat.S_ISREG(mode):
         what = "a named pipe" if stat.S_ISFIFO(mode) else "a socket or device"
         raise InputError(f"{path}: not a regular file ({what})")
+    return InputFile(path, *checked_kind(str(path), path.name), signature=signature(st))
+
+
+def checked_kind(where: str, name: str) -> tuple[str, str | None]:
+    """(format, compression) of a file named `name`, or an InputError naming it (`where`)."""
+    kind = kind_of(name)
     if kind is None:
-        name = path.name.lower()
-        if any(name.endswith(f".parquet{ext}") for ext in COMPRESSIONS):
-            raise InputError(f"{path}: a compressed Parquet file (Parquet compresses its pages)")
-        raise InputError(f"{path}: not an input file (expected {ACCEPTED})")
-    return InputFile(path, *kind, signature=signature(st))
+        if any(name.lower().endswith(f".parquet{ext}") for ext in COMPRESSIONS):
+            raise InputError(f"{where}: a compressed Parquet file (Parquet compresses its pages)")
+        raise InputError(f"{where}: not an input file (expected {ACCEPTED})")
+    return kind
 
 
 def open_binary(file: InputFile) -> io.BufferedReader:

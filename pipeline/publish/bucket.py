@@ -24,33 +24,25 @@ import hashlib
 import io
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 import obstore as obs
 import orjson
 import polars as pl
-from obstore.store import from_url
 
 from pipeline.api.responses import HTML, JSON
 from pipeline.api.urls import STORES_DIR, store_column, store_of
-from pipeline.errors import BuildError, first_line
+from pipeline.errors import BuildError
 from pipeline.export.records.manifest import Manifest
+from pipeline.remote import FAILURES as FAILURES  # re-exported: the URL rules' one home
+from pipeline.remote import RETRY as RETRY
+from pipeline.remote import SCHEMES as SCHEMES
+from pipeline.remote import check_url as check_url
+from pipeline.remote import open_bucket as open_bucket
 
 if TYPE_CHECKING:
-    from obstore.store import ObjectStore, RetryConfig
-
-SCHEMES = ("s3", "s3a", "gs", "az", "abfs", "abfss")
-# obstore retries 5xx answers, connection errors and dropped connections of every request,
-# with exponential backoff and jitter: 100 ms, 200 ms, ... up to 10 s, for at most 2 minutes.
-RETRY: RetryConfig = {
-    "max_retries": 8,
-    "backoff": {"init_backoff": timedelta(milliseconds=100), "max_backoff": timedelta(seconds=10)},
-    "retry_timeout": timedelta(minutes=2),
-}
-FAILURES = (obs.exceptions.BaseError, OSError)  # what a request or a file may raise
+    from obstore.store import ObjectStore
 
 POINTER = "current.json"
 LEASE = "lease.json"
@@ -59,48 +51,6 @@ STORES = "stores/"
 COMMON = "common/"
 RELEASE_DOC = "release.json"
 PART_STORES = 10_000  # stores a part of the release's map
-# A bucket name as S3 allows it; a prefix of plain segments (no `.`/`..`, nothing escaped).
-_BUCKET = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.-_")
-_SEGMENT = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
-
-
-def check_url(url: str) -> None:
-    """Refuse, in one line, a `--to` that is not a plain bucket and prefix: a query, a fragment,
-    `.`/`..` segments, escapes or other characters a store would silently rewrite."""
-    scheme = url.partition("://")[0]
-    if scheme not in SCHEMES:
-        raise BuildError(
-            f"{url}: not an object-store URL (s3://bucket/prefix); a local directory is "
-            "published by `pipeline build --output DIR`, atomically"
-        )
-    parts = urlsplit(url)
-    segments = parts.path.split("/")[1:]
-    if segments and segments[-1] == "":
-        segments.pop()  # one trailing slash
-    bad = (
-        "?" in url
-        or "#" in url
-        or "@" in parts.netloc
-        or not parts.netloc
-        or not set(parts.netloc) <= _BUCKET
-        or any(s in ("", ".", "..") or not set(s) <= _SEGMENT for s in segments)
-    )
-    if bad:
-        raise BuildError(
-            f"{url}: not a plain bucket and prefix ({scheme}://bucket/prefix, the prefix of "
-            "letters, digits, '.', '_' and '-' segments, no query, fragment, '..' or escapes)"
-        )
-
-
-def open_bucket(url: str) -> ObjectStore:
-    """The store at `url` (s3://bucket/prefix); endpoint, region and credentials from the
-    environment (AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, ...), as AWS's tools read
-    them."""
-    check_url(url)
-    try:
-        return from_url(url, retry_config=RETRY)
-    except (ValueError, *FAILURES) as exc:
-        raise BuildError(f"{url}: {first_line(exc)}") from None
 
 
 def attributes(key: str) -> dict[str, str]:
