@@ -9,7 +9,9 @@ attempt, and a store folder already in the pool is kept only when it holds the v
 
 from __future__ import annotations
 
+import fcntl
 import itertools
+import os
 import resource
 import secrets
 import shutil
@@ -242,7 +244,11 @@ def build_shard_to_bucket(
     scratch = settings.ray.scratch
     if scratch is not None:
         scratch.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="pipeline-shard-", dir=scratch))
+    _sweep_scratch(Path(scratch or tempfile.gettempdir()))
+    folder = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=scratch))
+    lock = (folder / f"{SCRATCH_LOCK}-new").open("w")
+    fcntl.flock(lock, fcntl.LOCK_EX)  # held while the task lives: see `_sweep_scratch`
+    os.rename(folder / f"{SCRATCH_LOCK}-new", folder / SCRATCH_LOCK)  # only once held
     attempt = secrets.token_hex(4)
     try:
         con, steps = _shard_warehouse(settings, folder, catalog, stores, listings)
@@ -281,3 +287,21 @@ def build_shard_to_bucket(
         )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+        lock.close()
+
+
+SCRATCH_PREFIX = "pipeline-shard-"
+SCRATCH_LOCK = ".lock"
+
+
+def _sweep_scratch(scratch: Path) -> None:
+    """Remove the scratch folders of shard tasks that died on this node (a killed worker
+    cleans nothing): a live task holds its folder's lock (`flock`, a node-local file), so a
+    folder whose lock can be taken belongs to no task."""
+    for folder in scratch.glob(f"{SCRATCH_PREFIX}*"):
+        try:
+            with (folder / SCRATCH_LOCK).open("r") as held:
+                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                shutil.rmtree(folder, ignore_errors=True)
+        except OSError:  # held by a live task, or no lock yet (one starting): left alone
+            continue

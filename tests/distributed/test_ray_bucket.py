@@ -7,6 +7,7 @@ killed worker, a killed driver and a stale task attempt leave the bucket whole."
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ import pytest
 import ray
 
 from pipeline import db, ingest, transform
+from pipeline.build import build
 from pipeline.distributed import CATALOG_TABLES, build_on_ray
 from pipeline.distributed.parts import BucketShard
 from pipeline.distributed.tasks import build_shard_to_bucket, split_by_shard
@@ -35,10 +37,10 @@ from pipeline.publish.collect import collect
 from pipeline.publish.objectstore import publish_release
 from pipeline.serve.reader import BucketReader
 from pipeline.settings import Settings, Shard, load_settings
+from pipeline.tools.generate import generate
 from pipeline.transform.steps import CATALOG_STEPS, STORE_TABLES
 from tests.bucket import Build, check_bucket, only_kept_left
 from tests.conftest import ROOT, S3Server
-from tests.distributed.test_ray import CHANGED, nights  # noqa: F401  (a fixture)
 
 TRIGGER = "PIPELINE_TEST_KILL_TRIGGER"
 
@@ -87,6 +89,34 @@ def cluster(s3: S3Server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     ray.shutdown()
 
 
+CHANGED = {"store-00003"}  # 1 store of 20: 5%
+
+
+@pytest.fixture(scope="module")
+def nights(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Path]]:
+    """Two small inputs and their one-machine builds: a generated one of 20 stores ("same"),
+    and a copy where one store (5%, `CHANGED`) changed a price ("changed")."""
+    same = tmp_path_factory.mktemp("bucket-same")
+    generate(same, stores=20, listings=400, seed=7)
+    changed = tmp_path_factory.mktemp("bucket-changed")
+    shutil.copytree(same, changed, dirs_exist_ok=True)
+    listings = changed / "stores" / "listings" / "part-000.parquet"
+    rows = pl.read_parquet(listings)
+    assert rows.filter(pl.col("storeKey").is_in(CHANGED)).height > 0
+    rows = rows.with_columns(
+        price=pl.when(pl.col("storeKey").is_in(CHANGED))
+        .then(pl.col("price") + pl.lit(1, pl.Decimal(12, 2)))
+        .otherwise(pl.col("price"))
+    )
+    rows.write_parquet(listings)
+    built = {}
+    for name, inputs in (("same", same), ("changed", changed)):
+        one_machine = tmp_path_factory.mktemp(f"bucket-one-{name}")
+        build(load_settings(None, input=inputs, output=one_machine))
+        built[name] = (inputs, one_machine)
+    return built
+
+
 def _night(inputs: Path, output: Path, url: str, shards: int, scratch: Path) -> Settings:
     ray_settings = {"shards": shards, "to": url, "scratch": scratch}
     return load_settings(None, input=inputs, output=output, engine="ray", ray=ray_settings)
@@ -117,7 +147,7 @@ def _check_night(url: str, one_machine: Path, output: Path, scratch: Path) -> No
 def test_a_night_straight_to_the_bucket_is_the_one_machine_build(
     cluster: Path,
     s3: S3Server,
-    nights: dict[str, tuple[Path, Path]],  # noqa: F811
+    nights: dict[str, tuple[Path, Path]],
     shards: int,
     tmp_path: Path,
 ) -> None:
@@ -126,45 +156,36 @@ def test_a_night_straight_to_the_bucket_is_the_one_machine_build(
     output, scratch = tmp_path / "out", tmp_path / "scratch"
     build_on_ray(_night(inputs, output, url, shards, scratch))
     _check_night(url, one_machine, output, scratch)
+    release = BucketReader(url).snapshot()
+    assert release is not None
+    puts = s3.puts(url)
+    assert len(set(puts)) == len(puts)  # no key written twice
+    assert {k.split("/")[1] for k in _page_puts(s3, url, 0) if k.startswith(STORES)} == set(
+        release.stores
+    )
 
 
 def test_later_nights_upload_only_the_changed_stores_versions(
     cluster: Path,
     s3: S3Server,
-    nights: dict[str, tuple[Path, Path]],  # noqa: F811
+    nights: dict[str, tuple[Path, Path]],
     tmp_path: Path,
 ) -> None:
-    """Night 1 uploads every store; night 2, the same input, no page; night 3, with 5% of the
-    stores changed, only those stores' new versions."""
-    url = s3.bucket("three-nights")
+    """A one-machine `pipeline publish` first (it writes the same store records with
+    versions); then a Ray night of the same input uploads no page; a night with 5% of the
+    stores changed, only those stores' new versions; and a one-machine publish of that input
+    after it, nothing."""
+    url = s3.bucket("nights")
     output, scratch = tmp_path / "out", tmp_path / "scratch"
+    publish_release(_release(nights["same"][1]), url)
     uploaded: list[set[str]] = []
-    for name in ("same", "same", "changed"):
+    for name in ("same", "changed"):
         inputs, one_machine = nights[name]
         before = len(s3.puts(url))
         build_on_ray(_night(inputs, output, url, 2, scratch))
         _check_night(url, one_machine, output, scratch)
         uploaded.append({k.split("/")[1] for k in _page_puts(s3, url, before)})
-    assert len(uploaded[0]) == 40 + 1  # every store, and the common pages' version
-    assert uploaded[1] == set()
-    assert uploaded[2] == CHANGED
-
-
-def test_one_machine_publishes_and_ray_nights_carry_each_others_versions(
-    cluster: Path,
-    s3: S3Server,
-    nights: dict[str, tuple[Path, Path]],  # noqa: F811
-    tmp_path: Path,
-) -> None:
-    """`pipeline publish` writes the same store records with versions: a Ray night after it
-    uploads only the changed stores, and a publish after a Ray night of the same input none."""
-    url = s3.bucket("mixed")
-    output, scratch = tmp_path / "out", tmp_path / "scratch"
-    publish_release(_release(nights["same"][1]), url)
-    before = len(s3.puts(url))
-    build_on_ray(_night(nights["changed"][0], output, url, 2, scratch))
-    _check_night(url, nights["changed"][1], output, scratch)
-    assert {k.split("/")[1] for k in _page_puts(s3, url, before)} == CHANGED
+    assert uploaded == [set(), CHANGED]
     before = len(s3.puts(url))
     published = publish_release(_release(nights["changed"][1]), url)
     assert published.uploaded == 0 and _page_puts(s3, url, before) == []
@@ -173,7 +194,7 @@ def test_one_machine_publishes_and_ray_nights_carry_each_others_versions(
 def test_a_killed_worker_and_a_killed_driver_leave_the_bucket_whole(
     cluster: Path,
     s3: S3Server,
-    nights: dict[str, tuple[Path, Path]],  # noqa: F811
+    nights: dict[str, tuple[Path, Path]],
     tmp_path: Path,
 ) -> None:
     """A shard's worker killed in the middle: its task runs again, and the night commits the
@@ -234,7 +255,7 @@ def _keys(url: str) -> list[str]:
 def test_a_stale_task_attempt_writes_only_keys_no_commit_names(
     cluster: Path,
     s3: S3Server,
-    nights: dict[str, tuple[Path, Path]],  # noqa: F811
+    nights: dict[str, tuple[Path, Path]],
     tmp_path: Path,
 ) -> None:
     """After a committed night, its shard 0 run again by hand, outside Ray, as an attempt of
