@@ -3,8 +3,10 @@ driver and its finalize step; the tasks in `tasks`). The catalog is built once o
 each shard of stores is built by a task over only its rows, so no task reads every listing;
 the driver unions the shards and ends with the one-machine build's own release tail
 (`Night.finish`), so the two publish the same release. Nothing is published before every shard
-finished. The steps, retries and the shared output directory: README, "The build on a Ray
-cluster"."""
+finished. With `ray.to` (`--to s3://...`), the shards share nothing but the bucket: each builds
+in scratch of its own and uploads its stores' versions and its parts, and the driver composes
+and commits the release from them (`_bucket_night`, `parts`). The steps, retries and the
+shared output directory: README, "The build on a Ray cluster"."""
 
 from __future__ import annotations
 
