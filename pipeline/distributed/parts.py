@@ -31,12 +31,13 @@ import polars as pl
 import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
 
 from pipeline.api.urls import store_column
-from pipeline.errors import BuildError
+from pipeline.errors import BuildError, first_line
 from pipeline.export.records.digests import StoreRecord
 from pipeline.export.records.manifest import SCHEMA, Manifest
 from pipeline.paths import MANIFEST_PARQUET, STORES
 from pipeline.publish.bucket import (
     BUILDS,
+    FAILURES,
     VERSIONED_RECORDS,
     Release,
     content_versions,
@@ -135,7 +136,10 @@ def publish_shard(
     names = [MANIFEST_PARQUET, STORES, *(f"{t}.parquet" for t in tables)]
     files = [(f"site/{p}", k) for p, k in pages] + [(n, parts + n) for n in names]
     store = open_bucket(job.url)
-    asyncio.run(put_files(store, folder, files, JOBS))
+    try:
+        asyncio.run(put_files(store, folder, files, JOBS))
+    except FAILURES as exc:  # past obstore's retries: the night fails, the pointer stays
+        raise BuildError(f"{job.url}: shard {index}: {first_line(exc)}") from None
     part_bytes = sum((folder / n).stat().st_size for n in names)
     return Uploaded(
         parts,
@@ -169,11 +173,13 @@ def fetch_parts(url: str, prefix: str, names: Sequence[str], folder: Path) -> No
 def _download(store: ObjectStore, key: str, target: Path) -> None:
     try:
         got = obs.get(store, key)
+        with target.open("wb") as fh:
+            for chunk in got.stream(min_chunk_size=DOWNLOAD_CHUNK):
+                fh.write(memoryview(chunk))
     except FileNotFoundError:
-        raise BuildError(f"{key}: a shard's part is missing from the bucket") from None
-    with target.open("wb") as fh:
-        for chunk in got.stream(min_chunk_size=DOWNLOAD_CHUNK):
-            fh.write(memoryview(chunk))
+        raise BuildError(f"{key}: missing from the bucket; nothing was published") from None
+    except FAILURES as exc:
+        raise BuildError(f"{key}: {first_line(exc)}; nothing was published") from None
 
 
 def fetch_manifest(url: str, release: Release, target: Path) -> Manifest:

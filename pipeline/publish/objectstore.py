@@ -354,12 +354,16 @@ def commit_night(
     grace: float = GRACE,
 ) -> int:
     """Commit a Ray night's release (its versions already in the bucket) by `_Publish.commit`,
-    fenced by the pointer's ETag read at the night's start. The objects collected."""
+    fenced by the pointer's ETag read at the night's start. The objects collected. A failure
+    says that the release went live in the output only."""
     run = _Publish(open_bucket(start.url), start.url, lambda step, key: None)
     run.token = start.token
+    only_local = f" (published to the output only: {local})"
     try:
         return asyncio.run(
             run.commit(local, new, manifest, base, start.pointer, start.pointer_tag, keep, grace)
         )
     except FAILURES as exc:
-        raise BuildError(f"{start.url}: {first_line(exc)}") from None
+        raise BuildError(f"{start.url}: {first_line(exc)}{only_local}") from None
+    except BuildError as exc:
+        raise BuildError(f"{exc}{only_local}") from None

@@ -19,11 +19,13 @@ import polars as pl
 import pytest
 import ray
 
+import pipeline.distributed as distributed
 from pipeline import db, ingest, transform
 from pipeline.build import build
 from pipeline.distributed import CATALOG_TABLES, build_on_ray
 from pipeline.distributed.parts import BucketShard
 from pipeline.distributed.tasks import build_shard_to_bucket, split_by_shard
+from pipeline.errors import BuildError
 from pipeline.paths import MANIFEST, SITE
 from pipeline.publish.bucket import (
     BUILDS,
@@ -295,3 +297,31 @@ def test_a_stale_task_attempt_writes_only_keys_no_commit_names(
     only_kept_left(url, 1)
     assert not any(group_of(k) == group_of(written[0]) for k in _keys(url))
     assert check_bucket(url, {committed.build_id: Build.of(_release(one_machine))})
+
+
+def test_the_commit_is_fenced_by_the_pointer_read_at_the_start_of_the_night(
+    cluster: Path,
+    s3: S3Server,
+    nights: dict[str, tuple[Path, Path]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A publish that commits while a night runs (after the night read the pointer): the
+    night's commit fails in one line, and the pointer names that publish's release, whole."""
+    url = s3.bucket("fenced")
+    output, scratch = tmp_path / "out", tmp_path / "scratch"
+    other = publish_release(_release(nights["same"][1]), url)
+    commit = distributed.commit_night
+
+    def another_publish_first(*args: Any, **kwargs: Any) -> int:
+        publish_release(_release(nights["changed"][1]), url)
+        return commit(*args, **kwargs)
+
+    monkeypatch.setattr(distributed, "commit_night", another_publish_first)
+    with pytest.raises(BuildError, match=r"another publish wrote current\.json") as failed:
+        build_on_ray(_night(nights["same"][0], output, url, 2, scratch))
+    assert "\n" not in str(failed.value) and "published to the output only" in str(failed.value)
+    current = BucketReader(url).snapshot()
+    assert current is not None and current.release != other.release
+    build = Build.of(_release(nights["changed"][1]))
+    assert check_bucket(url, {current.build_id: build}) == current.build_id
