@@ -54,7 +54,7 @@ from pipeline.export.records.digests import (
     table_sums,
 )
 from pipeline.export.records.manifest import Manifest, file_counts
-from pipeline.export.records.report import DistributedFigures
+from pipeline.export.records.report import BucketFigures, DistributedFigures
 from pipeline.export.records.state import previous_pages
 from pipeline.ingest import IngestedTable, check_input, ingest_table, raw_types, table_files
 from pipeline.ingest.raw import comment_raw_table, create_raw_table
@@ -337,6 +337,11 @@ def _bucket_night(
             sums[LISTINGS.name] = add_sums(handed.file_sums)
             _keep_listings_rows(con, night, [f / "raw.listings.parquet" for f in folders])
             night.distributed = _figures(shards, handed.listings_files, handed.read, results)
+            night.distributed.bucket = BucketFigures(
+                puts=sum(r.puts for r in results),
+                bytes=sum(r.uploaded_bytes for r in results),
+                stores_new=sum(r.stores_new for r in results),
+            )
     except BaseException:
         con.close()
         raise

@@ -26,6 +26,7 @@ from pipeline.distributed import CATALOG_TABLES, build_on_ray
 from pipeline.distributed.parts import BucketShard
 from pipeline.distributed.tasks import build_shard_to_bucket, split_by_shard
 from pipeline.errors import BuildError
+from pipeline.export.records.report import BuildReport
 from pipeline.paths import MANIFEST, SITE
 from pipeline.publish.bucket import (
     BUILDS,
@@ -188,11 +189,15 @@ def test_later_nights_upload_only_the_changed_stores_versions(
         _check_night(url, one_machine, output, scratch)
         uploaded.append({k.split("/")[1] for k in _page_puts(s3, url, before)})
     assert uploaded == [set(), CHANGED]
+    figures = BuildReport.read(output).distributed
+    assert figures is not None and figures.bucket is not None
+    assert figures.bucket.stores_new == len(CHANGED)
     before = len(s3.puts(url))
     published = publish_release(_release(nights["changed"][1]), url)
     assert published.uploaded == 0 and _page_puts(s3, url, before) == []
 
 
+@pytest.mark.slow
 def test_a_killed_worker_and_a_killed_driver_leave_the_bucket_whole(
     cluster: Path,
     s3: S3Server,
