@@ -61,7 +61,7 @@ from pipeline.ingest.raw import comment_raw_table, create_raw_table
 from pipeline.paths import MANIFEST_PARQUET
 from pipeline.progress import SILENT, Reporter
 from pipeline.publish.bucket import RELEASES as BUCKET_RELEASES
-from pipeline.publish.bucket import Release
+from pipeline.publish.bucket import Release, check_url
 from pipeline.publish.merge import union_sites
 from pipeline.publish.night import Night
 from pipeline.publish.objectstore import NightStart, commit_night, start_night
@@ -77,6 +77,8 @@ CATALOG_TABLES = tuple(s.file.table for s in CATALOG_STEPS)
 
 
 def build_on_ray(settings: Settings, reporter: Reporter = SILENT) -> BuildResult:
+    if settings.ray.to is not None:
+        check_url(settings.ray.to)  # before a cluster is started for nothing
     with exclusive(settings.output):
         night = Night(settings, reporter)
         started = time.perf_counter()
