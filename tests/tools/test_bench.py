@@ -34,12 +34,15 @@ def test_the_benchmark_runs_every_stage_and_reports_its_figures(
 
     monkeypatch.setattr(bench, "ray_build", ray_build)
 
-    def bucket_nights(input_dir: Path, changed_dir: Path, base: Path) -> dict[str, Any]:
+    def bucket_nights(
+        input_dir: Path, changed_dir: Path, base: Path, shards: tuple[int, ...]
+    ) -> dict[str, Any]:
         """Likewise: the nights straight to a bucket are tested in test_ray_bucket.py."""
-        assert (input_dir, changed_dir, base) == (
+        assert (input_dir, changed_dir, base, shards) == (
             work / "input",
             work / "input-changed",
             work / "ray-bucket",
+            (1, 2, 4),
         )
         return {"ray_bucket_nights": []}
 
