@@ -23,11 +23,12 @@ import pipeline.distributed as distributed
 from pipeline import db, ingest, transform
 from pipeline.build import build
 from pipeline.distributed import CATALOG_TABLES, build_on_ray
-from pipeline.distributed.parts import BucketShard
+from pipeline.distributed.parts import BucketShard, records_by_shard
 from pipeline.distributed.tasks import build_shard_to_bucket, split_by_shard
 from pipeline.errors import BuildError
 from pipeline.export.records.report import BuildReport
 from pipeline.paths import MANIFEST, SITE
+from pipeline.paths import STORES as STORES_RECORDS
 from pipeline.publish.bucket import (
     BUILDS,
     RELEASES,
@@ -35,6 +36,7 @@ from pipeline.publish.bucket import (
     VERSIONED_RECORDS,
     group_of,
     open_bucket,
+    read_versioned_records,
 )
 from pipeline.publish.collect import collect
 from pipeline.publish.objectstore import publish_release
@@ -302,6 +304,18 @@ def test_a_stale_task_attempt_writes_only_keys_no_commit_names(
     only_kept_left(url, 1)
     assert not any(group_of(k) == group_of(written[0]) for k in _keys(url))
     assert check_bucket(url, {committed.build_id: Build.of(_release(one_machine))})
+
+    # Stores whose digest changed but whose pages did not (new code, say) are rendered again
+    # and keep their versions: the attempt writes its parts only.
+    records = obs.get(open_bucket(url), f"{RELEASES}{committed.release}/{STORES_RECORDS}")
+    start = read_versioned_records(bytes(records.bytes()))
+    start = start.with_columns(digest=pl.lit(b"other", pl.Binary))
+    mine = records_by_shard(start, 2)[0]
+    job = BucketShard(url, committed.release, token, mine, committed.common)
+    before = len(s3.puts(url))
+    again = build_shard_to_bucket(settings, Shard(0, 2), job, catalog, stores, listings)
+    assert again.stores_new == 0 and again.counts["stores_unchanged"] == 0
+    assert all(k.startswith(BUILDS) for k in s3.puts(url)[before:])
 
 
 def test_the_commit_is_fenced_by_the_pointer_read_at_the_start_of_the_night(
