@@ -218,6 +218,16 @@ class RaySettings(BaseModel):
         default=1, gt=0, description="CPUs a shard's task reserves (set duckdb_threads to match)"
     )
     retries: int = Field(default=2, ge=0, description="Times a task whose worker died is run again")
+    to: str | None = Field(
+        default=None,
+        description="A bucket (s3://bucket/prefix) the night publishes to straight from its "
+        "shards: nothing shared but the bucket (`pipeline build --to`); unset: the output",
+    )
+    scratch: Path | None = Field(
+        default=None,
+        description="--to: the node-local folder a shard task builds in (default: the "
+        "system's temporary folder); each task's own folder in it is removed when it ends",
+    )
 
 
 DEFAULT_OUTPUT = Path("data/out")

@@ -118,3 +118,18 @@ def test_every_command_has_the_error_boundary() -> None:
     assert set(COMMANDS) == set(cli.main.commands)
     for command in cli.main.commands.values():
         assert "debug" in [p.name for p in command.params], command.name
+
+
+def test_a_night_to_a_bucket_runs_on_ray_only(tmp_path: Path) -> None:
+    """`--to` publishes from the shards of a Ray night: without `--engine ray`, one line, exit
+    1, and nothing built."""
+    args = ["build", "--input", str(SAMPLE), "--output", str(tmp_path / "out")]
+    result = CliRunner().invoke(cli.main, [*args, "--to", "s3://bucket/site"])
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "build failed: --to: a night straight to a bucket runs on Ray (--engine ray)\n"
+    )
+    assert not (tmp_path / "out").exists()
+    ray = CliRunner().invoke(cli.main, [*args, "--engine", "ray", "--to", "s3://b/q?x"])
+    assert ray.exit_code == 1 and ray.stderr.startswith("build failed: s3://b/q?x: not a plain")
+    assert not (tmp_path / "out").exists()

@@ -65,6 +65,11 @@ def main() -> None:
 )
 @click.option("--shards", type=click.IntRange(min=1), help="--engine ray: shards of stores.")
 @click.option("--address", help="--engine ray: the cluster's address (default: a local one).")
+@click.option(
+    "--to",
+    "url",
+    help="--engine ray: publish straight to this bucket (s3://bucket/prefix) from the shards.",
+)
 @failures
 def build_command(
     input_dir: str | None,
@@ -76,9 +81,12 @@ def build_command(
     engine: str | None,
     shards: int | None,
     address: str | None,
+    url: str | None,
 ) -> None:
-    """Build the warehouse and the site from INPUT into OUTPUT, then publish them atomically."""
-    ray = {k: v for k, v in (("shards", shards), ("address", address)) if v is not None}
+    """Build the warehouse and the site from INPUT into OUTPUT, then publish them atomically
+    (with --to, the site to a bucket: a Ray night whose shards share nothing but it)."""
+    given = (("shards", shards), ("address", address), ("to", url))
+    ray = {k: v for k, v in given if v is not None}
     settings = load_settings(
         config,
         input=input_dir,
@@ -92,6 +100,10 @@ def build_command(
         summary = validate(settings)
         click.echo(orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode())
         return
+    if settings.ray.to is not None:
+        if settings.engine != "ray":
+            raise BuildError("--to: a night straight to a bucket runs on Ray (--engine ray)")
+        boundary.end_at_once()
     reporter = Reporter()
     try:
         run = build_on_ray if settings.engine == "ray" else build
@@ -104,6 +116,7 @@ def build_command(
         f"published build {result.build_id}: {result.report.stores} stores, "
         f"{site.pages} pages, {site.files} files, {site.bytes:,} bytes, "
         f"{rejected} rejected rows -> {settings.output}"
+        + (f" and {settings.ray.to}" if settings.ray.to else "")
     )
 
 

@@ -50,6 +50,9 @@ class Site:
     counts: dict[str, int]
     previous_problem: str | None = None
     carried: pl.DataFrame | None = None
+    # Where the pages are when not in the release's own site folder (a Ray night's bucket):
+    # the release then records and checks no site file on this disk.
+    pages_in: str | None = None
 
 
 def write_site(
@@ -60,18 +63,30 @@ def write_site(
     previous_release: Path | None = None,
     pool: tuple[Path, Path] | None = None,
     advance: Advance | None = None,
+    carried_records: dict[str, StoreRecord] | None = None,
 ) -> Site:
     """Write the site; files whose bytes equal the previous release's are hard-linked to it.
     A shard writes its stores' pages; shard 0 also writes the pages common to all stores.
     `pool`: (the pool of stores' folders, where new ones are staged), see `SiteWriter`.
+    `carried_records`: the previous release's records of the stores, whose pages are elsewhere
+    (a bucket): a store whose digest equals its record's is carried by the record alone, and
+    the manifest holds only the pages written (`SiteWriter.carry_by_record`).
     DuckDB's cache is given back to the system before each step that takes memory of its own."""
     memory_limit = settings.duckdb_memory_limit
     db.release_memory(con, memory_limit)  # the transform's, before the previous manifest is read
     previous = previous_pages(previous_release)
+    if carried_records is not None:
+        previous.stores = carried_records
     previous_site = previous.release / SITE if previous.release else None
     shared, staging = pool or (None, None)
     with SiteWriter(
-        site_dir, previous_site, previous.manifest, shared, staging, previous.files
+        site_dir,
+        previous_site,
+        previous.manifest,
+        shared,
+        staging,
+        previous.files,
+        carry_by_record=carried_records is not None,
     ) as writer:
         counts, stores = write_inventory_pages(
             con, writer, settings, previous_stores=previous.stores, advance=advance
@@ -91,7 +106,10 @@ def write_release_files(release: Path, site: Site, settings: Settings) -> None:
     """The release's manifest, its changes since the published release, the stores' records,
     its files' records (a stat of each file not carried over) and the nginx configuration."""
     site.manifest.write(release)
-    records = filestat.record(release / SITE, site.manifest.frame["path"], site.carried)
+    if site.pages_in is None:
+        records = filestat.record(release / SITE, site.manifest.frame["path"], site.carried)
+    else:  # no site file on this disk: a local build after it builds every store again
+        records = filestat.empty()
     filestat.write(release, records)
     write_changes(release / CHANGES, site.changed, site.removed)
     write_store_records(release, site.stores)

@@ -44,6 +44,10 @@ class SiteWriter:
     pool: Path | None = None
     staging: Path | None = None
     recorded: pl.DataFrame = field(default_factory=filestat.empty)  # the previous site's files
+    # The previous release's pages are not on this disk (a Ray night's bucket, whose versions
+    # are never changed once written): a store whose digest equals its record's is carried by
+    # the record alone, no file and no manifest row here (the caller has its rows).
+    carry_by_record: bool = False
     linked: int = field(default=0, init=False)  # files carried over as hard links
 
     def __post_init__(self) -> None:
@@ -145,7 +149,9 @@ class SiteWriter:
         as written: every file its manifest names there, each as a stat of it was recorded
         (`filestat`: a stat a file, no file read). A folder changed since (a file overwritten,
         replaced or deleted) is not carried: the store is built again, into a new pool folder,
-        linking only its files that are unchanged."""
+        linking only its files that are unchanged. Carried by its record alone: always."""
+        if self.carry_by_record:
+            return True
         if self.previous_site is None:
             return False
         folder = f"{STORES_DIR}/{key}"
@@ -158,7 +164,9 @@ class SiteWriter:
     def carry(self, key: str) -> int:
         """Take store `key`'s files from the previous release, whose pages are known to be
         unchanged and found as written (`can_carry`), without building them: its pool folder's
-        symlink, or a link per file."""
+        symlink, or a link per file. Carried by its record alone: nothing."""
+        if self.carry_by_record:
+            return 0
         folder = f"{STORES_DIR}/{key}"
         part = self.previous.slice_under(folder)
         self._flush_records()

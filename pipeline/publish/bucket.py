@@ -6,12 +6,17 @@
     PREFIX/releases/<release>/stores-<n>.json  a part of the map: {storeKey: version}, sorted
     PREFIX/releases/<release>/manifest.parquet the site's files with their SHA-256 (and .json),
                                                changes.json, build_report.json|.html
+    PREFIX/releases/<release>/stores.parquet   each store's record (digest, counts) and version:
+                                               what the next night carries, O(stores)
+    PREFIX/builds/<build>/shard-<i>-<attempt>/ a Ray night's shard attempt's parts (Parquet: its
+                                               manifest rows, store records, tables)
     PREFIX/stores/<storeKey>/<version>/...     a store's pages (the path under its site folder)
     PREFIX/common/<version>/v1.39.0/...        the other pages (categories, help), by site path
     PREFIX/lease.json                          the publish in progress (advisory)
 
 A version is `<content>-<publish>`: the SHA-256 of the pages' paths and bytes (16 hex digits),
-then the token of the publish that wrote it. A release is `<build_id>.<publish>`. Nothing under
+then the token of the publish that wrote it (a Ray night's shard adds its attempt's own token,
+so two attempts never write the same key). A release is `<build_id>.<publish>`. Nothing under
 `stores/`, `common/` or `releases/` is ever written twice by two publishes, and none of it is
 overwritten. Opened from a URL with obstore, settings from the environment; objects are read
 with their ETag and written with their content type, conditionally where asked; obstore
@@ -20,9 +25,10 @@ retries every request.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import io
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,6 +55,7 @@ LEASE = "lease.json"
 RELEASES = "releases/"
 STORES = "stores/"
 COMMON = "common/"
+BUILDS = "builds/"
 RELEASE_DOC = "release.json"
 PART_STORES = 10_000  # stores a part of the release's map
 
@@ -82,6 +89,26 @@ async def put(store: ObjectStore, key: str, body: bytes | Path, mode: Any = None
     return done["e_tag"]
 
 
+async def put_files(
+    store: ObjectStore,
+    folder: Path,
+    files: Iterable[tuple[str, str]],
+    jobs: int,
+    done: Callable[[str], None] | None = None,
+) -> None:
+    """Upload the files (path under `folder`, key), `jobs` at a time (obstore retries each);
+    returns when every one is written."""
+    pending = iter(files)
+
+    async def worker(todo: Iterator[tuple[str, str]]) -> None:
+        for path, key in todo:  # shared: each worker takes the next file
+            await put(store, key, folder / path)
+            if done is not None:
+                done(key)
+
+    await asyncio.gather(*(worker(pending) for _ in range(jobs)))
+
+
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -101,6 +128,9 @@ class Release:
     stores: dict[str, str]  # storeKey -> version
     manifest: str  # its manifest.parquet's key
     manifest_sha256: str
+    # A Ray night's: the prefixes of the shard attempts whose parts it was built from, kept
+    # with it (the listings' raw rows, for analysts); the other attempts' are leftovers.
+    shard_parts: tuple[str, ...] = ()
 
     def key(self, path: str) -> str | None:
         """The key of the site file at `path` (v1.39.0/...); None for a store it lacks."""
@@ -113,7 +143,7 @@ class Release:
 
     def prefixes(self) -> set[str]:
         """The key prefixes of every version it names, and of its own documents."""
-        named = {f"{STORES}{k}/{v}/" for k, v in self.stores.items()}
+        named = {f"{STORES}{k}/{v}/" for k, v in self.stores.items()} | set(self.shard_parts)
         return named | {f"{COMMON}{self.common}/", f"{RELEASES}{self.release}/"}
 
 
@@ -121,8 +151,8 @@ def group_of(key: str) -> str | None:
     """The version (or release) prefix an object belongs to; None for anything else (the
     pointer, the lease, keys of other layouts), which collection never deletes."""
     parts = key.split("/")
-    if parts[0] + "/" == STORES and len(parts) > 3:
-        return f"{STORES}{parts[1]}/{parts[2]}/"
+    if parts[0] + "/" in (STORES, BUILDS) and len(parts) > 3:
+        return f"{parts[0]}/{parts[1]}/{parts[2]}/"
     if parts[0] + "/" in (COMMON, RELEASES) and len(parts) > 2:
         return f"{parts[0]}/{parts[1]}/"
     return None
@@ -155,6 +185,7 @@ async def load_release(store: ObjectStore, url: str, document: str, digest: str)
         stores,
         doc["manifest"],
         doc["manifest_sha256"],
+        tuple(doc.get("shard_parts", ())),
     )
 
 
@@ -175,6 +206,8 @@ def release_documents(release: Release) -> list[tuple[str, bytes]]:
         "manifest": release.manifest,
         "manifest_sha256": release.manifest_sha256,
     }
+    if release.shard_parts:
+        doc["shard_parts"] = list(release.shard_parts)
     return [*written, (prefix + RELEASE_DOC, orjson.dumps(doc))]
 
 
@@ -206,6 +239,54 @@ def versions(manifest: Manifest, token: str) -> tuple[dict[str, str], str]:
     named = {k: f"{h.hexdigest()[:16]}-{token}" for k, h in hashers.items()}
     common_version = named.pop("", f"{hashlib.sha256().hexdigest()[:16]}-{token}")
     return named, common_version
+
+
+def content_versions(manifest: Manifest) -> tuple[dict[str, str], str]:
+    """`versions` without a token: each store's content part, and the common pages'."""
+    stores, common = versions(manifest, "")
+    return {k: v.removesuffix("-") for k, v in stores.items()}, common.removesuffix("-")
+
+
+# The stores' records as the bucket keeps them (`releases/<release>/stores.parquet`): the local
+# release's (`digests.write_store_records`) with each store's version in this release.
+VERSIONED_RECORDS = {
+    "store_key": pl.String,
+    "digest": pl.Binary,
+    "channels": pl.Int64,
+    "products": pl.Int64,
+    "pages": pl.Int64,
+    "version": pl.String,
+}
+
+
+def versioned_records(local: Path, stores: dict[str, str]) -> bytes:
+    """The Parquet of a local release's stores' records (its `stores.parquet`), each with its
+    version in `stores`; a store with no record (a release from before them) is left out:
+    the next night builds it again."""
+    frame = pl.read_parquet(local).join(
+        pl.DataFrame(
+            {"store_key": list(stores), "version": list(stores.values())},
+            schema={"store_key": pl.String, "version": pl.String},
+        ),
+        on="store_key",
+        how="inner",
+    )
+    buffer = io.BytesIO()
+    frame.select(*VERSIONED_RECORDS).sort("store_key").write_parquet(buffer)
+    return buffer.getvalue()
+
+
+def read_versioned_records(data: bytes | None) -> pl.DataFrame:
+    """The stores' records of `versioned_records`' bytes; empty for None or any other
+    columns (then nothing is carried: every store is built again)."""
+    empty = pl.DataFrame(schema=VERSIONED_RECORDS)
+    if data is None:
+        return empty
+    try:
+        frame = pl.read_parquet(io.BytesIO(data))
+    except (OSError, pl.exceptions.PolarsError):
+        return empty
+    return frame if frame.schema == pl.Schema(VERSIONED_RECORDS) else empty
 
 
 def same_content(old: str | None, new: str) -> bool:

@@ -29,7 +29,7 @@ from pipeline.export.records.report import BuildReport
 from pipeline.paths import CHANGES, CURRENT, MANIFEST
 from pipeline.tools.bench_floors import Span, scan_floor, write_floor
 from pipeline.tools.bench_live import live_latency
-from pipeline.tools.bench_ray import ray_build
+from pipeline.tools.bench_ray import bucket_nights, ray_build
 from pipeline.tools.generate import generate
 
 SCALES = {"tiny": (20, 20_000), "quick": (200, 1_000_000), "full": (2_000, 10_000_000)}
@@ -105,6 +105,7 @@ class Work:
         self.base, self.input, self.changed = base, base / "input", base / "input-changed"
         self.output, self.floor_files = base / "out", base / "floor-files"
         self.merged, self.ray, self.trash = base / "merged", base / "ray", base / "trash"
+        self.ray_bucket = base / "ray-bucket"
         self.shards = [base / f"shard{index}" for index in range(2)]
 
     def set_aside_last_run(self) -> None:
@@ -112,7 +113,8 @@ class Work:
         writing into them afterwards is several times slower. Last run's files go to the trash
         (a rename) and are deleted when this run's timings are done."""
         self.trash.mkdir(exist_ok=True)
-        for stale in (self.output, self.floor_files, self.merged, *self.shards, self.ray):
+        stale_runs = (self.output, self.floor_files, self.merged, *self.shards, self.ray)
+        for stale in (*stale_runs, self.ray_bucket):
             if stale.exists():
                 stale.rename(self.trash / f"{stale.name}-{time.time_ns()}")
 
@@ -125,6 +127,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--dir", type=Path, default=Path(".bench"), help="work directory")
     parser.add_argument(
         "--settle", type=float, default=SETTLE_SECONDS, help="seconds to wait before a timing"
+    )
+    parser.add_argument(
+        "--bucket-shards",
+        default="1,2,4",
+        help="shard counts of the Ray nights straight to a test bucket, comma-separated; '' "
+        "skips them (moto writes about 300 objects a second: at quick scale, 520k files, "
+        "about half an hour a night)",
     )
     args = parser.parse_args(argv)
     stores, listings = SCALES[args.scale]
@@ -141,6 +150,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     results |= _shards_and_merge(work, args.settle)
     # The same input on a local Ray cluster, two shards (`bench_ray`).
     results |= ray_build(work.changed, work.ray, work.output, shards=2)
+    # Ray nights straight to a test bucket, 1, 2 and 4 shards, and a 5% night (`bench_ray`);
+    # the one-machine build's peak memory beside their drivers' is `peak_rss_mb`.
+    bucket_shards = tuple(int(n) for n in args.bucket_shards.split(",") if n.strip())
+    if bucket_shards:
+        results |= bucket_nights(work.input, work.changed, work.ray_bucket, bucket_shards)
     results |= live
     results["cores"] = os.cpu_count()
     (work.base / "results.json").write_text(json.dumps(results, indent=2))

@@ -4,19 +4,32 @@
 The figures: the build's wall time and its stages (`engine` is the cluster's start-up), the
 bytes of the listings' parts the engine moved from the files' tasks to the shards' (the
 shuffle), each worker's peak memory (a worker runs task after task: its peak over them), and
-whether the release is the one-machine build's, byte for byte."""
+whether the release is the one-machine build's, byte for byte.
+
+`bucket_nights`: Ray nights straight to a test bucket (`--to`; moto's S3 server on this machine,
+started and stopped with it) with 1, 2 and 4 shards: wall time, the driver's peak memory, the
+objects written (PUTs) and their bytes, the shards' parts the driver downloaded, and then the
+PUTs of a night with 5% of the stores changed."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import obstore as obs
+
 from pipeline.export.records.report import BuildReport
 from pipeline.paths import MANIFEST
+from pipeline.publish.bucket import BUILDS, POINTER, open_bucket
 
 
 def ray_build(input_dir: Path, output: Path, one_machine: Path, shards: int) -> dict[str, Any]:
@@ -50,3 +63,98 @@ def ray_figures(output: Path, one_machine: Path, shards: int, seconds: float) ->
             (output / MANIFEST).read_bytes() == (one_machine / MANIFEST).read_bytes()
         ),
     }
+
+
+# A Ray night straight to a bucket in a driver process of its own, which prints its wall time
+# and its own peak memory (the shards' are their workers').
+_DRIVER = """
+import json, os, resource, sys, time
+from pathlib import Path
+from pipeline.distributed import build_on_ray
+from pipeline.settings import load_settings
+started = time.perf_counter()
+ray = {"shards": int(sys.argv[3]), "to": sys.argv[4]}
+paths = {"input": Path(sys.argv[1]), "output": Path(sys.argv[2])}
+build_on_ray(load_settings(None, engine="ray", ray=ray, **paths))
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"seconds": time.perf_counter() - started, "driver_peak_rss_mb": peak}))
+sys.stdout.flush()
+os._exit(0)
+"""
+
+
+@contextmanager
+def test_bucket_server(log: Path) -> Iterator[str]:
+    """moto's S3 server on 127.0.0.1, on a port it picks itself; the AWS_* variables pointing
+    at it set in this process (for its children too) while it runs. Its endpoint."""
+    with log.open("w") as stderr:
+        server = subprocess.Popen(
+            [Path(sys.executable).parent / "moto_server", "-H", "127.0.0.1", "-p", "0"],
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+    saved = dict(os.environ)
+    try:
+        deadline = time.monotonic() + 60
+        while not (port := re.search(r"Running on http://127\.0\.0\.1:(\d+)", log.read_text())):
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"moto_server did not start: {log.read_text()[-500:]}")
+            time.sleep(0.05)
+        endpoint = f"http://127.0.0.1:{port[1]}"
+        os.environ.update(
+            AWS_ENDPOINT_URL=endpoint,
+            AWS_ALLOW_HTTP="true",
+            AWS_REGION="us-east-1",
+            AWS_ACCESS_KEY_ID="bench",
+            AWS_SECRET_ACCESS_KEY="bench",
+        )
+        yield endpoint
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _objects(url: str) -> dict[str, int]:
+    """key -> size of every object under the URL's prefix."""
+    return {m["path"]: m["size"] for batch in obs.list(open_bucket(url)) for m in batch}
+
+
+def _night(input_dir: Path, output: Path, url: str, shards: int) -> dict[str, Any]:
+    """One night straight to `url`; its wall time, the driver's peak memory, and what it
+    wrote: PUTs (every object is written once; the pointer rewritten), bytes, parts."""
+    before = _objects(url)
+    command = [sys.executable, "-c", _DRIVER, str(input_dir), str(output), str(shards), url]
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    done = subprocess.run(command, check=True, env=env, capture_output=True, text=True)
+    figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    new = {k: size for k, size in _objects(url).items() if k not in before and k != POINTER}
+    parts = sum(size for k, size in new.items() if k.startswith(BUILDS))
+    return {
+        "shards": shards,
+        "seconds": round(figures["seconds"], 2),
+        "driver_peak_rss_mb": round(figures["driver_peak_rss_mb"], 1),
+        "puts": len(new) + 1,  # and the pointer
+        "bytes_uploaded": sum(new.values()),
+        "parts_bytes_downloaded": parts,
+    }
+
+
+def bucket_nights(
+    input_dir: Path, changed_dir: Path, base: Path, shard_counts: tuple[int, ...] = (1, 2, 4)
+) -> dict[str, Any]:
+    """Ray nights of `input_dir` straight to a test bucket, one bucket a shard count; then,
+    into the last one, a night of `changed_dir` (5% of the stores changed)."""
+    base.mkdir(parents=True, exist_ok=True)
+    with test_bucket_server(base / "s3.log") as endpoint:
+        nights = []
+        for shards in shard_counts:
+            name = f"bench-{shards}-{time.time_ns()}"
+            request = urllib.request.Request(f"{endpoint}/{name}", method="PUT")
+            urllib.request.urlopen(request, timeout=30).read()
+            url = f"s3://{name}/site"
+            output = base / f"ray-bucket-{shards}"
+            nights.append(_night(input_dir, output, url, shards))
+        changed = _night(changed_dir, output, url, shard_counts[-1])
+    return {"ray_bucket_nights": nights, "ray_bucket_changed_night": changed}

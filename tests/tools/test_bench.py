@@ -33,6 +33,20 @@ def test_the_benchmark_runs_every_stage_and_reports_its_figures(
         return {"ray_shards": shards}
 
     monkeypatch.setattr(bench, "ray_build", ray_build)
+
+    def bucket_nights(
+        input_dir: Path, changed_dir: Path, base: Path, shards: tuple[int, ...]
+    ) -> dict[str, Any]:
+        """Likewise: the nights straight to a bucket are tested in test_ray_bucket.py."""
+        assert (input_dir, changed_dir, base, shards) == (
+            work / "input",
+            work / "input-changed",
+            work / "ray-bucket",
+            (1, 2, 4),
+        )
+        return {"ray_bucket_nights": []}
+
+    monkeypatch.setattr(bench, "bucket_nights", bucket_nights)
     results = bench.main(["--scale", "tiny", "--dir", str(tmp_path), "--settle", "0"])
     assert json.loads((work / "results.json").read_text()) == results
     numbers = {k: v for k, v in results.items() if not isinstance(v, str | bool | list | dict)}

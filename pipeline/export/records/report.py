@@ -97,6 +97,15 @@ class BuildRun(BaseModel):
     seconds: float | None
 
 
+class BucketFigures(BaseModel):
+    """A Ray night straight to a bucket's: what its shards wrote (their new versions' pages and
+    their parts) and the stores given a new version."""
+
+    puts: int
+    bytes: int
+    stores_new: int
+
+
 class DistributedFigures(BaseModel):
     """A Ray build's own figures (`pipeline.distributed`)."""
 
@@ -107,6 +116,7 @@ class DistributedFigures(BaseModel):
     ingest_peak_rss_mb: float
     shard_peak_rss_mb: list[float]
     shard_seconds: list[float]
+    bucket: BucketFigures | None = None  # a night straight to a bucket (--to)
 
 
 class BuildReport(BaseModel):

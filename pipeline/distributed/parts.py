@@ -1,0 +1,210 @@
+"""A Ray night straight to a bucket (`pipeline build --engine ray --to s3://...`), the part the
+bucket plays: the shards share nothing with the driver and each other but the bucket.
+
+- A shard task builds in node-local scratch and uploads its own stores' new versions and the
+  common pages' (shard 0) straight to the bucket, then its parts, as Parquet, under a prefix of
+  its own attempt (`builds/<build>/shard-<i>-<attempt>/`): its manifest rows (the pages it
+  wrote), its stores' records with their versions (carried and new) and its tables. It hands
+  the driver only a summary (`ShardSummary` in `tasks`) naming that prefix.
+- A store whose digest equals its record at the night's start is carried: no page, its
+  version kept, no request. One rendered again whose pages hold the same bytes keeps its
+  version too (no PUT); otherwise its version is `<content>-<night><attempt>`: two attempts
+  of a shard never write the same key, so a stale attempt (a partitioned node that wakes up
+  after its retry) only adds versions and parts no commit names, collected after the grace
+  period like any leftover (`bucket.group_of`).
+- The driver downloads the parts to its own disk (streamed), builds the warehouse from their
+  tables, and composes the release's manifest from the parts' rows and the carried stores'
+  rows of the previous release's manifest (`compose_manifest`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import obstore as obs
+import polars as pl
+import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
+
+from pipeline.api.urls import store_column
+from pipeline.errors import BuildError, first_line
+from pipeline.export.records.digests import StoreRecord
+from pipeline.export.records.manifest import SCHEMA, Manifest
+from pipeline.paths import MANIFEST_PARQUET, STORES
+from pipeline.publish.bucket import (
+    BUILDS,
+    FAILURES,
+    VERSIONED_RECORDS,
+    Release,
+    content_versions,
+    open_bucket,
+    put_files,
+    same_content,
+)
+from pipeline.settings import shard_of
+
+if TYPE_CHECKING:
+    from obstore.store import ObjectStore
+
+JOBS = 64  # a task's uploads in flight at once
+DOWNLOAD_CHUNK = 8 * 1024 * 1024  # bytes a part is streamed to disk by
+
+
+@dataclass(frozen=True)
+class BucketShard:
+    """What a shard task of a night straight to a bucket gets beside its rows: where to write,
+    the night's token, and its own stores' records at the night's start (`VERSIONED_RECORDS`,
+    as Arrow: O(its stores), never the whole manifest); shard 0 also the common version."""
+
+    url: str
+    build: str  # <build_id>.<token>: the night's folder under builds/
+    token: str
+    previous: pa.Table
+    previous_common: str | None
+
+    def parts(self, index: int, attempt: str) -> str:
+        """The prefix of one attempt's parts."""
+        return f"{BUILDS}{self.build}/shard-{index}-{attempt}/"
+
+
+def records_by_shard(records: pl.DataFrame, shards: int) -> list[pa.Table]:
+    """The night's start records cut into each shard's stores' (`shard_of` their key)."""
+    keys = records["store_key"].to_list()
+    of = pl.Series([shard_of(k, shards) for k in keys], dtype=pl.Int64)
+    return [records.filter(of == i).to_arrow() for i in range(shards)]
+
+
+@dataclass(frozen=True)
+class Uploaded:
+    """What a shard attempt wrote to the bucket."""
+
+    parts: str  # its parts' prefix
+    common: str | None  # the common pages' version (shard 0)
+    stores_new: int  # stores given a new version
+    puts: int  # objects written: pages and parts
+    bytes: int
+
+
+def publish_shard(
+    job: BucketShard,
+    index: int,
+    attempt: str,
+    folder: Path,
+    manifest: Manifest,
+    stores: dict[str, StoreRecord],
+    tables: Sequence[str],
+) -> Uploaded:
+    """The task's side of the bucket, once its site is written under `folder/site` and its
+    tables as `folder/<table>.parquet`: each rendered store's version (kept when its content
+    equals the one at the night's start), its new versions' pages, then its parts; returns
+    when every upload finished."""
+    previous = dict(
+        pl.from_arrow(job.previous).select("store_key", "version").iter_rows()  # type: ignore[union-attr]
+    )
+    contents, common_content = content_versions(manifest)
+    tag = f"{job.token}{attempt}"
+    versions: dict[str, str] = {}
+    fresh: set[str] = set()
+    for key in stores:
+        if key not in contents:  # carried by its record (or a store without pages)
+            if previous.get(key):
+                versions[key] = previous[key]
+            continue
+        old = previous.get(key)
+        if old is not None and same_content(old, contents[key]):
+            versions[key] = old
+        else:
+            versions[key] = f"{contents[key]}-{tag}"
+            fresh.add(key)
+    common = None
+    if index == 0:
+        old = job.previous_common
+        common = old if old is not None and same_content(old, common_content) else None
+        common = common or f"{common_content}-{tag}"
+    naming = Release("", "", common or "", versions, "", "")
+    frame = manifest.frame.with_columns(store=store_column(pl.col("path")))
+    new_common = index == 0 and common != job.previous_common
+    wanted = pl.col("store").is_in(list(fresh)) | (pl.col("store").is_null() & new_common)
+    upload = frame.filter(wanted)
+    pages = [(p, naming.key(p) or "") for p in upload["path"]]
+    parts = job.parts(index, attempt)
+    _write_parts(folder, manifest, stores, versions)
+    names = [MANIFEST_PARQUET, STORES, *(f"{t}.parquet" for t in tables)]
+    files = [(f"site/{p}", k) for p, k in pages] + [(n, parts + n) for n in names]
+    store = open_bucket(job.url)
+    try:
+        asyncio.run(put_files(store, folder, files, JOBS))
+    except FAILURES as exc:  # past obstore's retries: the night fails, the pointer stays
+        raise BuildError(f"{job.url}: shard {index}: {first_line(exc)}") from None
+    part_bytes = sum((folder / n).stat().st_size for n in names)
+    return Uploaded(
+        parts,
+        common,
+        len(fresh),
+        len(files),
+        int(upload["bytes"].sum()) + part_bytes,
+    )
+
+
+def _write_parts(
+    folder: Path, manifest: Manifest, stores: dict[str, StoreRecord], versions: dict[str, str]
+) -> None:
+    """The attempt's manifest rows and its stores' records with their versions, as Parquet."""
+    manifest.frame.write_parquet(folder / MANIFEST_PARQUET, statistics=False)
+    rows = [
+        (key, r.digest, r.channels, r.products, r.pages, versions.get(key))
+        for key, r in sorted(stores.items())
+    ]
+    pl.DataFrame(rows, schema=VERSIONED_RECORDS, orient="row").write_parquet(folder / STORES)
+
+
+def fetch_parts(url: str, prefix: str, names: Sequence[str], folder: Path) -> None:
+    """An attempt's parts (`names` under `prefix`) into `folder`, each streamed to disk."""
+    store = open_bucket(url)
+    folder.mkdir(parents=True)
+    for name in names:
+        _download(store, prefix + name, folder / name)
+
+
+def _download(store: ObjectStore, key: str, target: Path) -> None:
+    try:
+        got = obs.get(store, key)
+        with target.open("wb") as fh:
+            for chunk in got.stream(min_chunk_size=DOWNLOAD_CHUNK):
+                fh.write(memoryview(chunk))
+    except FileNotFoundError:
+        raise BuildError(f"{key}: missing from the bucket; nothing was published") from None
+    except FAILURES as exc:
+        raise BuildError(f"{key}: {first_line(exc)}; nothing was published") from None
+
+
+def fetch_manifest(url: str, release: Release, target: Path) -> Manifest:
+    """The manifest of `release` (the one the night started from), streamed to `target` and
+    checked against its document's SHA-256."""
+    _download(open_bucket(url), release.manifest, target)
+    with target.open("rb") as fh:
+        if hashlib.file_digest(fh, "sha256").hexdigest() != release.manifest_sha256:
+            raise BuildError(
+                f"{url}/{release.manifest}: not the manifest its release names; nothing was "
+                "published"
+            )
+    return Manifest(pl.read_parquet(target))
+
+
+def compose_manifest(parts: Sequence[Path], base: Manifest, carried: set[str]) -> Manifest:
+    """The release's manifest: the rows of the pages the shards wrote (their parts' manifests)
+    and the carried stores' rows of `base`, the manifest of the release they are carried from."""
+    written = pl.scan_parquet([p / MANIFEST_PARQUET for p in parts]) if parts else None
+    kept = base.frame.lazy().filter(store_column(pl.col("path")).is_in(list(carried)))
+    frames = [kept.select(*SCHEMA)] + ([written.select(*SCHEMA)] if written is not None else [])
+    return Manifest(pl.concat(frames).sort("path").collect())
+
+
+def read_records(parts: Sequence[Path]) -> pl.DataFrame:
+    """Every shard's stores' records with their versions (`VERSIONED_RECORDS`)."""
+    frames = [pl.read_parquet(p / STORES) for p in parts]
+    return pl.concat(frames) if frames else pl.DataFrame(schema=VERSIONED_RECORDS)

@@ -1,0 +1,84 @@
+"""The checks every bucket test makes (tests/publish, tests/distributed): what the pointer
+names is whole, with the right bytes, read by a reader resolving through the pointer; and what
+a collection past the grace period leaves."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import obstore as obs
+import orjson
+
+from pipeline.export.records.manifest import Manifest
+from pipeline.publish.bucket import POINTER, group_of, open_bucket
+from pipeline.publish.collect import kept_entries
+from pipeline.publish.pointer import Pointer
+from pipeline.serve.reader import BucketReader
+
+
+def url_of(path: str) -> str:
+    """The canonical URL of a site file (`pipeline.api.urls`'s mapping, read backwards)."""
+    if path.endswith("/help/index.html"):
+        return "/" + path.removesuffix(".html")
+    if path.endswith("/help/openapi.json"):
+        return "/" + path
+    folder, _, name = path.removesuffix(".json").rpartition("/")
+    return f"/{folder}" if name == "index" else f"/{folder}?{name}"
+
+
+@dataclass(frozen=True)
+class Build:
+    """A local release: its manifest (path -> sha256) and its site."""
+
+    release: Path
+    files: dict[str, bytes]
+
+    @classmethod
+    def of(cls, release: Path) -> Build:
+        return cls(release, Manifest.load(release).under("v1.39.0"))
+
+
+def check_bucket(url: str, builds: dict[str, Build]) -> str | None:
+    """The pointer names a whole release of one of `builds`: every file of its manifest, read
+    through the pointer by its canonical URL, is that build's bytes (never another's). Its
+    build id; None before the first commit."""
+    reader = BucketReader(url)
+    release = reader.snapshot()
+    if release is None:
+        return None
+    build = builds[release.build_id]
+    paths = list(build.files)
+    bodies = reader.read(release, [url_of(p) for p in paths])
+    for path, body in zip(paths, bodies, strict=True):
+        assert body is not None, (release.release, path)
+        assert hashlib.sha256(body).digest() == build.files[path], (release.release, path)
+    # Every store of the build, and no other, is in the map.
+    stores = {p.split("/")[2] for p in paths if p.startswith("v1.39.0/stores/")}
+    assert set(release.stores) == stores
+    return release.build_id
+
+
+def bucket_keys(url: str) -> list[str]:
+    return [m["path"] for batch in obs.list(open_bucket(url)) for m in batch]
+
+
+def pointer(url: str) -> dict[str, object]:
+    return dict(orjson.loads(bytes(obs.get(open_bucket(url), POINTER).bytes())))
+
+
+def only_kept_left(url: str, keep: int) -> None:
+    """After a collection past the grace period: the bucket holds the kept releases' versions
+    and documents, the pointer and nothing else (a lease, if a publish was killed holding it)."""
+    reader = BucketReader(url)
+    raw = bytes(obs.get(open_bucket(url), POINTER).bytes())
+    current = Pointer.parse(url, raw)
+    assert current.to_json() == raw  # read and written again, the same bytes
+    named: set[str] = set()
+    for entry in kept_entries(current.history, keep, 0):
+        named |= reader.release_at(entry).prefixes()
+    keys = bucket_keys(url)
+    groups = {group_of(k) for k in keys} - {None}
+    assert groups == named
+    assert {k for k in keys if group_of(k) is None} <= {POINTER, "lease.json"}

@@ -1,0 +1,346 @@
+"""Ray nights straight to the test bucket (`pipeline build --engine ray --to`), on a real local
+Ray cluster whose tasks share no output folder with the driver (each builds in a scratch
+folder of its own): the release the pointer names is the one-machine build's, byte for byte,
+read URL by URL through the pointer; later nights upload only the changed stores' versions; a
+killed worker, a killed driver and a stale task attempt leave the bucket whole."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import obstore as obs
+import polars as pl
+import pytest
+import ray
+
+import pipeline.distributed as distributed
+from pipeline import db, ingest, transform
+from pipeline.build import build
+from pipeline.distributed import CATALOG_TABLES, build_on_ray
+from pipeline.distributed.parts import BucketShard, records_by_shard
+from pipeline.distributed.tasks import build_shard_to_bucket, split_by_shard
+from pipeline.errors import BuildError
+from pipeline.export.records.report import BuildReport
+from pipeline.paths import MANIFEST, SITE
+from pipeline.paths import STORES as STORES_RECORDS
+from pipeline.publish.bucket import (
+    BUILDS,
+    RELEASES,
+    STORES,
+    VERSIONED_RECORDS,
+    group_of,
+    open_bucket,
+    read_versioned_records,
+)
+from pipeline.publish.collect import collect
+from pipeline.publish.objectstore import publish_release
+from pipeline.serve.reader import BucketReader
+from pipeline.settings import Settings, Shard, load_settings
+from pipeline.tools.generate import generate
+from pipeline.transform.steps import CATALOG_STEPS, STORE_TABLES
+from tests.bucket import Build, check_bucket, only_kept_left
+from tests.conftest import ROOT, S3Server
+
+TRIGGER = "PIPELINE_TEST_KILL_TRIGGER"
+
+
+def _kill_a_shard_once() -> None:
+    """In every Ray worker: when the file named by $PIPELINE_TEST_KILL_TRIGGER exists, the first
+    shard task to reach its site in its scratch folder removes the file and kills its own
+    worker with SIGKILL."""
+    import os
+    import signal
+    import sys
+
+    trigger = os.environ.get("PIPELINE_TEST_KILL_TRIGGER")
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        path = str(args[0]) if args else ""
+        if event == "os.mkdir" and path.endswith("/site") and "pipeline-shard-" in path:
+            try:
+                os.remove(trigger or "")
+            except OSError:
+                return
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    if trigger:
+        sys.addaudithook(hook)
+
+
+@pytest.fixture(scope="module")
+def cluster(s3: S3Server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A local Ray cluster of its own, of two CPUs, whose workers reach the test bucket; yields
+    the path of the file that, when it exists, has one shard's worker killed."""
+    trigger = tmp_path_factory.mktemp("ray") / "kill-a-shard"
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    aws = {k: v for k, v in os.environ.items() if k.startswith("AWS_")}
+    ray.init(
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={
+            "worker_process_setup_hook": _kill_a_shard_once,
+            "env_vars": {TRIGGER: str(trigger), "PYTHONPATH": str(ROOT), **aws},
+        },
+    )
+    yield trigger
+    ray.shutdown()
+
+
+CHANGED = {"store-00003"}  # 1 store of 20: 5%
+
+
+@pytest.fixture(scope="module")
+def nights(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Path]]:
+    """Two small inputs and their one-machine builds: a generated one of 20 stores ("same"),
+    and a copy where one store (5%, `CHANGED`) changed a price ("changed")."""
+    same = tmp_path_factory.mktemp("bucket-same")
+    generate(same, stores=20, listings=400, seed=7)
+    changed = tmp_path_factory.mktemp("bucket-changed")
+    shutil.copytree(same, changed, dirs_exist_ok=True)
+    listings = changed / "stores" / "listings" / "part-000.parquet"
+    rows = pl.read_parquet(listings)
+    assert rows.filter(pl.col("storeKey").is_in(CHANGED)).height > 0
+    rows = rows.with_columns(
+        price=pl.when(pl.col("storeKey").is_in(CHANGED))
+        .then(pl.col("price") + pl.lit(1, pl.Decimal(12, 2)))
+        .otherwise(pl.col("price"))
+    )
+    rows.write_parquet(listings)
+    built = {}
+    for name, inputs in (("same", same), ("changed", changed)):
+        one_machine = tmp_path_factory.mktemp(f"bucket-one-{name}")
+        build(load_settings(None, input=inputs, output=one_machine))
+        built[name] = (inputs, one_machine)
+    return built
+
+
+def _night(inputs: Path, output: Path, url: str, shards: int, scratch: Path) -> Settings:
+    ray_settings = {"shards": shards, "to": url, "scratch": scratch}
+    return load_settings(None, input=inputs, output=output, engine="ray", ray=ray_settings)
+
+
+def _page_puts(s3: S3Server, url: str, since: int) -> list[str]:
+    """The keys of the pages PUT since the `since`th PUT (stores' and common versions)."""
+    return [k for k in s3.puts(url)[since:] if k.startswith((STORES, "common/"))]
+
+
+def _check_night(url: str, one_machine: Path, output: Path, scratch: Path) -> None:
+    """The pointer names a release whose manifest is the one-machine build's, byte for byte,
+    and whose every URL, read through the pointer, is the one-machine site's bytes; no page,
+    no shard folder and no scratch is left on a disk."""
+    reader = BucketReader(url)
+    release = reader.snapshot()
+    assert release is not None
+    stored = obs.get(open_bucket(url), f"{RELEASES}{release.release}/{MANIFEST}").bytes()
+    assert bytes(stored) == (one_machine / MANIFEST).read_bytes()
+    assert check_bucket(url, {release.build_id: Build.of(_release(one_machine))}) is not None
+    assert not (output / "current" / SITE).exists()
+    left = [p for p in output.rglob("*") if p.is_file() and "/pages/" in str(p)]
+    assert left == [] and not list((output / ".work").glob("*/shards"))
+    assert list(scratch.iterdir()) == []
+
+
+@pytest.mark.parametrize("shards", [1, 2, 3])
+def test_a_night_straight_to_the_bucket_is_the_one_machine_build(
+    cluster: Path,
+    s3: S3Server,
+    nights: dict[str, tuple[Path, Path]],
+    shards: int,
+    tmp_path: Path,
+) -> None:
+    inputs, one_machine = nights["same"]
+    url = s3.bucket(f"night-{shards}")
+    output, scratch = tmp_path / "out", tmp_path / "scratch"
+    build_on_ray(_night(inputs, output, url, shards, scratch))
+    _check_night(url, one_machine, output, scratch)
+    release = BucketReader(url).snapshot()
+    assert release is not None
+    puts = s3.puts(url)
+    assert len(set(puts)) == len(puts)  # no key written twice
+    assert {k.split("/")[1] for k in _page_puts(s3, url, 0) if k.startswith(STORES)} == set(
+        release.stores
+    )
+
+
+def test_later_nights_upload_only_the_changed_stores_versions(
+    cluster: Path,
+    s3: S3Server,
+    nights: dict[str, tuple[Path, Path]],
+    tmp_path: Path,
+) -> None:
+    """A one-machine `pipeline publish` first (it writes the same store records with
+    versions); then a Ray night of the same input uploads no page; a night with 5% of the
+    stores changed, only those stores' new versions; and a one-machine publish of that input
+    after it, nothing."""
+    url = s3.bucket("nights")
+    output, scratch = tmp_path / "out", tmp_path / "scratch"
+    publish_release(_release(nights["same"][1]), url)
+    uploaded: list[set[str]] = []
+    for name in ("same", "changed"):
+        inputs, one_machine = nights[name]
+        before = len(s3.puts(url))
+        build_on_ray(_night(inputs, output, url, 2, scratch))
+        _check_night(url, one_machine, output, scratch)
+        uploaded.append({k.split("/")[1] for k in _page_puts(s3, url, before)})
+    assert uploaded == [set(), CHANGED]
+    figures = BuildReport.read(output).distributed
+    assert figures is not None and figures.bucket is not None
+    assert figures.bucket.stores_new == len(CHANGED)
+    before = len(s3.puts(url))
+    published = publish_release(_release(nights["changed"][1]), url)
+    assert published.uploaded == 0 and _page_puts(s3, url, before) == []
+
+
+@pytest.mark.slow
+def test_a_killed_worker_and_a_killed_driver_leave_the_bucket_whole(
+    cluster: Path,
+    s3: S3Server,
+    nights: dict[str, tuple[Path, Path]],
+    tmp_path: Path,
+) -> None:
+    """A shard's worker killed in the middle: its task runs again, and the night commits the
+    one-machine release. Then a driver killed after its shards uploaded, before its commit:
+    the pointer still names the first night; the next night commits, and a collection past
+    the grace period removes what the killed one left."""
+    url = s3.bucket("killed")
+    output, scratch = tmp_path / "out", tmp_path / "scratch"
+    inputs, one_machine = nights["same"]
+    cluster.touch()
+    build_on_ray(_night(inputs, output, url, 2, scratch))
+    assert not cluster.exists()  # a worker was killed, and its shard run again
+    _check_night(url, one_machine, output, scratch)
+    first = BucketReader(url).snapshot()
+    assert first is not None
+
+    changed_inputs, changed = nights["changed"]
+    address = ray.get_runtime_context().gcs_address
+    script = (
+        "import os, signal\n"
+        "import pipeline.distributed as d\n"
+        "from pipeline.settings import load_settings\n"
+        "def killed(*args, **kwargs): os.kill(os.getpid(), signal.SIGKILL)\n"
+        "d.commit_night = killed\n"
+        f"ray = {{'shards': 2, 'to': {url!r}, 'scratch': {str(scratch)!r}, "
+        f"'address': {address!r}}}\n"
+        f"d.build_on_ray(load_settings(None, input={str(changed_inputs)!r}, "
+        f"output={str(tmp_path / 'killed-out')!r}, engine='ray', ray=ray))\n"
+    )
+    driver = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert driver.returncode == -9, driver.stderr[-2000:]
+    after_kill = BucketReader(url).snapshot()
+    assert after_kill is not None and after_kill.release == first.release
+    assert any(k.startswith(BUILDS) and group_of(k) not in first.prefixes() for k in _keys(url))
+    assert check_bucket(url, {first.build_id: Build.of(_release(one_machine))})
+
+    build_on_ray(_night(changed_inputs, output, url, 2, scratch))
+    _check_night(url, changed, output, scratch)
+    collect(url, keep=1, grace=0)
+    only_kept_left(url, 1)
+    _check_night(url, changed, output, scratch)
+
+
+def _release(output: Path) -> Path:
+    return (output / "current").resolve()
+
+
+def _keys(url: str) -> list[str]:
+    return [m["path"] for batch in obs.list(open_bucket(url)) for m in batch]
+
+
+def test_a_stale_task_attempt_writes_only_keys_no_commit_names(
+    cluster: Path,
+    s3: S3Server,
+    nights: dict[str, tuple[Path, Path]],
+    tmp_path: Path,
+) -> None:
+    """After a committed night, its shard 0 run again by hand, outside Ray, as an attempt of
+    that night (a partitioned node waking up after its retry): it writes new versions and parts
+    under its own attempt's keys only; the pointer reads right, and a collection past the
+    grace period removes them while keeping the committed release's parts."""
+    url = s3.bucket("stale")
+    output, scratch = tmp_path / "out", tmp_path / "scratch"
+    inputs, one_machine = nights["same"]
+    settings = _night(inputs, output, url, 2, scratch)
+    build_on_ray(settings)
+    committed = BucketReader(url).snapshot()
+    assert committed is not None
+    named = committed.prefixes()
+    assert {group_of(p + "x") for p in committed.shard_parts} <= named
+
+    con = db.connect()
+    db.create_schemas(con)
+    ingest.ingest_all(con, inputs)
+    transform.run_steps(con, steps=CATALOG_STEPS)
+    catalog = {t: con.sql(f"SELECT * FROM {t}").to_arrow_table() for t in CATALOG_TABLES}
+    stores = {
+        f"raw.{t}": split_by_shard(con, f"raw.{t}", 2)[0] for t in STORE_TABLES if t != "listings"
+    }
+    listings = split_by_shard(con, "raw.listings", 2)[0]
+    con.close()
+    token = committed.release.rpartition(".")[2]
+    start = pl.DataFrame(schema=VERSIONED_RECORDS).to_arrow()  # the night's start: no release
+    job = BucketShard(url, committed.release, token, start, None)
+    before = len(s3.puts(url))
+    stale = build_shard_to_bucket(settings, Shard(0, 2), job, catalog, stores, listings)
+    written = s3.puts(url)[before:]
+    assert stale.stores_new > 0 and len(written) == stale.puts
+    assert all(group_of(k) not in named for k in written), written
+    assert check_bucket(url, {committed.build_id: Build.of(_release(nights["same"][1]))})
+    collect(url, keep=1, grace=0)
+    only_kept_left(url, 1)
+    assert not any(group_of(k) == group_of(written[0]) for k in _keys(url))
+    assert check_bucket(url, {committed.build_id: Build.of(_release(one_machine))})
+
+    # Stores whose digest changed but whose pages did not (new code, say) are rendered again
+    # and keep their versions: the attempt writes its parts only.
+    records = obs.get(open_bucket(url), f"{RELEASES}{committed.release}/{STORES_RECORDS}")
+    start = read_versioned_records(bytes(records.bytes()))
+    start = start.with_columns(digest=pl.lit(b"other", pl.Binary))
+    mine = records_by_shard(start, 2)[0]
+    job = BucketShard(url, committed.release, token, mine, committed.common)
+    before = len(s3.puts(url))
+    again = build_shard_to_bucket(settings, Shard(0, 2), job, catalog, stores, listings)
+    assert again.stores_new == 0 and again.counts["stores_unchanged"] == 0
+    assert all(k.startswith(BUILDS) for k in s3.puts(url)[before:])
+
+
+def test_the_commit_is_fenced_by_the_pointer_read_at_the_start_of_the_night(
+    cluster: Path,
+    s3: S3Server,
+    nights: dict[str, tuple[Path, Path]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A publish that commits while a night runs (after the night read the pointer): the
+    night's commit fails in one line, and the pointer names that publish's release, whole."""
+    url = s3.bucket("fenced")
+    output, scratch = tmp_path / "out", tmp_path / "scratch"
+    other = publish_release(_release(nights["same"][1]), url)
+    commit = distributed.commit_night
+
+    def another_publish_first(*args: Any, **kwargs: Any) -> int:
+        publish_release(_release(nights["changed"][1]), url)
+        return commit(*args, **kwargs)
+
+    monkeypatch.setattr(distributed, "commit_night", another_publish_first)
+    with pytest.raises(BuildError, match=r"another publish wrote current\.json") as failed:
+        build_on_ray(_night(nights["same"][0], output, url, 2, scratch))
+    assert "\n" not in str(failed.value) and "published to the output only" in str(failed.value)
+    current = BucketReader(url).snapshot()
+    assert current is not None and current.release != other.release
+    build = Build.of(_release(nights["changed"][1]))
+    assert check_bucket(url, {current.build_id: build}) == current.build_id
