@@ -5,13 +5,15 @@
 -- ($store_keys a list of one key), or by the exporter for a batch of stores ($store_keys) and
 -- $channel_id null, which means every channel. $store_keys null means every store.
 -- $sort_field is 'price' or 'name', $sort_desc a boolean; ties break on productId ascending.
--- $first_position / $last_position (1-based, inclusive, null for no bound) cut the page.
+-- $first_position / $last_position (1-based, inclusive, null for no bound) cut the page of a
+-- request for one store and channel.
 with
 listing as (select * from marts.listing),
 -- Read where used, not materialised whole: each use then scans only the products it joins.
 product_fixed as not materialized (select * from export.product),
 sku_body as (select * from export.sku_body),
-matching as (
+-- Read again where used: copying a large store's rows costs more than scanning them twice.
+matching as not materialized (
     select listing.*
     from listing
     where of_stores($store_keys, listing.store_key, listing.store_hash)
@@ -54,24 +56,27 @@ ranked as (
       and ($group_name is null or product_fixed.group_name_key = lower($group_name))
       and ($product_name is null or contains(product_fixed.name_key, lower($product_name)))
 ),
-numbered as (
-    -- Positions and totals, for a cut page. The final order is the same, written on the sort
-    -- columns: a query that reads neither position nor total_items (the exporter) runs no
-    -- window at all.
+page as (
+    -- The page: the first $last_position products from $first_position on, in the answer's
+    -- order (a top-N, not a sort of every product), which cuts the page of one store and
+    -- channel (the live path's request). The exporter reads the whole order: no bound, and
+    -- neither position nor total_items (counted for the page's rows alone), so it runs no
+    -- window and no count.
     select
         ranked.*,
-        row_number() over (
+        coalesce($first_position, 1) - 1 + row_number() over (
             partition by store_key, channel_id
             order by price_up asc, price_down desc, name_up asc, name_down desc, product_id
-        ) as position,
-        count(*) over (partition by store_key, channel_id) as total_items
-    from ranked
-),
-page as (
-    select *
-    from numbered
-    where ($first_position is null or position >= $first_position)
-      and ($last_position is null or position <= $last_position)
+        ) as position
+    from (
+        select *
+        from ranked
+        order by
+            store_key, channel_id,
+            price_up asc, price_down desc, name_up asc, name_down desc, product_id
+        limit $last_position - coalesce($first_position, 1) + 1
+        offset coalesce($first_position, 1) - 1
+    ) as ranked
 ),
 entry as (
     -- The Sku JSON of the page's products' entries only (the page is cut first), with the
@@ -114,7 +119,11 @@ final as (
         page.category_id,
         page.group_id,
         page.position::bigint as position,
-        page.total_items::bigint as total_items,
+        (
+            select count(*)
+            from ranked as every
+            where every.store_key = page.store_key and every.channel_id = page.channel_id
+        )::bigint as total_items,
         concat(
             product_fixed.head_json,
             ',"skuCount":', page.sku_count,
