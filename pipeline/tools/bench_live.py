@@ -162,12 +162,13 @@ def throughput(connect: Connect, targets: list[str], clients: int, seconds: floa
 
 def rss_mb(pid: int) -> tuple[float, float]:
     """(resident, peak resident) MiB of a process, from /proc."""
-    fields = dict(
-        line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
-    )
-    return tuple(  # type: ignore[return-value]
-        round(int(fields[name].split()[0]) / 1024, 1) for name in ("VmRSS", "VmHWM")
-    )
+    lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    fields = dict(line.split(":", 1) for line in lines if ":" in line)
+
+    def mib(name: str) -> float:
+        return round(int(fields[name].split()[0]) / 1024, 1)
+
+    return mib("VmRSS"), mib("VmHWM")
 
 
 @contextmanager
@@ -196,7 +197,7 @@ def serving(output: Path) -> Iterator[tuple[int, int]]:
 def nginx_in_front(output: Path, port: int) -> Iterator[Path]:
     """nginx on the generated configuration, `pipeline serve` at `port` its upstream: the
     unix-domain socket it listens on."""
-    binary = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").is_file() else None)
+    binary = shutil.which("nginx", path=f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin")
     if binary is None:
         raise RuntimeError("nginx is not installed: run `make system-deps`")
     work = Path(tempfile.mkdtemp(prefix="bench-nginx-"))

@@ -291,11 +291,22 @@ def render(
 
 {_query_maps()}
 {_request_maps()}
-{upstream_and_map(bucket) if bucket else ""}upstream pipeline_live {{
-    server {upstream};
-}}
-
+{upstream_and_map(bucket) if bucket else ""}{_upstream(upstream, limits or ServeSettings())}
 {_server(site_root, listen, limits or ServeSettings(), serve)}"""
+
+
+def _upstream(upstream: str, limits: ServeSettings) -> str:
+    """`pipeline serve` as the live upstream, its connections kept open between requests (as
+    many idle ones as it has threads): a new connection for every live answer costs a connect
+    and an accept on both sides. nginx closes an idle one before the server would
+    (`channel_timeout`), so it never reuses one the server is closing."""
+    idle = max(1, limits.channel_timeout - 1)
+    return f"""upstream pipeline_live {{
+    server {upstream};
+    keepalive {limits.threads};
+    keepalive_timeout {idle}s;
+}}
+"""
 
 
 def write_nginx_conf(release: Path, settings: Settings) -> None:
