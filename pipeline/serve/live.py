@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 import duckdb
 
 from pipeline.api.params import InventoryParams, bind_params, category_params, used
@@ -19,16 +21,20 @@ def store_inventory(
 ) -> bytes:
     """The page of GET /v1.39.0/stores/{storeKey}/inventory/products, or ApiError(404)."""
     key = store_key.lower()
-    if not store_exists(con, key):
-        raise ApiError(404, [NO_STORES])
     sql = STORE_INVENTORY.sql
     result = con.execute(sql, used(sql, bind_params(params, [key])))
     names = [d[0] for d in result.description]
     total, product = names.index("total_items"), names.index("product_json")
     rows = result.fetchall()
     if not rows:
-        raise ApiError(404, [NO_PRODUCTS])
+        raise_not_found(con, key)
     return envelope(rows[0][total], (r[product] for r in rows))
+
+
+def raise_not_found(con: duckdb.DuckDBPyConnection, store_key: str) -> NoReturn:
+    """The 404 of an empty answer: no such store, or none of its products matched. Asked only
+    when the answer is empty: a store with an answer exists (one query fewer per request)."""
+    raise ApiError(404, [NO_PRODUCTS if store_exists(con, store_key) else NO_STORES])
 
 
 def categories_page(con: duckdb.DuckDBPyConnection, params: InventoryParams) -> bytes:

@@ -17,7 +17,6 @@ from pipeline.api.params import (
     used,
 )
 from pipeline.api.responses import (
-    NO_PRODUCTS,
     NO_STORES,
     ApiError,
     Response,
@@ -25,7 +24,7 @@ from pipeline.api.responses import (
     results_envelope,
 )
 from pipeline.api.urls import STORE_KEY
-from pipeline.serve.live import store_exists
+from pipeline.serve.live import raise_not_found
 from pipeline.transform.steps import OPERATION_SQL
 
 
@@ -54,15 +53,13 @@ def live_answer(
 ) -> bytes:
     """The operation's answer from the warehouse, or ApiError(404)."""
     key = store_key.lower()
-    if not store_exists(con, key):
-        raise ApiError(404, [NO_STORES])
     sql = OPERATION_SQL[op].sql
     result = con.execute(sql, used(sql, bind_params(params, [key], product_id)))
     names = [d[0] for d in result.description]
     total, json = names.index("total_items"), names.index("result_json")
     rows = result.fetchall()
     if not rows:
-        raise ApiError(404, [NO_PRODUCTS])
+        raise_not_found(con, key)
     if not op.paged:
         return results_envelope(r[json] for r in rows)
     return envelope(rows[0][total], (r[json] for r in rows))
