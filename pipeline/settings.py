@@ -173,6 +173,12 @@ class ServeSettings(BaseModel):
     threads: int = Field(
         default=8, ge=1, description="Worker threads: requests answered at once (live ones query)"
     )
+    duckdb_threads: int = Field(
+        default=1,
+        ge=1,
+        description="DuckDB threads of the warehouse's connection: 1 runs each live answer on "
+        "the thread that asked, so requests at once use the cores (docs/benchmarks.md)",
+    )
     connection_limit: int = Field(
         default=1000,
         ge=1,

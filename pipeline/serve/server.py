@@ -60,8 +60,8 @@ class Published:
 class PublishedBuild:
     """Follows OUTPUT/current; one DuckDB cursor per thread on the release's warehouse."""
 
-    def __init__(self, output: Path) -> None:
-        self.output = output
+    def __init__(self, output: Path, duckdb_threads: int = 1) -> None:
+        self.output, self.duckdb_threads = output, duckdb_threads
         self._lock = threading.Lock()
         self._current: Published | None = None
         self._local = threading.local()
@@ -90,7 +90,11 @@ class PublishedBuild:
         with self._lock:
             if published.connection is None:
                 try:
-                    published.connection = db.connect(published.release / WAREHOUSE, read_only=True)
+                    published.connection = db.connect(
+                        published.release / WAREHOUSE,
+                        read_only=True,
+                        threads=self.duckdb_threads,
+                    )
                 except duckdb.Error as exc:
                     if str(exc) != self._refused:  # once per cause, not once per request
                         log.warning("warehouse unavailable, live answers are 503: %s", exc)
@@ -104,8 +108,10 @@ class PublishedBuild:
         return cursor
 
 
-def application(output: Path) -> Callable[[dict[str, Any], StartResponse], Iterable[bytes]]:
-    build = PublishedBuild(output)
+def application(
+    output: Path, limits: ServeSettings | None = None
+) -> Callable[[dict[str, Any], StartResponse], Iterable[bytes]]:
+    build = PublishedBuild(output, (limits or ServeSettings()).duckdb_threads)
 
     def respond(method: str, target: str) -> tuple[Response, list[tuple[str, str]]]:
         try:
@@ -155,7 +161,7 @@ def serve(
     logging.basicConfig()  # waitress logs its warnings (a queue of waiting requests, ...)
     sockets: dict[int, Any] = {}
     server = create_server(
-        application(output),
+        application(output, limits),
         map=sockets,
         host=host,
         port=port,
