@@ -179,6 +179,17 @@ class ServeSettings(BaseModel):
         description="DuckDB threads of the warehouse's connection: 1 runs each live answer on "
         "the thread that asked, so requests at once use the cores (docs/benchmarks.md)",
     )
+    cache_mb: int = Field(
+        default=256,
+        ge=0,
+        description="MiB of live answers kept whole, so that a page is a slice of its "
+        "combination's answer (0: none kept; pipeline/serve/cache.py)",
+    )
+    cache_store_listings: int = Field(
+        default=5000,
+        ge=0,
+        description="Stores with more listings are answered a page at a time, never whole",
+    )
     connection_limit: int = Field(
         default=1000,
         ge=1,
