@@ -9,10 +9,14 @@ percentile of its time on one keep-alive connection. For the median store's prod
 most entries: its `skus` and `quantity`; the largest store's first `skuprices` page; the median
 store's categories and groups with `includeExcludedCategories=true` (not materialised). Then
 requests per second with 1, 4 and 16 clients, each on its own keep-alive connection, over the
-smallest and the median store's summaries: straight to `pipeline serve`, then through nginx
-(the generated configuration, the server as its upstream); and the server's resident memory
-(now and its peak). The client is Python on the same machine: on few cores it takes a share of
-them, so the throughput is a floor of what the server does.
+smallest and the median store's summaries, and the server's CPU per request at 4 clients.
+
+Twice: `live_uncached_*` with no answer kept (`serve.cache_mb = 0`: every request runs its SQL),
+then `live_*` as deployed, where a small store's answers are kept whole and a page is a slice
+(`pipeline.serve.cache`: the repeated request is then a hit), with the throughput through
+nginx too (the generated configuration, the server its upstream) and the server's resident
+memory (now and its peak). The client is Python on the same machine: on few cores it takes a
+share of them, so the throughput is a floor of what the server does.
 """
 
 from __future__ import annotations
@@ -172,10 +176,12 @@ def rss_mb(pid: int) -> tuple[float, float]:
 
 
 @contextmanager
-def serving(output: Path) -> Iterator[tuple[int, int]]:
-    """`pipeline serve` on the build: (its port, its process id)."""
+def serving(output: Path, env: dict[str, str] | None = None) -> Iterator[tuple[int, int]]:
+    """`pipeline serve` on the build (with `env` added to its environment): (its port, its
+    process id)."""
     command = [sys.executable, "-m", "pipeline", "serve", "--output", str(output), "--port", "0"]
-    server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    environment = {**os.environ, **(env or {})}
+    server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=environment)
     try:
         assert server.stderr is not None
         port = None
@@ -241,44 +247,81 @@ def _percentiles(times: list[float]) -> tuple[float, float]:
 def live_latency(output: Path, count: int = 200, seconds: float = 5.0) -> dict[str, Any]:
     """The live figures of the build published in `output` (see the module's docstring)."""
     picked = stores(output)
-    median_key = picked["median"][0]
+    median_key, largest_key = picked["median"][0], picked["largest"][0]
     product = busiest_product(output, median_key)
-    largest_key = picked["largest"][0]
+    targets = {
+        **{name: _store(key, f"products?{QUERY}") for name, (key, _) in picked.items()},
+        "skus": _store(median_key, f"products/{product}/skus"),
+        "quantity": _store(median_key, f"products/{product}/quantity"),
+        "skuprices_largest": _store(largest_key, "skuprices"),
+        "categories": _store(median_key, f"categories?{LIST_QUERY}"),
+        "groups": _store(median_key, f"groups?{LIST_QUERY}"),
+    }
+    mixed = [targets["smallest"], targets["median"]]
     figures: dict[str, Any] = {"live_query": QUERY, "live_load_average": _load()}
+    for name, (_, listings) in picked.items():
+        figures[f"live_{name}_store_listings"] = listings
+    # Every answer computed: no answer kept whole (serve.cache_mb = 0).
+    with serving(output, {"PIPELINE_SERVE__CACHE_MB": "0"}) as (port, pid):
+        direct = _direct(port)
+        figures |= _latencies(direct, targets, count, "live_uncached")
+        figures |= _throughputs(direct, mixed, seconds, pid, "live_uncached")
+    # As deployed: a small store's answers kept whole, a page a slice (`pipeline.serve.cache`).
     with serving(output) as (port, pid):
-
-        def direct() -> http.client.HTTPConnection:
-            return http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-
-        for name, (key, listings) in picked.items():
-            p50, p95 = _percentiles(latencies(direct, _store(key, f"products?{QUERY}"), count))
-            figures[f"live_{name}_store_listings"] = listings
-            figures[f"live_{name}_p50_ms"], figures[f"live_{name}_p95_ms"] = p50, p95
-        operations = {
-            "skus": _store(median_key, f"products/{product}/skus"),
-            "quantity": _store(median_key, f"products/{product}/quantity"),
-            "skuprices_largest": _store(largest_key, "skuprices"),
-            "categories": _store(median_key, f"categories?{LIST_QUERY}"),
-            "groups": _store(median_key, f"groups?{LIST_QUERY}"),
-        }
-        for name, target in operations.items():
-            p50, p95 = _percentiles(latencies(direct, target, count))
-            figures[f"live_{name}_p50_ms"], figures[f"live_{name}_p95_ms"] = p50, p95
-        targets = [_store(picked[s][0], f"products?{QUERY}") for s in ("smallest", "median")]
-        for clients in CLIENTS:
-            rate = throughput(direct, targets, clients, seconds)
-            figures[f"live_requests_per_second_{clients}_clients"] = round(rate, 1)
+        direct = _direct(port)
+        figures |= _latencies(direct, targets, count, "live")
+        figures |= _throughputs(direct, mixed, seconds, pid, "live")
         with nginx_in_front(output, port) as sock:
 
             def proxied() -> http.client.HTTPConnection:
                 return UnixHTTPConnection(sock, timeout=120)
 
-            for clients in CLIENTS:
-                rate = throughput(proxied, targets, clients, seconds)
-                figures[f"live_nginx_requests_per_second_{clients}_clients"] = round(rate, 1)
+            figures |= _throughputs(proxied, mixed, seconds, pid, "live_nginx")
         figures["live_serve_rss_mb"], figures["live_serve_peak_rss_mb"] = rss_mb(pid)
     figures["live_load_average_after"] = _load()
     return figures
+
+
+def _direct(port: int) -> Connect:
+    def connect() -> http.client.HTTPConnection:
+        return http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+
+    return connect
+
+
+def _latencies(
+    connect: Connect, targets: dict[str, str], count: int, prefix: str
+) -> dict[str, float]:
+    """Median and 95th percentile of each target's time, one request after the other."""
+    figures = {}
+    for name, target in targets.items():
+        p50, p95 = _percentiles(latencies(connect, target, count))
+        figures[f"{prefix}_{name}_p50_ms"], figures[f"{prefix}_{name}_p95_ms"] = p50, p95
+    return figures
+
+
+def _throughputs(
+    connect: Connect, targets: list[str], seconds: float, pid: int, prefix: str
+) -> dict[str, float]:
+    """Requests per second with each number of clients, and the server's CPU milliseconds per
+    request at 4 clients (what bounds the rate on a given number of cores)."""
+    figures = {}
+    for clients in CLIENTS:
+        cpu = cpu_seconds(pid)
+        started = time.perf_counter()
+        rate = throughput(connect, targets, clients, seconds)
+        if clients == 4:
+            requests = rate * (time.perf_counter() - started)
+            per_request = (cpu_seconds(pid) - cpu) * 1000 / max(requests, 1)
+            figures[f"{prefix}_serve_cpu_ms_per_request_4_clients"] = round(per_request, 2)
+        figures[f"{prefix}_requests_per_second_{clients}_clients"] = round(rate, 1)
+    return figures
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds of a process so far, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _load() -> str:
@@ -301,6 +344,7 @@ def report(figures: dict[str, Any]) -> list[str]:
 
 
 def _target(name: str) -> tuple[float, bool] | None:
+    name = name.replace("live_uncached_", "live_")
     if name in TARGETS:
         return TARGETS[name], name in AT_LEAST
     p50 = name.replace("_p95_", "_p50_")

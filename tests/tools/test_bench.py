@@ -67,6 +67,8 @@ def test_the_live_figures_run_on_an_existing_build_beside_their_targets(
     for name in bench_live.TARGETS:
         assert re.search(r"(<=|>=) [0-9.]+  (ok|MISSED)$", printed[name]), printed[name]
     assert re.search(r"<= 6  (ok|MISSED)$", printed["live_smallest_p95_ms"])
+    assert re.search(r"<= 3  (ok|MISSED)$", printed["live_uncached_smallest_p50_ms"])
+    assert figures["live_uncached_serve_cpu_ms_per_request_4_clients"] > 0
     assert figures["live_requests_per_second_4_clients"] > 0
     assert figures["live_nginx_requests_per_second_4_clients"] > 0
     assert 0 < figures["live_serve_rss_mb"] <= figures["live_serve_peak_rss_mb"]
