@@ -170,26 +170,10 @@ class ServeSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    threads: int = Field(
-        default=8, ge=1, description="Worker threads: requests answered at once (live ones query)"
-    )
-    duckdb_threads: int = Field(
-        default=1,
-        ge=1,
-        description="DuckDB threads of the warehouse's connection: 1 runs each live answer on "
-        "the thread that asked, so requests at once use the cores (docs/benchmarks.md)",
-    )
-    cache_mb: int = Field(
-        default=256,
-        ge=0,
-        description="MiB of live answers kept whole, so that a page is a slice of its "
-        "combination's answer (0: none kept; pipeline/serve/cache.py)",
-    )
-    cache_store_listings: int = Field(
-        default=5000,
-        ge=0,
-        description="Stores with more listings are answered a page at a time, never whole",
-    )
+    threads: int = Field(default=8, ge=1, description="Worker threads: requests answered at once")
+    duckdb_threads: int = Field(default=1, ge=1, description="DuckDB threads of a live answer")
+    cache_mb: int = Field(default=256, ge=0, description="MiB of answers kept whole (0: none)")
+    cache_store_listings: int = Field(default=5000, ge=0, description="Larger: pages only")
     connection_limit: int = Field(
         default=1000,
         ge=1,

@@ -22,16 +22,8 @@ share of them, so the throughput is a floor of what the server does.
 from __future__ import annotations
 
 import argparse
-import getpass
 import http.client
-import os
-import re
-import shutil
-import socket
 import statistics
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -41,14 +33,19 @@ from typing import Any
 
 import duckdb
 
-from pipeline.export import nginx
-from pipeline.paths import CURRENT, SITE, WAREHOUSE
+from pipeline.paths import CURRENT, WAREHOUSE
+from pipeline.tools.bench_servers import (
+    UnixHTTPConnection,
+    cpu_seconds,
+    nginx_in_front,
+    rss_mb,
+    serving,
+)
 
 # A combination of parameters no build materialises by default (see `export.variants`).
 QUERY = "sort=name"
 # The store lists' combination that is not materialised: the live path answers it.
 LIST_QUERY = "includeExcludedCategories=true"
-LISTENING = re.compile(r"serving .+ on http://127\.0\.0\.1:(?P<port>[0-9]+)/")
 CLIENTS = (1, 4, 16)
 # Issue 22's targets (10M listings / 2,000 stores, 2 cores): milliseconds at the median, except
 # where the name says otherwise. p95 figures are held to twice their p50.
@@ -65,20 +62,6 @@ TARGETS: dict[str, float] = {
 AT_LEAST = ("live_requests_per_second_4_clients",)
 
 Connect = Callable[[], http.client.HTTPConnection]
-
-
-class UnixHTTPConnection(http.client.HTTPConnection):
-    """HTTP over a unix-domain socket (nginx's listener in this benchmark)."""
-
-    def __init__(self, path: Path, timeout: float) -> None:
-        super().__init__("localhost", timeout=timeout)
-        self.path = path
-
-    def connect(self) -> None:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        sock.connect(str(self.path))
-        self.sock = sock
 
 
 def stores(output: Path) -> dict[str, tuple[str, int]]:
@@ -164,79 +147,6 @@ def throughput(connect: Connect, targets: list[str], clients: int, seconds: floa
     return sum(done) / (time.perf_counter() - started)
 
 
-def rss_mb(pid: int) -> tuple[float, float]:
-    """(resident, peak resident) MiB of a process, from /proc."""
-    lines = Path(f"/proc/{pid}/status").read_text().splitlines()
-    fields = dict(line.split(":", 1) for line in lines if ":" in line)
-
-    def mib(name: str) -> float:
-        return round(int(fields[name].split()[0]) / 1024, 1)
-
-    return mib("VmRSS"), mib("VmHWM")
-
-
-@contextmanager
-def serving(output: Path, env: dict[str, str] | None = None) -> Iterator[tuple[int, int]]:
-    """`pipeline serve` on the build (with `env` added to its environment): (its port, its
-    process id)."""
-    command = [sys.executable, "-m", "pipeline", "serve", "--output", str(output), "--port", "0"]
-    environment = {**os.environ, **(env or {})}
-    server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=environment)
-    try:
-        assert server.stderr is not None
-        port = None
-        for line in server.stderr:
-            found = LISTENING.search(line)
-            if found:
-                port = int(found["port"])
-                break
-        if port is None:
-            raise RuntimeError(f"pipeline serve exited ({server.wait()})")
-        threading.Thread(target=server.stderr.read, daemon=True).start()  # never a full pipe
-        yield port, server.pid
-    finally:
-        server.terminate()
-        server.wait(10)
-
-
-@contextmanager
-def nginx_in_front(output: Path, port: int) -> Iterator[Path]:
-    """nginx on the generated configuration, `pipeline serve` at `port` its upstream: the
-    unix-domain socket it listens on."""
-    binary = shutil.which("nginx", path=f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin")
-    if binary is None:
-        raise RuntimeError("nginx is not installed: run `make system-deps`")
-    work = Path(tempfile.mkdtemp(prefix="bench-nginx-"))
-    sock = work / "nginx.sock"
-    site = (output / CURRENT / SITE).resolve()
-    (work / "site.conf").write_text(nginx.render(site, f"unix:{sock}", f"127.0.0.1:{port}"))
-    temp = " ".join(
-        f"{name}_temp_path {work / name};"
-        for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
-    )
-    (work / "nginx.conf").write_text(
-        f"daemon off;\nmaster_process off;\nuser {getpass.getuser()};\npid {work / 'nginx.pid'};\n"
-        f"error_log {work / 'error.log'} warn;\nevents {{ worker_connections 1024; }}\n"
-        f"http {{ access_log off; {temp} include {work / 'site.conf'}; }}\n"
-    )
-    process = subprocess.Popen(
-        [binary, "-p", str(work), "-c", str(work / "nginx.conf"), "-e", str(work / "error.log")],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while not sock.exists():
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"nginx did not start: {(work / 'error.log').read_text()}")
-            time.sleep(0.05)
-        yield sock
-    finally:
-        process.terminate()
-        process.wait(10)
-        shutil.rmtree(work, ignore_errors=True)
-
-
 def _percentiles(times: list[float]) -> tuple[float, float]:
     ordered = sorted(times)
     p50 = statistics.median(ordered) * 1000
@@ -316,12 +226,6 @@ def _throughputs(
             figures[f"{prefix}_serve_cpu_ms_per_request_4_clients"] = round(per_request, 2)
         figures[f"{prefix}_requests_per_second_{clients}_clients"] = round(rate, 1)
     return figures
-
-
-def cpu_seconds(pid: int) -> float:
-    """User and system CPU seconds of a process so far, from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _load() -> str:

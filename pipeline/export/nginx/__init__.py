@@ -276,7 +276,9 @@ def render(
 ) -> str:
     """The configuration for a site published at `site_root` (absolute), with the limits of
     `pipeline serve` (the `serve` settings); with `bucket`, for the site in that bucket
-    (`bucket`), read through the release's map."""
+    (`bucket`), read through the release's map. nginx keeps idle connections to the live
+    upstream (as many as it has threads), closing one a second before the server would."""
+    limits = limits or ServeSettings()
 
     def serve(path: str, fallback: str) -> str:
         """The directives answering a location from the site file at `path`, else `fallback`."""
@@ -291,22 +293,13 @@ def render(
 
 {_query_maps()}
 {_request_maps()}
-{upstream_and_map(bucket) if bucket else ""}{_upstream(upstream, limits or ServeSettings())}
-{_server(site_root, listen, limits or ServeSettings(), serve)}"""
-
-
-def _upstream(upstream: str, limits: ServeSettings) -> str:
-    """`pipeline serve` as the live upstream, its connections kept open between requests (as
-    many idle ones as it has threads): a new connection for every live answer costs a connect
-    and an accept on both sides. nginx closes an idle one before the server would
-    (`channel_timeout`), so it never reuses one the server is closing."""
-    idle = max(1, limits.channel_timeout - 1)
-    return f"""upstream pipeline_live {{
+{upstream_and_map(bucket) if bucket else ""}upstream pipeline_live {{
     server {upstream};
     keepalive {limits.threads};
-    keepalive_timeout {idle}s;
+    keepalive_timeout {max(1, limits.channel_timeout - 1)}s;
 }}
-"""
+
+{_server(site_root, listen, limits, serve)}"""
 
 
 def write_nginx_conf(release: Path, settings: Settings) -> None:
