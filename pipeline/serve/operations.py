@@ -4,6 +4,7 @@ its file, anything else from the warehouse by the operation's SQL file."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import duckdb
@@ -11,13 +12,10 @@ import duckdb
 from pipeline.api.operations import Operation, page_path, parse_product_id
 from pipeline.api.params import (
     InventoryParams,
-    bind_params,
     invalid_value,
     parse_inventory_params,
-    used,
 )
 from pipeline.api.responses import (
-    NO_PRODUCTS,
     NO_STORES,
     ApiError,
     Response,
@@ -25,7 +23,8 @@ from pipeline.api.responses import (
     results_envelope,
 )
 from pipeline.api.urls import STORE_KEY
-from pipeline.serve.live import store_exists
+from pipeline.serve.cache import WHOLE, AnswerCache
+from pipeline.serve.live import answered, raise_not_found
 from pipeline.transform.steps import OPERATION_SQL
 
 
@@ -51,21 +50,19 @@ def live_answer(
     store_key: str,
     product_id: int | None,
     params: InventoryParams,
+    cache: AnswerCache | None = None,
 ) -> bytes:
     """The operation's answer from the warehouse, or ApiError(404)."""
     key = store_key.lower()
-    if not store_exists(con, key):
-        raise ApiError(404, [NO_STORES])
     sql = OPERATION_SQL[op].sql
-    result = con.execute(sql, used(sql, bind_params(params, [key], product_id)))
-    names = [d[0] for d in result.description]
-    total, json = names.index("total_items"), names.index("result_json")
-    rows = result.fetchall()
-    if not rows:
-        raise ApiError(404, [NO_PRODUCTS])
+    if not op.paged:  # one result: the whole answer is the page
+        params = replace(params, offset=0, limit=WHOLE)
+    total, results = answered(con, sql, "result_json", key, product_id, params, cache)
+    if not results:
+        raise_not_found(con, key)
     if not op.paged:
-        return results_envelope(r[json] for r in rows)
-    return envelope(rows[0][total], (r[json] for r in rows))
+        return results_envelope(results)
+    return envelope(total, results)
 
 
 def answer(
@@ -75,6 +72,7 @@ def answer(
     store_key: str,
     segment: str | None,
     query: str,
+    cache: AnswerCache | None = None,
 ) -> Response:
     """The response to a request of the operation: 400s before the store is looked up."""
     product_id, params = parse(op, segment, query)
@@ -87,4 +85,4 @@ def answer(
                 return Response(200, page.read_bytes())
         except OSError:  # e.g. a name longer than the file system allows: never materialised
             pass
-    return Response(200, live_answer(warehouse(), op, store_key, product_id, params))
+    return Response(200, live_answer(warehouse(), op, store_key, product_id, params, cache))

@@ -25,6 +25,7 @@ from pipeline.api.responses import (
 )
 from pipeline.serve import live
 from pipeline.serve import operations as store_operations
+from pipeline.serve.cache import AnswerCache
 
 # A warehouse connection, or what opens one when a live answer needs it (ApiError(503) when it
 # cannot be opened): files and the help pages never wait on the warehouse.
@@ -71,10 +72,13 @@ def normalize_path(path: str) -> str:
     return "/" + "/".join(segments) + trailing
 
 
-def answer(con: Warehouse, target: str, site: Path | None = None) -> Response:
+def answer(
+    con: Warehouse, target: str, site: Path | None = None, cache: AnswerCache | None = None
+) -> Response:
     """The API's response to `GET target` (as the request line sends it: a path with its query
     string, not yet percent-decoded, or an absolute URL). With `site`, a materialised page is
-    read from its file; anything else is computed from the warehouse, with the same bytes."""
+    read from its file; anything else is computed from the warehouse, with the same bytes (with
+    `cache`, a small store's page is a slice of its combination's whole answer: `cache`)."""
 
     def warehouse() -> duckdb.DuckDBPyConnection:
         return con if isinstance(con, duckdb.DuckDBPyConnection) else con()
@@ -101,10 +105,10 @@ def answer(con: Warehouse, target: str, site: Path | None = None) -> Response:
             page = site / urls.inventory_page_path(key, params) if site else None
             if page is not None and _is_file(page):
                 return Response(200, page.read_bytes())
-            return Response(200, live.store_inventory(warehouse(), key, params))
+            return Response(200, live.store_inventory(warehouse(), key, params, cache))
         operation = operations.match(path)
         if operation is not None:
-            return store_operations.answer(warehouse, site, *operation, query)
+            return store_operations.answer(warehouse, site, *operation, query, cache)
         if path == urls.CATEGORIES_PATH:
             params = parse_inventory_params(query, CATEGORY_PARAMETERS)
             page = site / urls.categories_page_path(params) if site else None

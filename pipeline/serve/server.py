@@ -16,6 +16,7 @@ reading it gets the error envelope too, with nginx's status (`protocol`).
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Callable, Iterable
@@ -36,6 +37,7 @@ from pipeline.api.responses import (
     method_not_allowed,
 )
 from pipeline.paths import CURRENT, SITE, WAREHOUSE
+from pipeline.serve.cache import AnswerCache
 from pipeline.serve.protocol import Channel, raise_open_files_limit
 from pipeline.serve.routes import answer, origin_form
 from pipeline.settings import ServeSettings
@@ -46,10 +48,11 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Published:
-    """One published release: its site directory and, once a live answer opened it, its
-    warehouse connection."""
+    """One published release: its site directory, its live answers kept whole (`cache`) and,
+    once a live answer opened it, its warehouse connection."""
 
     release: Path
+    cache: AnswerCache
     connection: duckdb.DuckDBPyConnection | None = None
 
     @property
@@ -60,8 +63,8 @@ class Published:
 class PublishedBuild:
     """Follows OUTPUT/current; one DuckDB cursor per thread on the release's warehouse."""
 
-    def __init__(self, output: Path) -> None:
-        self.output = output
+    def __init__(self, output: Path, limits: ServeSettings | None = None) -> None:
+        self.output, self.limits = output, limits or ServeSettings()
         self._lock = threading.Lock()
         self._current: Published | None = None
         self._local = threading.local()
@@ -75,7 +78,8 @@ class PublishedBuild:
             raise ApiError(503, [UNAVAILABLE]) from None
         with self._lock:
             if self._current is None or self._current.release != release:
-                self._current = Published(release)
+                cache = AnswerCache(self.limits.cache_mb * 2**20, self.limits.cache_store_listings)
+                self._current = Published(release, cache)
             return self._current
 
     def cursor(self, published: Published) -> duckdb.DuckDBPyConnection:
@@ -90,7 +94,11 @@ class PublishedBuild:
         with self._lock:
             if published.connection is None:
                 try:
-                    published.connection = db.connect(published.release / WAREHOUSE, read_only=True)
+                    published.connection = db.connect(
+                        published.release / WAREHOUSE,
+                        read_only=True,
+                        threads=self.limits.duckdb_threads,
+                    )
                 except duckdb.Error as exc:
                     if str(exc) != self._refused:  # once per cause, not once per request
                         log.warning("warehouse unavailable, live answers are 503: %s", exc)
@@ -104,8 +112,10 @@ class PublishedBuild:
         return cursor
 
 
-def application(output: Path) -> Callable[[dict[str, Any], StartResponse], Iterable[bytes]]:
-    build = PublishedBuild(output)
+def application(
+    output: Path, limits: ServeSettings | None = None
+) -> Callable[[dict[str, Any], StartResponse], Iterable[bytes]]:
+    build = PublishedBuild(output, limits)
 
     def respond(method: str, target: str) -> tuple[Response, list[tuple[str, str]]]:
         try:
@@ -114,7 +124,8 @@ def application(output: Path) -> Callable[[dict[str, Any], StartResponse], Itera
                 allow = [("Allow", ", ".join(ALLOWED_METHODS))]
                 return ApiError(405, [method_not_allowed(method)]).response(), allow
             published = build.current()
-            return answer(lambda: build.cursor(published), target, published.site), []
+            cursor = functools.partial(build.cursor, published)
+            return answer(cursor, target, published.site, published.cache), []
         except ApiError as exc:
             return exc.response(), []
 
@@ -155,7 +166,7 @@ def serve(
     logging.basicConfig()  # waitress logs its warnings (a queue of waiting requests, ...)
     sockets: dict[int, Any] = {}
     server = create_server(
-        application(output),
+        application(output, limits),
         map=sockets,
         host=host,
         port=port,

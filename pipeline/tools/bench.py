@@ -28,7 +28,7 @@ from pipeline.export.records.manifest import Manifest
 from pipeline.export.records.report import BuildReport
 from pipeline.paths import CHANGES, CURRENT, MANIFEST
 from pipeline.tools.bench_floors import Span, scan_floor, write_floor
-from pipeline.tools.bench_live import live_latency
+from pipeline.tools.bench_live import live_latency, report
 from pipeline.tools.bench_ray import bucket_nights, ray_build
 from pipeline.tools.generate import generate
 
@@ -159,9 +159,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     results["cores"] = os.cpu_count()
     (work.base / "results.json").write_text(json.dumps(results, indent=2))
     shutil.rmtree(work.trash)
-    width = max(map(len, results))
-    for key, value in results.items():
+    others = {key: value for key, value in results.items() if key not in live}
+    width = max(map(len, others))
+    for key, value in others.items():
         print(f"{key:<{width}}  {value}")
+    print("\n".join(report(live)))  # each live figure beside its target (issue 22)
     return results
 
 

@@ -74,6 +74,7 @@ STEPS: tuple[Step, ...] = (
     Model("marts/listing"),
     Model("marts/store_product"),
     Model("export/product"),
+    Model("export/sku_body"),
     Model("export/sku"),
     Model("export/category"),
 )

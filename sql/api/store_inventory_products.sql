@@ -5,16 +5,17 @@
 -- ($store_keys a list of one key), or by the exporter for a batch of stores ($store_keys) and
 -- $channel_id null, which means every channel. $store_keys null means every store.
 -- $sort_field is 'price' or 'name', $sort_desc a boolean; ties break on productId ascending.
--- $first_position / $last_position (1-based, inclusive, null for no bound) cut the page.
+-- $first_position / $last_position (1-based, inclusive, null for no bound) cut the page of a
+-- request for one store and channel.
 with
 listing as (select * from marts.listing),
 -- Read where used, not materialised whole: each use then scans only the products it joins.
 product_fixed as not materialized (select * from export.product),
-sku_fixed as (select * from export.sku),
-matching as (
+sku_body as (select * from export.sku_body),
+-- Read again where used: copying a large store's rows costs more than scanning them twice.
+matching as not materialized (
     select listing.*
     from listing
-    join product_fixed using (product_id)
     where of_stores($store_keys, listing.store_key, listing.store_hash)
       and ($channel_id is null or listing.channel_id = $channel_id)
       and listing.quantity > 0
@@ -22,26 +23,10 @@ matching as (
           listing.is_custom, listing.is_excluded_category,
           $include_generic, $include_custom, $include_excluded_categories)
       and ($category_id is null or listing.category_id = $category_id)
-      and ($category_name is null or product_fixed.category_name_key = lower($category_name))
       and ($group_id is null or listing.group_id = $group_id)
-      and ($group_name is null or product_fixed.group_name_key = lower($group_name))
-      and ($product_name is null or contains(product_fixed.name_key, lower($product_name)))
-),
-shown as (
-    -- Every entry's Sku JSON; the product keeps the first $sku_limit in the SKU order.
-    select
-        matching.*,
-        json_sku_entry(
-            matching.sku_id, is_custom, store_price_custom_id, sku_fixed.body_json, price,
-            quantity, is_featured, title, description, main_image_url, additional_image_urls
-        ) as entry_json
-    from matching
-    join sku_fixed on sku_fixed.sku_id = matching.sku_id
 ),
 product as (
-    -- All entries count and price the product. The entries are sorted within the product in
-    -- the SKU order (sku_order) as a plain list, then list_sort, which is cheaper than a window
-    -- or an ordered aggregate.
+    -- All entries count and price the product: plain aggregates, no text yet.
     select
         store_key,
         channel_id,
@@ -49,31 +34,17 @@ product as (
         any_value(category_id) as category_id,
         any_value(group_id) as group_id,
         count(*) as sku_count,
-        min(price) as lowest_price,
-        array_to_string(
-            list_transform(
-                list_slice(
-                    list_sort(list({
-                        'key': sku_order(price, sku_id, is_custom, store_price_custom_id),
-                        'json': entry_json
-                    })),
-                    1,
-                    $sku_limit
-                ),
-                lambda entry: entry.json
-            ),
-            ','
-        ) as skus_json
-    from shown
+        min(price) as lowest_price
+    from matching
     group by store_key, channel_id, product_id
 ),
 ranked as (
-    -- The answer's order within a store and channel, as sort columns (null but for the
-    -- requested sort), then productId. The exporter cuts the categoryId and groupId pages from
+    -- The answer's products and order within a store and channel, as sort columns (null but
+    -- for the requested sort), then productId. The name filters are the product's: they keep
+    -- or drop all its entries at once. The exporter cuts the categoryId and groupId pages from
     -- it: a filter on a category or group keeps the other products' order.
     select
         product.*,
-        product_fixed.head_json,
         case when $sort_field = 'price' and not $sort_desc then lowest_price end as price_up,
         case when $sort_field = 'price' and $sort_desc then lowest_price end as price_down,
         case when $sort_field = 'name' and not $sort_desc then product_fixed.name_key end
@@ -81,42 +52,91 @@ ranked as (
         case when $sort_field = 'name' and $sort_desc then product_fixed.name_key end as name_down
     from product
     join product_fixed using (product_id)
+    where ($category_name is null or product_fixed.category_name_key = lower($category_name))
+      and ($group_name is null or product_fixed.group_name_key = lower($group_name))
+      and ($product_name is null or contains(product_fixed.name_key, lower($product_name)))
 ),
-numbered as (
-    -- Positions and totals, for a cut page. The final order is the same, written on the sort
-    -- columns: a query that reads neither position nor total_items (the exporter) runs no
-    -- window at all.
+page as (
+    -- The page: the first $last_position products from $first_position on, in the answer's
+    -- order (a top-N, not a sort of every product), which cuts the page of one store and
+    -- channel (the live path's request). The exporter reads the whole order: no bound, and
+    -- neither position nor total_items (counted for the page's rows alone), so it runs no
+    -- window and no count.
     select
         ranked.*,
-        row_number() over (
+        coalesce($first_position, 1) - 1 + row_number() over (
             partition by store_key, channel_id
             order by price_up asc, price_down desc, name_up asc, name_down desc, product_id
-        ) as position,
-        count(*) over (partition by store_key, channel_id) as total_items
-    from ranked
+        ) as position
+    from (
+        select *
+        from ranked
+        order by
+            store_key, channel_id,
+            price_up asc, price_down desc, name_up asc, name_down desc, product_id
+        limit $last_position - coalesce($first_position, 1) + 1
+        offset coalesce($first_position, 1) - 1
+    ) as ranked
 ),
-final as (
+entry as (
+    -- The Sku JSON of the page's products' entries only (the page is cut first), with the
+    -- body of its (condition, language, printing).
+    select
+        matching.store_key,
+        matching.channel_id,
+        matching.product_id,
+        sku_order(price, sku_id, is_custom, store_price_custom_id) as sku_key,
+        json_sku_entry(
+            sku_id, is_custom, store_price_custom_id, sku_body.body_json, price,
+            quantity, is_featured, title, description, main_image_url, additional_image_urls
+        ) as entry_json
+    from matching
+    semi join page using (store_key, channel_id, product_id)
+    join sku_body using (condition_id, language_id, printing_id)
+),
+skus as (
+    -- The product keeps the first $sku_limit entries in the SKU order: sorted as a plain list
+    -- (list_sort), which is cheaper than a window or an ordered aggregate.
     select
         store_key,
         channel_id,
         product_id,
-        category_id,
-        group_id,
-        position::bigint as position,
-        total_items::bigint as total_items,
+        array_to_string(
+            list_transform(
+                list_slice(list_sort(list({'key': sku_key, 'json': entry_json})), 1, $sku_limit),
+                lambda entry: entry.json
+            ),
+            ','
+        ) as skus_json
+    from entry
+    group by store_key, channel_id, product_id
+),
+final as (
+    select
+        page.store_key,
+        page.channel_id,
+        page.product_id,
+        page.category_id,
+        page.group_id,
+        page.position::bigint as position,
+        (
+            select count(*)
+            from ranked as every
+            where every.store_key = page.store_key and every.channel_id = page.channel_id
+        )::bigint as total_items,
         concat(
-            head_json,
-            ',"skuCount":', sku_count,
-            ',"lowestPrice":', json_money(lowest_price),
-            ',"skus":[', skus_json, ']}'
+            product_fixed.head_json,
+            ',"skuCount":', page.sku_count,
+            ',"lowestPrice":', json_money(page.lowest_price),
+            ',"skus":[', skus.skus_json, ']}'
         ) as product_json,
-        price_up,
-        price_down,
-        name_up,
-        name_down
-    from numbered
-    where ($first_position is null or position >= $first_position)
-      and ($last_position is null or position <= $last_position)
+        page.price_up,
+        page.price_down,
+        page.name_up,
+        page.name_down
+    from page
+    join skus using (store_key, channel_id, product_id)
+    join product_fixed using (product_id)
 )
 select * exclude (price_up, price_down, name_up, name_down)
 from final

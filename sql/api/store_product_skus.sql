@@ -5,7 +5,7 @@
 -- flags, and $first_position / $last_position (1-based, inclusive) for the page.
 with
 listing as (select * from marts.listing),
-sku_fixed as (select * from export.sku),
+sku_body as (select * from export.sku_body),
 matching as (
     select listing.*
     from listing
@@ -20,13 +20,13 @@ matching as (
 numbered as (
     select
         matching.*,
-        sku_fixed.body_json,
+        sku_body.body_json,
         row_number() over (
-            order by sku_order(price, matching.sku_id, is_custom, store_price_custom_id)
+            order by sku_order(price, sku_id, is_custom, store_price_custom_id)
         ) as position,
         count(*) over () as total_items
     from matching
-    join sku_fixed on sku_fixed.sku_id = matching.sku_id
+    join sku_body using (condition_id, language_id, printing_id)
 ),
 final as (
     select

@@ -18,17 +18,20 @@ matching as (
       and ($group_id is null or listing.group_id = $group_id)
       and ($sku_id is null or listing.sku_id = $sku_id)
 ),
-numbered as (
-    select
-        matching.*,
-        row_number() over (order by sku_id, is_custom, store_price_custom_id) as position,
-        count(*) over () as total_items
+page as (
+    -- The page: a top-N of the store's listings in the list's order, not a sort of them all.
+    select *
     from matching
+    order by sku_id, is_custom, store_price_custom_id
+    limit $last_position - $first_position + 1
+    offset $first_position - 1
 ),
 final as (
     select
-        position::bigint as position,
-        total_items::bigint as total_items,
+        ($first_position - 1 + row_number() over (
+            order by sku_id, is_custom, store_price_custom_id
+        ))::bigint as position,
+        (select count(*) from matching)::bigint as total_items,
         json_listing_entry(
             concat(
                 '"skuListPriceId":',
@@ -41,7 +44,6 @@ final as (
             sku_id, is_custom, store_price_custom_id, concat(',"price":', json_money(price)),
             title, description, main_image_url, additional_image_urls
         ) as result_json
-    from numbered
-    where position between $first_position and $last_position
+    from page
 )
 select * from final order by position

@@ -19,6 +19,9 @@
 -- @column product_id: Product of the SKU
 -- @column category_id: Category of the product
 -- @column group_id: Group of the product
+-- @column condition_id: Condition of the SKU (with language_id and printing_id, the key of its Sku body, export.sku_body)
+-- @column language_id: Language of the SKU
+-- @column printing_id: Printing of the SKU
 -- @column is_excluded_category: Whether the store excludes the product's category on this channel
 -- @column store_hash: hash(store_key), the table's clustering key: the rows of a store lie together
 with
@@ -42,6 +45,9 @@ final as (
         skus.product_id,
         skus.category_id,
         skus.group_id,
+        skus.condition_id,
+        skus.language_id,
+        skus.printing_id,
         exclusions.category_id is not null as is_excluded_category,
         hash(listings.store_key)::ubigint as store_hash
     from listings

@@ -7,7 +7,9 @@ upstream at all the pages still come from their files."""
 
 from __future__ import annotations
 
+import http.server
 import re
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -123,3 +125,43 @@ def test_nginx_and_the_preview_server_agree_on_extra_parameters(
     for target in [t for t, _ in cases] + [f"{PRODUCTS}?{q}&store_key=x" for q in LIVE]:
         a, b = request(nginx_socket, target), request(serve_port, target)
         assert (a.status, a.content_type, a.body) == (b.status, b.content_type, b.body), target
+
+
+def test_nginx_keeps_its_connections_to_the_live_upstream(
+    sample_build: Path, tmp_path: Path
+) -> None:
+    """Live answers one after the other reuse one upstream connection (issue 22: a connect and
+    an accept per live answer cost the server throughput); each answer is still relayed whole."""
+    accepted: list[int] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as waitress
+
+        def setup(self) -> None:
+            accepted.append(1)
+            super().setup()
+
+        def do_GET(self) -> None:
+            body = f'{{"path":"{self.path}"}}'.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    upstream = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    try:
+        address = f"127.0.0.1:{upstream.server_address[1]}"
+        with running_nginx(tmp_path / "nginx", sample_build / "site", address) as sock:
+            targets = [f"{PRODUCTS}?sort=name&offset={n}" for n in range(3)]
+            replies = [request(sock, target) for target in targets]
+    finally:
+        upstream.shutdown()
+        upstream.server_close()
+    assert [r.status for r in replies] == [200, 200, 200]
+    assert [r.body for r in replies] == [f'{{"path":"{t}"}}'.encode() for t in targets]
+    assert len(accepted) == 1

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pipeline.tools import bench
+from pipeline.tools import bench, bench_live
 from pipeline.tools.bench_live import live_latency
 from pipeline.tools.generate import generate, store_sizes
 
@@ -54,7 +55,8 @@ def test_the_benchmark_runs_every_stage_and_reports_its_figures(
     assert results["listings"] == 404  # 400 generic listings and 1% custom ones
     assert results["merged_equals_unsharded"] is True
     assert results["rebuild_files_linked"] + results["rebuild_files_written"] == results["files"]
-    assert {"live_smallest_p50_ms", "live_requests_per_second_4_clients", "cores"} <= set(results)
+    live = {"live_smallest_p50_ms", "live_requests_per_second_4_clients", "live_serve_rss_mb"}
+    assert {*live, "live_nginx_requests_per_second_16_clients", "cores"} <= set(results)
 
 
 def test_generate_is_deterministic_and_skewed(tmp_path: Path) -> None:
@@ -66,3 +68,21 @@ def test_generate_is_deterministic_and_skewed(tmp_path: Path) -> None:
     assert sizes.sum() == 10_000_000
     assert 100_000 <= sizes.max() <= 200_000
     assert sizes.median() < 2_000
+
+
+def test_the_live_figures_run_on_an_existing_build_beside_their_targets(
+    sample_build: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`python -m pipeline.tools.bench_live --output DIR`: no rebuild; every figure of issue
+    22's targets is printed with its bound and whether it was met."""
+    figures = bench_live.main(["--output", str(sample_build), "--count", "2", "--seconds", "0.05"])
+    printed = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert set(printed) == set(figures)
+    for name in bench_live.TARGETS:
+        assert re.search(r"(<=|>=) [0-9.]+  (ok|MISSED)$", printed[name]), printed[name]
+    assert re.search(r"<= 6  (ok|MISSED)$", printed["live_smallest_p95_ms"])
+    assert re.search(r"<= 3  (ok|MISSED)$", printed["live_uncached_smallest_p50_ms"])
+    assert figures["live_uncached_serve_cpu_ms_per_request_4_clients"] > 0
+    assert figures["live_requests_per_second_4_clients"] > 0
+    assert figures["live_nginx_requests_per_second_4_clients"] > 0
+    assert 0 < figures["live_serve_rss_mb"] <= figures["live_serve_peak_rss_mb"]

@@ -276,7 +276,9 @@ def render(
 ) -> str:
     """The configuration for a site published at `site_root` (absolute), with the limits of
     `pipeline serve` (the `serve` settings); with `bucket`, for the site in that bucket
-    (`bucket`), read through the release's map."""
+    (`bucket`), read through the release's map. nginx keeps idle connections to the live
+    upstream (as many as it has threads), closing one a second before the server would."""
+    limits = limits or ServeSettings()
 
     def serve(path: str, fallback: str) -> str:
         """The directives answering a location from the site file at `path`, else `fallback`."""
@@ -293,9 +295,11 @@ def render(
 {_request_maps()}
 {upstream_and_map(bucket) if bucket else ""}upstream pipeline_live {{
     server {upstream};
+    keepalive {limits.threads};
+    keepalive_timeout {max(1, limits.channel_timeout - 1)}s;
 }}
 
-{_server(site_root, listen, limits or ServeSettings(), serve)}"""
+{_server(site_root, listen, limits, serve)}"""
 
 
 def write_nginx_conf(release: Path, settings: Settings) -> None:
