@@ -5,7 +5,7 @@ bucket plays: the shards share nothing with the driver and each other but the bu
   common pages' (shard 0) straight to the bucket, then its parts, as Parquet, under a prefix of
   its own attempt (`builds/<build>/shard-<i>-<attempt>/`): its manifest rows (the pages it
   wrote), its stores' records with their versions (carried and new) and its tables. It hands
-  the driver only a summary (`ShardSummary` in `tasks`) naming that prefix.
+  the driver only a summary (`ShardSummary` in `bucket_shard`) naming that prefix.
 - A store whose digest equals its record at the night's start is carried: no page, its
   version kept, no request. One rendered again whose pages hold the same bytes keeps its
   version too (no PUT); otherwise its version is `<content>-<night><attempt>`: two attempts
@@ -45,7 +45,7 @@ from pipeline.publish.bucket import (
     put_files,
     same_content,
 )
-from pipeline.settings import shard_of
+from pipeline.shard import shard_of
 
 if TYPE_CHECKING:
     from obstore.store import ObjectStore
