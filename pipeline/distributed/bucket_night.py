@@ -15,9 +15,9 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from pipeline.api.urls import store_column
 from pipeline.contract import TABLES, TABLES_BY_NAME
 from pipeline.distributed.bucket_shard import PART_NAMES, ShardSummary, build_shard_to_bucket
+from pipeline.distributed.compose import compose_release_files
 from pipeline.distributed.finalize import (
     check_shards,
     figures,
@@ -27,7 +27,6 @@ from pipeline.distributed.finalize import (
 )
 from pipeline.distributed.parts import (
     BucketShard,
-    compose_manifest,
     fetch_manifest,
     fetch_parts,
     read_records,
@@ -42,7 +41,7 @@ from pipeline.export.records.digests import (
     inputs_digest,
     table_sums,
 )
-from pipeline.export.records.manifest import Manifest, file_counts
+from pipeline.export.records.manifest import Manifest
 from pipeline.export.records.report import BucketFigures
 from pipeline.ingest import IngestedTable
 from pipeline.paths import MANIFEST_PARQUET
@@ -119,7 +118,7 @@ def build_to_bucket(
             steps = [*handed.steps, *store_steps(results)]
             ordered = [handed.ingested[t.name] for t in TABLES]
             night.audit(con, ordered, steps)
-            site, base, versions = _bucket_site(night, start, results, folders)
+            site, versions = _bucket_site(night, start, results, folders)
             sums = {t.name: table_sums(con, f"raw.{t.name}") for t in TABLES if t is not LISTINGS}
             sums[LISTINGS.name] = add_sums(handed.file_sums)
             keep_listings_rows(con, night, [f / "raw.listings.parquet" for f in folders])
@@ -145,17 +144,17 @@ def build_to_bucket(
         sealed,
         tuple(r.parts for r in results),
     )
-    commit_night(start, result.release, new, site.manifest, base)
+    commit_night(start, result.release, new)
     return result
 
 
 def _bucket_site(
     night: Night, start: NightStart, results: list[ShardSummary], folders: list[Path]
-) -> tuple[Site, Manifest, dict[str, str]]:
-    """The release's site as the bucket will hold it: its manifest (`compose_manifest`: the
-    shards' rows and the carried stores' rows of the release the night started from), its
-    changes since that release, its stores' records and counts; with that release's manifest
-    and the map store -> version."""
+) -> tuple[Site, dict[str, str]]:
+    """The release's site as the bucket will hold it: its manifest and changes since the
+    release the night started from, composed on disk (`compose_release_files`: the shards'
+    rows and the carried stores' rows of that release's manifest), its stores' records and
+    counts; with the map store -> version."""
     records = read_records(folders)
     stores = {
         key: StoreRecord(digest, channels, products, pages)
@@ -166,18 +165,18 @@ def _bucket_site(
         for key, version in records.select("store_key", "version").iter_rows()
         if version is not None
     }
-    base = Manifest()
+    base = None
     if start.current is not None:
-        base = fetch_manifest(start.url, start.current, night.work / "previous-manifest.parquet")
-    written = pl.scan_parquet([f / MANIFEST_PARQUET for f in folders])
-    rendered = written.select(store=store_column(pl.col("path"))).unique().collect()
-    carried = set(versions) - set(rendered["store"].drop_nulls().to_list())
-    manifest = compose_manifest(folders, base, carried)
-    changed, removed = manifest.changes(base)
+        base = night.work / "previous-manifest.parquet"
+        fetch_manifest(start.url, start.current, base)
+    composed = night.work / "composed"
+    parts = [f / MANIFEST_PARQUET for f in folders]
     counts: dict[str, int] = {}
     for result in results:
         for key, value in result.counts.items():
             counts[key] = counts.get(key, 0) + value
-    counts.update(file_counts(manifest, changed, removed))
-    site = Site(manifest, changed, removed, stores, counts, pages_in=start.url)
-    return site, base, versions
+    memory = night.settings.duckdb_memory_limit
+    counts.update(compose_release_files(composed, parts, base, list(versions), memory))
+    none = pl.Series("path", [], pl.String)
+    site = Site(Manifest(), none, none, stores, counts, pages_in=start.url, composed=composed)
+    return site, versions

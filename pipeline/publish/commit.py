@@ -7,7 +7,6 @@ the fenced collection (steps 3 to 6 in `objectstore`'s docstring, which says why
 from __future__ import annotations
 
 import asyncio
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import polars as pl
 from obstore.exceptions import AlreadyExistsError, PreconditionError
 
 from pipeline.errors import BuildError, first_line
-from pipeline.export.records.manifest import Manifest, write_changes
+from pipeline.export.records.manifest import Manifest
 from pipeline.paths import CHANGES, MANIFEST, MANIFEST_PARQUET, REPORT_HTML, REPORT_JSON, STORES
 from pipeline.publish.bucket import (
     FAILURES,
@@ -46,8 +45,7 @@ class Committer(Collector):
         self,
         local: Path,
         new: Release,
-        manifest: Manifest,
-        base: Manifest,
+        changes: Path,
         pointer: Pointer | None,
         pointer_tag: str | None,
         keep: int,
@@ -55,11 +53,11 @@ class Committer(Collector):
     ) -> int:
         """Everything after the versions are in the bucket, the same for `pipeline publish`
         and a Ray night (`start_night`, `commit_night`): the release's files and documents
-        (`base`: the manifest of the release the pointer names, for the changes), the
-        collection's list, the commit (If-Match `pointer_tag`, read before any version of
-        `new` was written; create-only without one), then the fenced collection. The number
-        of objects collected."""
-        await self._release_files(local, new, manifest, base)
+        (`changes`: the release's `changes.json` against the release the pointer names, what
+        a CDN purges), the collection's list, the commit (If-Match `pointer_tag`, read before
+        any version of `new` was written; create-only without one), then the fenced
+        collection. The number of objects collected."""
+        await self._release_files(local, new, changes)
         entry = PointerEntry(
             release=new.release,
             document=f"{RELEASES}{new.release}/{RELEASE_DOC}",
@@ -119,19 +117,14 @@ class Committer(Collector):
                 raise
             return None
 
-    async def _release_files(
-        self, local: Path, new: Release, manifest: Manifest, base: Manifest
-    ) -> None:
+    async def _release_files(self, local: Path, new: Release, changes: Path) -> None:
         """The manifest, the stores' records with their versions (what the next night
-        carries), the report, the changes since `base` (what a CDN purges), then the map's
+        carries), the report, the changes (`changes`), then the map's
         parts and the release document, under releases/<id>/."""
         prefix = f"{RELEASES}{new.release}/"
         await put(self.store, new.manifest, local / MANIFEST_PARQUET)
         await put(self.store, prefix + STORES, versioned_records(local / STORES, new.stores))
-        changed, removed = manifest.changes(base)
-        with tempfile.TemporaryDirectory() as tmp:
-            write_changes(Path(tmp) / CHANGES, changed, removed)
-            await put(self.store, prefix + CHANGES, Path(tmp) / CHANGES)
+        await put(self.store, prefix + CHANGES, changes)
         for name in (MANIFEST, REPORT_JSON, REPORT_HTML):
             if (local / name).is_file():
                 await put(self.store, prefix + name, local / name)
@@ -176,21 +169,21 @@ def commit_night(
     start: NightStart,
     local: Path,
     new: Release,
-    manifest: Manifest,
-    base: Manifest,
     *,
     keep: int = KEEP,
     grace: float = GRACE,
 ) -> int:
     """Commit a Ray night's release (its versions already in the bucket) by `Committer.commit`,
-    fenced by the pointer's ETag read at the night's start. The objects collected. A failure
+    fenced by the pointer's ETag read at the night's start. Its `changes.json` is already
+    against the release the night started from, which that pointer names: no manifest is
+    read again. The objects collected. A failure
     says that the release went live in the output only."""
     run = Committer(open_bucket(start.url), start.url, lambda step, key: None)
     run.token = start.token
     only_local = f" (published to the output only: {local})"
     try:
         return asyncio.run(
-            run.commit(local, new, manifest, base, start.pointer, start.pointer_tag, keep, grace)
+            run.commit(local, new, local / CHANGES, start.pointer, start.pointer_tag, keep, grace)
         )
     except FAILURES as exc:
         raise BuildError(f"{start.url}: {first_line(exc)}{only_local}") from None

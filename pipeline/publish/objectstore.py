@@ -30,6 +30,7 @@ Why no reader ever sees a mix, and no version a committed pointer names is ever 
 from __future__ import annotations
 
 import asyncio
+import tempfile
 import time
 from dataclasses import dataclass
 from datetime import timedelta
@@ -40,9 +41,10 @@ import polars as pl
 from obstore.exceptions import AlreadyExistsError, PreconditionError
 
 from pipeline.errors import BuildError, first_line
-from pipeline.export.records.manifest import Manifest
+from pipeline.export.records.manifest import Manifest, write_changes
 from pipeline.export.records.state import damage
 from pipeline.paths import (
+    CHANGES,
     MANIFEST_PARQUET,
     SITE,
 )
@@ -148,7 +150,10 @@ class _Publish(Committer):
         )
         await self._upload(local / SITE, upload.select("path", "key").rows(), jobs)
         base = await self._base(pointer)
-        deleted = await self.commit(local, new, manifest, base, pointer, pointer_tag, keep, grace)
+        with tempfile.TemporaryDirectory() as tmp:  # the changes since the pointer's release
+            write_changes(Path(tmp) / CHANGES, *manifest.changes(base))
+            changes = Path(tmp) / CHANGES
+            deleted = await self.commit(local, new, changes, pointer, pointer_tag, keep, grace)
         return Published(
             build_id=local.name,
             release=release_id,
