@@ -18,14 +18,18 @@ from pathlib import Path
 
 import duckdb
 import polars as pl
+import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
 import pyarrow.parquet as pq  # type: ignore[import-untyped]  # no stubs
 
 from pipeline import db
 from pipeline.api.urls import STORE_PAGE
-from pipeline.export.records.manifest import CHUNK, write_changes_from, write_manifest_json
+from pipeline.export.records.manifest import write_changes_from, write_manifest_json
 from pipeline.paths import CHANGES, MANIFEST, MANIFEST_PARQUET
 
 CHANGED, REMOVED = "changed.parquet", "removed.parquet"  # in the folder, beside the files
+# Rows a row group of the composed files, read and written out as JSON at a time: a batch's
+# text is made several times over (encoded, joined, to bytes), about 200 bytes a row each.
+ROWS = 25_000
 
 
 def compose_release_files(
@@ -98,8 +102,7 @@ def _views(
     con.execute(
         f"CREATE VIEW written AS SELECT path, sha256, bytes FROM read_parquet({_list(parts)})"
     )
-    con.execute("CREATE TABLE versioned (store VARCHAR)")
-    con.executemany("INSERT INTO versioned VALUES (?)", [[s] for s in versioned])
+    con.register("versioned", pa.table({"store": pa.array(versioned, pa.string())}))
     con.execute(
         f"CREATE TABLE carried AS SELECT store FROM versioned EXCEPT SELECT {store} FROM written"
     )
@@ -119,13 +122,17 @@ def _refuse_repeats(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _copy(con: duckdb.DuckDBPyConnection, query: str, target: Path) -> None:
-    con.execute(f"COPY ({query}) TO {_literal(target)} (FORMAT parquet)")
+    """The rows of `query` as Parquet, in row groups of about `ROWS` rows (`_batches`)."""
+    con.execute(f"COPY ({query}) TO {_literal(target)} (FORMAT parquet, ROW_GROUP_SIZE {ROWS})")
 
 
 def _batches(path: Path) -> Iterator[pl.DataFrame]:
-    """The rows of a Parquet file, in order, `CHUNK` at a time."""
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=CHUNK):
-        frame = pl.from_arrow(batch)
+    """The rows of a Parquet file, in order, a row group at a time, read by one thread: the
+    driver's memory stays that of one group however many rows the file holds (pyarrow's
+    `iter_batches` read ahead, and its peak grew with the file)."""
+    file = pq.ParquetFile(path)
+    for group in range(file.num_row_groups):
+        frame = pl.from_arrow(file.read_row_group(group, use_threads=False))
         assert isinstance(frame, pl.DataFrame)
         yield frame
 

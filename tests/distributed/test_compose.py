@@ -36,7 +36,7 @@ def test_the_composed_files_are_the_in_memory_manifests_bytes(
     """Shard parts and a previous release: stores rendered again (one the same, one changed),
     carried (rows from the previous release), gone (removed), new, and the common pages;
     cut into batches of 3 rows or taken whole, the same bytes and counts."""
-    monkeypatch.setattr(compose, "CHUNK", chunk)
+    monkeypatch.setattr(compose, "ROWS", chunk)
     monkeypatch.setattr(manifest_module, "CHUNK", chunk)
     common = ["v1.39.0/catalog/categories/index.json", "v1.39.0/help/index.html"]
     previous = _rows(common + _store("a", 4) + _store("b", 5) + _store("c", 3) + _store("g", 2), "")
@@ -68,7 +68,7 @@ def test_the_composed_files_are_the_in_memory_manifests_bytes(
     assert counts["files_removed"] == 2 and len(changed) == 8  # g's pages; b's and n's
 
 
-def test_a_first_night_has_no_previous_release_and_a_path_twice_is_refused(
+def test_a_first_night_a_night_without_versions_and_a_path_twice(
     tmp_path: Path,
 ) -> None:
     part = tmp_path / "part" / MANIFEST_PARQUET
@@ -77,5 +77,7 @@ def test_a_first_night_has_no_previous_release_and_a_path_twice_is_refused(
     counts = compose_release_files(tmp_path / "first", [part], None, ["a"], "256MB")
     assert counts["files"] == counts["files_unchanged"] + 2 == 2
     assert (tmp_path / "first" / CHANGES).read_bytes().count(b"v1.39.0/stores/a/") == 2
+    nothing = compose_release_files(tmp_path / "none", [part], part, [], "256MB")
+    assert nothing == {"files": 2, "files_unchanged": 2, "files_removed": 0, "bytes": 686}
     with pytest.raises(ValueError, match="the same file twice in one site"):
         compose_release_files(tmp_path / "twice", [part, part], None, ["a"], "256MB")
