@@ -17,7 +17,7 @@ import polars as pl
 
 from pipeline.contract import TABLES, TABLES_BY_NAME
 from pipeline.distributed.bucket_shard import PART_NAMES, ShardSummary, build_shard_to_bucket
-from pipeline.distributed.compose import compose_release_files
+from pipeline.distributed.compose import MEMORY, compose_release_files
 from pipeline.distributed.finalize import (
     check_shards,
     figures,
@@ -175,8 +175,7 @@ def _bucket_site(
     for result in results:
         for key, value in result.counts.items():
             counts[key] = counts.get(key, 0) + value
-    memory = night.settings.duckdb_memory_limit
-    counts.update(compose_release_files(composed, parts, base, list(versions), memory))
+    counts.update(compose_release_files(composed, parts, base, list(versions), MEMORY))
     none = pl.Series("path", [], pl.String)
     site = Site(Manifest(), none, none, stores, counts, pages_in=start.url, composed=composed)
     return site, versions

@@ -30,6 +30,9 @@ CHANGED, REMOVED = "changed.parquet", "removed.parquet"  # in the folder, beside
 # Rows a row group of the composed files, read and written out as JSON at a time: a batch's
 # text is made several times over (encoded, joined, to bytes), about 200 bytes a row each.
 ROWS = 25_000
+# DuckDB's memory for the sort and the changes: fixed, not `duckdb_memory_limit`, since the
+# warehouse's connection holds up to that beside it; past it, the sort spills to `folder`.
+MEMORY = "256MB"
 
 
 def compose_release_files(
