@@ -2,8 +2,9 @@
 driver hands each shard task its rows and its stores' records at the night's start; the
 tasks build in scratch of their own and upload their stores' versions and their parts
 (`bucket_shard`, `parts`); the driver gathers the warehouse from the parts, composes the
-release, ends with the one release tail (`Night.finish`: the local release holds no page) and
-commits the release to the bucket (`commit_night`), fenced by the pointer read at the start."""
+release's manifest and changes on its disk (`compose`: it holds summaries only), ends with
+the one release tail (`Night.finish`: the local release holds no page) and commits the
+release to the bucket (`commit_night`), fenced by the pointer read at the start."""
 
 from __future__ import annotations
 
