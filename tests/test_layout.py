@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.contract import TABLES
 from pipeline.db import SQL_DIR, SqlFile
-from pipeline.distributed import CLUSTERED
+from pipeline.distributed.finalize import CLUSTERED
 from pipeline.transform.steps import all_sql_files
 from tests.conftest import rows
 
@@ -63,7 +63,7 @@ def test_every_table_and_column_carries_a_comment(sample_build: Path) -> None:
 # The stages in the order a row travels through them; serving reads what publishing wrote.
 STAGES = ("ingest", "transform", "export", "publish", "serve")
 # Modules every stage may use: they import no stage.
-SHARED = ("api", "contract", "db", "errors", "paths", "progress", "remote", "settings")
+SHARED = ("api", "contract", "db", "errors", "paths", "progress", "remote", "settings", "shard")
 PACKAGE = Path(__file__).resolve().parent.parent / "pipeline"
 
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.settings import Shard, load_settings
+from pipeline.settings import load_settings
+from pipeline.shard import Shard
 
 
 @pytest.mark.parametrize("text", ["2/2", "5/3", "1/0", "x", "1", "-1/2", "1/2/3"])

@@ -5,7 +5,7 @@ bucket plays: the shards share nothing with the driver and each other but the bu
   common pages' (shard 0) straight to the bucket, then its parts, as Parquet, under a prefix of
   its own attempt (`builds/<build>/shard-<i>-<attempt>/`): its manifest rows (the pages it
   wrote), its stores' records with their versions (carried and new) and its tables. It hands
-  the driver only a summary (`ShardSummary` in `tasks`) naming that prefix.
+  the driver only a summary (`ShardSummary` in `bucket_shard`) naming that prefix.
 - A store whose digest equals its record at the night's start is carried: no page, its
   version kept, no request. One rendered again whose pages hold the same bytes keeps its
   version too (no PUT); otherwise its version is `<content>-<night><attempt>`: two attempts
@@ -13,8 +13,8 @@ bucket plays: the shards share nothing with the driver and each other but the bu
   after its retry) only adds versions and parts no commit names, collected after the grace
   period like any leftover (`bucket.group_of`).
 - The driver downloads the parts to its own disk (streamed), builds the warehouse from their
-  tables, and composes the release's manifest from the parts' rows and the carried stores'
-  rows of the previous release's manifest (`compose_manifest`).
+  tables, and composes the release's manifest on disk from the parts' rows and the carried
+  stores' rows of the previous release's manifest (`compose`), out of core.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
 from pipeline.api.urls import store_column
 from pipeline.errors import BuildError, first_line
 from pipeline.export.records.digests import StoreRecord
-from pipeline.export.records.manifest import SCHEMA, Manifest
+from pipeline.export.records.manifest import Manifest
 from pipeline.paths import MANIFEST_PARQUET, STORES
 from pipeline.publish.bucket import (
     BUILDS,
@@ -45,7 +45,7 @@ from pipeline.publish.bucket import (
     put_files,
     same_content,
 )
-from pipeline.settings import shard_of
+from pipeline.shard import shard_of
 
 if TYPE_CHECKING:
     from obstore.store import ObjectStore
@@ -182,9 +182,9 @@ def _download(store: ObjectStore, key: str, target: Path) -> None:
         raise BuildError(f"{key}: {first_line(exc)}; nothing was published") from None
 
 
-def fetch_manifest(url: str, release: Release, target: Path) -> Manifest:
+def fetch_manifest(url: str, release: Release, target: Path) -> None:
     """The manifest of `release` (the one the night started from), streamed to `target` and
-    checked against its document's SHA-256."""
+    checked against its document's SHA-256; read from there out of core (`compose`)."""
     _download(open_bucket(url), release.manifest, target)
     with target.open("rb") as fh:
         if hashlib.file_digest(fh, "sha256").hexdigest() != release.manifest_sha256:
@@ -192,16 +192,6 @@ def fetch_manifest(url: str, release: Release, target: Path) -> Manifest:
                 f"{url}/{release.manifest}: not the manifest its release names; nothing was "
                 "published"
             )
-    return Manifest(pl.read_parquet(target))
-
-
-def compose_manifest(parts: Sequence[Path], base: Manifest, carried: set[str]) -> Manifest:
-    """The release's manifest: the rows of the pages the shards wrote (their parts' manifests)
-    and the carried stores' rows of `base`, the manifest of the release they are carried from."""
-    written = pl.scan_parquet([p / MANIFEST_PARQUET for p in parts]) if parts else None
-    kept = base.frame.lazy().filter(store_column(pl.col("path")).is_in(list(carried)))
-    frames = [kept.select(*SCHEMA)] + ([written.select(*SCHEMA)] if written is not None else [])
-    return Manifest(pl.concat(frames).sort("path").collect())
 
 
 def read_records(parts: Sequence[Path]) -> pl.DataFrame:

@@ -1,6 +1,7 @@
 """The work of a distributed build's tasks, as plain functions (Ray runs them remotely; see
 `pipeline.distributed`): a listings file ingested and cut into its shards' parts, and a shard
-of stores built from its parts and the catalog.
+of stores built from its parts and the catalog into the shared output (a night straight to a
+bucket builds its shards by `bucket_shard`, on the same warehouse: `shard_warehouse`).
 
 A task holds nothing between calls and writes only under its own folder, so the engine may run
 it again after its worker died: a shard's pool folders are staged under a folder of its
@@ -9,31 +10,27 @@ attempt, and a store folder already in the pool is kept only when it holds the v
 
 from __future__ import annotations
 
-import fcntl
 import itertools
-import os
 import resource
 import secrets
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
-import polars as pl
 import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
 
 from pipeline import db, export, transform
 from pipeline.contract import STORE_KEY, TABLES_BY_NAME
-from pipeline.distributed.parts import BucketShard, publish_shard
 from pipeline.export.records.digests import StoreRecord, TableSums, table_sums
 from pipeline.ingest import ingest_file, ingest_object
 from pipeline.ingest.files import InputFile
 from pipeline.ingest.raw import create_raw_table
 from pipeline.ingest.remote import RemoteFile
-from pipeline.paths import MANIFEST_PARQUET, POOL, SITE, STORES
-from pipeline.settings import Settings, Shard, shard_of
+from pipeline.paths import POOL, SITE
+from pipeline.settings import Settings
+from pipeline.shard import Shard, shard_of
 from pipeline.transform import StepResult
 from pipeline.transform.steps import STORE_STEPS, STORE_TABLES
 
@@ -157,7 +154,7 @@ def build_shard(
     started = time.perf_counter()
     shutil.rmtree(folder, ignore_errors=True)  # an earlier attempt's
     folder.mkdir(parents=True)
-    con, steps = _shard_warehouse(settings, folder, catalog, stores, listings)
+    con, steps = shard_warehouse(settings, folder, catalog, stores, listings)
     try:
         (folder / SITE).mkdir()  # a shard may have no store at all
         site = export.write_site(
@@ -167,7 +164,7 @@ def build_shard(
             previous_release=previous_release,
             pool=(settings.output / POOL, folder / f"pool-{secrets.token_hex(4)}"),
         )
-        _copy_tables(con, folder)
+        copy_tables(con, folder)
         return ShardResult(
             shard,
             folder,
@@ -183,7 +180,7 @@ def build_shard(
         con.close()
 
 
-def _shard_warehouse(
+def shard_warehouse(
     settings: Settings,
     folder: Path,
     catalog: dict[str, pa.Table],
@@ -211,108 +208,7 @@ def _shard_warehouse(
         raise
 
 
-def _copy_tables(con: duckdb.DuckDBPyConnection, folder: Path) -> None:
+def copy_tables(con: duckdb.DuckDBPyConnection, folder: Path) -> None:
     for table in SHARD_TABLES:
         path = db.literal(str(folder / f"{table}.parquet"))
         con.execute(f"COPY {table} TO {path} (FORMAT parquet)")
-
-
-@dataclass(frozen=True)
-class ShardSummary:
-    """What a shard of a night straight to a bucket hands back: no row of its pages or
-    tables, only its figures and where its parts are (`parts.publish_shard`)."""
-
-    shard: Shard
-    parts: str  # the prefix of its attempt's parts in the bucket
-    common: str | None  # the common pages' version (shard 0)
-    counts: dict[str, int]
-    steps: list[StepResult]
-    sums: TableSums
-    seconds: float
-    peak_rss_mb: float
-    stores_new: int
-    puts: int
-    uploaded_bytes: int
-
-
-PART_NAMES = (MANIFEST_PARQUET, STORES, *(f"{t}.parquet" for t in SHARD_TABLES))
-
-
-def build_shard_to_bucket(
-    settings: Settings,
-    shard: Shard,
-    job: BucketShard,
-    catalog: dict[str, pa.Table],
-    stores: dict[str, pa.Table],
-    *listings: pa.Table,
-) -> ShardSummary:
-    """`build_shard` for a night straight to a bucket: in scratch of its own on this node
-    (`ray.scratch`, or the system's), removed when it ends either way; its stores carried by
-    their records at the night's start (`job.previous`), the others written and their new
-    versions uploaded with its parts (`parts.publish_shard`) before it returns. Each call is
-    an attempt of its own (a random token in its keys): it never writes a key another wrote."""
-    started = time.perf_counter()
-    scratch = settings.ray.scratch
-    if scratch is not None:
-        scratch.mkdir(parents=True, exist_ok=True)
-    _sweep_scratch(Path(scratch or tempfile.gettempdir()))
-    folder = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=scratch))
-    lock = (folder / f"{SCRATCH_LOCK}-new").open("w")
-    fcntl.flock(lock, fcntl.LOCK_EX)  # held while the task lives: see `_sweep_scratch`
-    os.rename(folder / f"{SCRATCH_LOCK}-new", folder / SCRATCH_LOCK)  # only once held
-    attempt = secrets.token_hex(4)
-    try:
-        con, steps = _shard_warehouse(settings, folder, catalog, stores, listings)
-        try:
-            previous = pl.from_arrow(job.previous)
-            records = {
-                key: StoreRecord(digest, channels, products, pages)
-                for key, digest, channels, products, pages, _ in previous.iter_rows()  # type: ignore[union-attr]
-            }
-            (folder / SITE).mkdir()
-            site = export.write_site(
-                con,
-                settings.model_copy(update={"shard": shard}),
-                folder / SITE,
-                carried_records=records,
-            )
-            _copy_tables(con, folder)
-            sums = table_sums(con, "raw.listings")
-        finally:
-            con.close()
-        up = publish_shard(
-            job, shard.index, attempt, folder, site.manifest, site.stores, SHARD_TABLES
-        )
-        return ShardSummary(
-            shard,
-            up.parts,
-            up.common,
-            site.counts,
-            steps,
-            sums,
-            round(time.perf_counter() - started, 3),
-            peak_rss_mb(),
-            up.stores_new,
-            up.puts,
-            up.bytes,
-        )
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-        lock.close()
-
-
-SCRATCH_PREFIX = "pipeline-shard-"
-SCRATCH_LOCK = ".lock"
-
-
-def _sweep_scratch(scratch: Path) -> None:
-    """Remove the scratch folders of shard tasks that died on this node (a killed worker
-    cleans nothing): a live task holds its folder's lock (`flock`, a node-local file), so a
-    folder whose lock can be taken belongs to no task."""
-    for folder in scratch.glob(f"{SCRATCH_PREFIX}*"):
-        try:
-            with (folder / SCRATCH_LOCK).open("r") as held:
-                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                shutil.rmtree(folder, ignore_errors=True)
-        except OSError:  # held by a live task, or no lock yet (one starting): left alone
-            continue

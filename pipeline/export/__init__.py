@@ -15,6 +15,7 @@ The package's parts: `pages/` (what the site holds), `writer` and `files` (creat
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,7 +32,7 @@ from pipeline.export.records.digests import StoreRecord, write_store_records
 from pipeline.export.records.manifest import Manifest, file_counts, write_changes
 from pipeline.export.records.state import previous_pages
 from pipeline.export.writer import SiteWriter
-from pipeline.paths import CHANGES, SITE
+from pipeline.paths import CHANGES, MANIFEST, MANIFEST_PARQUET, SITE
 from pipeline.progress import Advance
 from pipeline.settings import Settings
 
@@ -53,6 +54,10 @@ class Site:
     # Where the pages are when not in the release's own site folder (a Ray night's bucket):
     # the release then records and checks no site file on this disk.
     pages_in: str | None = None
+    # A folder holding the release's manifest (.json, .parquet) and changes already written,
+    # composed out of core (a Ray night's bucket, `distributed.compose`): `manifest`,
+    # `changed` and `removed` are then empty, and `counts` holds what they would give.
+    composed: Path | None = None
 
 
 def write_site(
@@ -105,12 +110,16 @@ def write_site(
 def write_release_files(release: Path, site: Site, settings: Settings) -> None:
     """The release's manifest, its changes since the published release, the stores' records,
     its files' records (a stat of each file not carried over) and the nginx configuration."""
-    site.manifest.write(release)
+    if site.composed is not None:
+        for name in (MANIFEST, MANIFEST_PARQUET, CHANGES):
+            shutil.move(site.composed / name, release / name)
+    else:
+        site.manifest.write(release)
+        write_changes(release / CHANGES, site.changed, site.removed)
     if site.pages_in is None:
         records = filestat.record(release / SITE, site.manifest.frame["path"], site.carried)
     else:  # no site file on this disk: a local build after it builds every store again
         records = filestat.empty()
     filestat.write(release, records)
-    write_changes(release / CHANGES, site.changed, site.removed)
     write_store_records(release, site.stores)
     write_nginx_conf(release, settings)

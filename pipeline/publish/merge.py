@@ -34,7 +34,8 @@ from pipeline.paths import CURRENT, POOL, PUBLISHED, REPORT_JSON, SITE, WAREHOUS
 from pipeline.progress import SILENT, Reporter
 from pipeline.publish.night import Night
 from pipeline.publish.release import BuildResult, exclusive, store_folders
-from pipeline.settings import Settings, Shard
+from pipeline.settings import Settings
+from pipeline.shard import Shard
 from pipeline.transform import StepResult
 
 

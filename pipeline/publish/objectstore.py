@@ -3,6 +3,8 @@ CDN in front of it, with the local output's design carried into the bucket (`buc
 the layout): immutable versions of each store's pages (and of the common pages), a release
 document mapping every store to its version, and one commit, the pointer `current.json`,
 written last with a compare-and-swap on the ETag read (create-only for a bucket's first).
+This module holds the lease and the upload (1, 2); the commit (3 to 6) is `commit.py`'s,
+shared with a Ray night straight to a bucket.
 
     1. read the pointer (its ETag) and the release it names
     2. upload the versions that release lacks: a store whose pages did not change keeps its
@@ -33,7 +35,6 @@ import time
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import obstore as obs
 import polars as pl
@@ -44,43 +45,29 @@ from pipeline.export.records.manifest import Manifest, write_changes
 from pipeline.export.records.state import damage
 from pipeline.paths import (
     CHANGES,
-    MANIFEST,
     MANIFEST_PARQUET,
-    REPORT_HTML,
-    REPORT_JSON,
     SITE,
-    STORES,
 )
 from pipeline.publish.bucket import (
     FAILURES,
     LEASE,
-    POINTER,
-    RELEASE_DOC,
     RELEASES,
-    Damaged,
     Release,
     get,
-    get_manifest,
     group_of,
     open_bucket,
     put,
     put_files,
-    read_versioned_records,
-    release_documents,
     same_content,
     sha256,
-    versioned_records,
     versions,
 )
-from pipeline.publish.collect import GRACE, KEEP, Collector, Trace, now
-from pipeline.publish.pointer import Lease, Pointer, PointerEntry, read_pointer
-
-if TYPE_CHECKING:
-    pass
+from pipeline.publish.collect import GRACE, KEEP, Trace, now
+from pipeline.publish.commit import Committer
+from pipeline.publish.pointer import Lease
 
 LEASE_SECONDS = 3600  # advisory: past it, another publish starts without asking
 JOBS = 64  # uploads in flight at once
-HISTORY = 100  # releases the pointer remembers, newest first
 
 
 @dataclass
@@ -120,7 +107,7 @@ def publish_release(
         raise BuildError(f"{url}: {first_line(exc)}") from None
 
 
-class _Publish(Collector):
+class _Publish(Committer):
     async def publish(
         self, release: Path, jobs: int, take_over: bool, lease_seconds: int, keep: int, grace: float
     ) -> Published:
@@ -163,7 +150,10 @@ class _Publish(Collector):
         )
         await self._upload(local / SITE, upload.select("path", "key").rows(), jobs)
         base = await self._base(pointer)
-        deleted = await self.commit(local, new, manifest, base, pointer, pointer_tag, keep, grace)
+        with tempfile.TemporaryDirectory() as tmp:  # the changes since the pointer's release
+            write_changes(Path(tmp) / CHANGES, *manifest.changes(base))
+            changes = Path(tmp) / CHANGES
+            deleted = await self.commit(local, new, changes, pointer, pointer_tag, keep, grace)
         return Published(
             build_id=local.name,
             release=release_id,
@@ -174,83 +164,6 @@ class _Publish(Collector):
             deleted=deleted,
             seconds=time.perf_counter() - started,
         )
-
-    async def commit(
-        self,
-        local: Path,
-        new: Release,
-        manifest: Manifest,
-        base: Manifest,
-        pointer: Pointer | None,
-        pointer_tag: str | None,
-        keep: int,
-        grace: float,
-    ) -> int:
-        """Everything after the versions are in the bucket, the same for `pipeline publish`
-        and a Ray night (`start_night`, `commit_night`): the release's files and documents
-        (`base`: the manifest of the release the pointer names, for the changes), the
-        collection's list, the commit (If-Match `pointer_tag`, read before any version of
-        `new` was written; create-only without one), then the fenced collection. The number
-        of objects collected."""
-        await self._release_files(local, new, manifest, base)
-        entry = PointerEntry(
-            release=new.release,
-            document=f"{RELEASES}{new.release}/{RELEASE_DOC}",
-            sha256=sha256(release_documents(new)[-1][1]),
-            committed_at=now().isoformat(),
-        )
-        history = [entry, *(pointer.history if pointer else [])][:HISTORY]
-        self.releases[new.release] = new
-        doomed = await self._doomed(history, keep, grace)
-        new_pointer = Pointer(
-            release=entry.release,
-            document=entry.document,
-            sha256=entry.sha256,
-            committed_at=entry.committed_at,
-            build_id=new.build_id,
-            publish=self.token,
-            history=history,
-        )
-        self.trace("pointer", POINTER)
-        try:  # the commit
-            mode = {"e_tag": pointer_tag} if pointer_tag is not None else "create"
-            await put(self.store, POINTER, new_pointer.to_json(), mode)
-        except (AlreadyExistsError, PreconditionError):
-            raise BuildError(
-                f"{self.url}: another publish wrote {POINTER} since this one read it; this "
-                f"build ({new.build_id}) was not published (what it wrote is collected later)"
-            ) from None
-        self.trace("published", POINTER)
-        return await self._collect(doomed, keep, grace)
-
-    async def _base(self, pointer: Pointer | None) -> Manifest:
-        """The manifest of the release `pointer` names (empty without one, or when it is not
-        there as its document says)."""
-        if pointer is None or pointer.release not in self.releases:
-            return Manifest()
-        old = self.releases[pointer.release]
-        return await get_manifest(self.store, old.manifest, old.manifest_sha256) or Manifest()
-
-    async def _pointer(self, take_over: bool) -> tuple[Pointer | None, str | None]:
-        """The pointer and its ETag. A damaged one is refused, or with `take_over` replaced
-        (If-Match its ETag) as if the bucket had no release."""
-        try:
-            return await read_pointer(self.store, self.url)
-        except Damaged:
-            if not take_over:
-                raise
-            got = await get(self.store, POINTER)
-            return None, got.e_tag if got else None
-
-    async def _current(self, pointer: Pointer | None, take_over: bool) -> Release | None:
-        if pointer is None:
-            return None
-        try:
-            return await self._release(pointer.entry)
-        except Damaged:
-            if not take_over:
-                raise
-            return None
 
     async def _take_lease(self, build_id: str, take_over: bool, seconds: int) -> str | None:
         """Hold the lease, or refuse while another publish holds an unexpired one: it saves
@@ -289,81 +202,3 @@ class _Publish(Collector):
     async def _upload(self, site: Path, files: list[tuple[str, str]], jobs: int) -> None:
         """Upload the site's files (path, key), `jobs` at a time (obstore retries each)."""
         await put_files(self.store, site, files, jobs, lambda key: self.trace("uploaded", key))
-
-    async def _release_files(
-        self, local: Path, new: Release, manifest: Manifest, base: Manifest
-    ) -> None:
-        """The manifest, the stores' records with their versions (what the next night
-        carries), the report, the changes since `base` (what a CDN purges), then the map's
-        parts and the release document, under releases/<id>/."""
-        prefix = f"{RELEASES}{new.release}/"
-        await put(self.store, new.manifest, local / MANIFEST_PARQUET)
-        await put(self.store, prefix + STORES, versioned_records(local / STORES, new.stores))
-        changed, removed = manifest.changes(base)
-        with tempfile.TemporaryDirectory() as tmp:
-            write_changes(Path(tmp) / CHANGES, changed, removed)
-            await put(self.store, prefix + CHANGES, Path(tmp) / CHANGES)
-        for name in (MANIFEST, REPORT_JSON, REPORT_HTML):
-            if (local / name).is_file():
-                await put(self.store, prefix + name, local / name)
-        for key, body in release_documents(new):  # the document last: it names the parts
-            await put(self.store, key, body)
-
-
-@dataclass
-class NightStart:
-    """What a Ray night straight to a bucket read at its start: the pointer and its ETag (the
-    fence of its commit), the release it names, and that release's store records with their
-    versions (`read_versioned_records`; none from a release without them: nothing is carried)."""
-
-    url: str
-    token: str  # the night's: in its release, its build's parts and its versions
-    pointer: Pointer | None
-    pointer_tag: str | None
-    current: Release | None
-    records: pl.DataFrame
-
-
-def start_night(url: str, *, take_over: bool = False) -> NightStart:
-    """Read the bucket's committed state at the start of a night (see `NightStart`)."""
-    run = _Publish(open_bucket(url), url, lambda step, key: None)
-
-    async def read() -> NightStart:
-        pointer, tag = await run._pointer(take_over)
-        current = await run._current(pointer, take_over)
-        got = None
-        if current is not None:
-            got = await get(run.store, f"{RELEASES}{current.release}/{STORES}")
-        records = read_versioned_records(got.data if got is not None else None)
-        return NightStart(url, run.token, pointer, tag, current, records)
-
-    try:
-        return asyncio.run(read())
-    except FAILURES as exc:
-        raise BuildError(f"{url}: {first_line(exc)}") from None
-
-
-def commit_night(
-    start: NightStart,
-    local: Path,
-    new: Release,
-    manifest: Manifest,
-    base: Manifest,
-    *,
-    keep: int = KEEP,
-    grace: float = GRACE,
-) -> int:
-    """Commit a Ray night's release (its versions already in the bucket) by `_Publish.commit`,
-    fenced by the pointer's ETag read at the night's start. The objects collected. A failure
-    says that the release went live in the output only."""
-    run = _Publish(open_bucket(start.url), start.url, lambda step, key: None)
-    run.token = start.token
-    only_local = f" (published to the output only: {local})"
-    try:
-        return asyncio.run(
-            run.commit(local, new, manifest, base, start.pointer, start.pointer_tag, keep, grace)
-        )
-    except FAILURES as exc:
-        raise BuildError(f"{start.url}: {first_line(exc)}{only_local}") from None
-    except BuildError as exc:
-        raise BuildError(f"{exc}{only_local}") from None

@@ -19,12 +19,13 @@ import polars as pl
 import pytest
 import ray
 
-import pipeline.distributed as distributed
+import pipeline.distributed.bucket_night as bucket_night
 from pipeline import db, ingest, transform
 from pipeline.build import build
 from pipeline.distributed import CATALOG_TABLES, build_on_ray
+from pipeline.distributed.bucket_shard import build_shard_to_bucket
 from pipeline.distributed.parts import BucketShard, records_by_shard
-from pipeline.distributed.tasks import build_shard_to_bucket, split_by_shard
+from pipeline.distributed.tasks import split_by_shard
 from pipeline.errors import BuildError
 from pipeline.export.records.report import BuildReport
 from pipeline.paths import MANIFEST, SITE
@@ -41,7 +42,8 @@ from pipeline.publish.bucket import (
 from pipeline.publish.collect import collect
 from pipeline.publish.objectstore import publish_release
 from pipeline.serve.reader import BucketReader
-from pipeline.settings import Settings, Shard, load_settings
+from pipeline.settings import Settings, load_settings
+from pipeline.shard import Shard
 from pipeline.tools.generate import generate
 from pipeline.transform.steps import CATALOG_STEPS, STORE_TABLES
 from tests.bucket import Build, check_bucket, only_kept_left
@@ -225,9 +227,10 @@ def test_a_killed_worker_and_a_killed_driver_leave_the_bucket_whole(
     script = (
         "import os, signal\n"
         "import pipeline.distributed as d\n"
+        "import pipeline.distributed.bucket_night as n\n"
         "from pipeline.settings import load_settings\n"
         "def killed(*args, **kwargs): os.kill(os.getpid(), signal.SIGKILL)\n"
-        "d.commit_night = killed\n"
+        "n.commit_night = killed\n"
         f"ray = {{'shards': 2, 'to': {url!r}, 'scratch': {str(scratch)!r}, "
         f"'address': {address!r}}}\n"
         f"d.build_on_ray(load_settings(None, input={str(changed_inputs)!r}, "
@@ -330,13 +333,13 @@ def test_the_commit_is_fenced_by_the_pointer_read_at_the_start_of_the_night(
     url = s3.bucket("fenced")
     output, scratch = tmp_path / "out", tmp_path / "scratch"
     other = publish_release(_release(nights["same"][1]), url)
-    commit = distributed.commit_night
+    commit = bucket_night.commit_night
 
     def another_publish_first(*args: Any, **kwargs: Any) -> int:
         publish_release(_release(nights["changed"][1]), url)
         return commit(*args, **kwargs)
 
-    monkeypatch.setattr(distributed, "commit_night", another_publish_first)
+    monkeypatch.setattr(bucket_night, "commit_night", another_publish_first)
     with pytest.raises(BuildError, match=r"another publish wrote current\.json") as failed:
         build_on_ray(_night(nights["same"][0], output, url, 2, scratch))
     assert "\n" not in str(failed.value) and "published to the output only" in str(failed.value)

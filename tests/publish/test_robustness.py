@@ -572,7 +572,7 @@ def test_a_shard_without_stores_and_a_relative_output(
 
 
 def _shard_has_stores(index: int, count: int) -> bool:
-    from pipeline.settings import shard_of
+    from pipeline.shard import shard_of
 
     keys = [
         "3d05ef67",

@@ -15,7 +15,8 @@ import pytest
 from pipeline.build import build
 from pipeline.errors import BuildError
 from pipeline.paths import REPORT_JSON, WAREHOUSE
-from pipeline.settings import Shard, load_settings
+from pipeline.settings import load_settings
+from pipeline.shard import Shard
 from tests.conftest import run_cli, write_inputs
 from tests.publish.volumes import LISTINGS, SMALL, STORES, published
 

@@ -26,7 +26,8 @@ from pipeline.export.pages.store_lists import list_pages
 from pipeline.export.records.digests import StoreRecord, store_digest, store_inputs
 from pipeline.export.writer import SiteWriter
 from pipeline.progress import Advance
-from pipeline.settings import ExportSettings, Settings, Shard
+from pipeline.settings import ExportSettings, Settings
+from pipeline.shard import Shard
 from pipeline.transform.steps import STORE_INVENTORY
 
 CHUNK_ROWS = 50_000  # answer rows (store x channel x product) made into pages at a time

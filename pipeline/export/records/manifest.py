@@ -12,6 +12,7 @@ files, which as Python objects would cost gigabytes.
 from __future__ import annotations
 
 import io
+from collections.abc import Iterable
 from pathlib import Path
 
 import polars as pl
@@ -54,11 +55,7 @@ class Manifest:
     def write(self, release: Path) -> None:
         """`manifest.json` in the release, and its Parquet copy for the next build."""
         self.frame.write_parquet(release / MANIFEST_PARQUET, statistics=False)
-        with (release / MANIFEST).open("wb") as fh:
-            fh.write(_HEAD)
-            line = pl.struct("path", pl.col("sha256").bin.encode("hex"), "bytes")
-            _write_json_lines(fh, self.frame, line.struct.json_encode())
-            fh.write(_TAIL)
+        write_manifest_json(release / MANIFEST, [self.frame])
 
     def slice_under(self, folder: str) -> pl.DataFrame:
         """The files under `folder` ("a/b"): a slice of the sorted paths."""
@@ -88,27 +85,50 @@ def rows_under(frame: pl.DataFrame, folder: str) -> pl.DataFrame:
     return frame.slice(lo, hi - lo)
 
 
+def write_manifest_json(path: Path, batches: Iterable[pl.DataFrame]) -> None:
+    """`manifest.json` of the files in `batches` (path, sha256, bytes; in path order), one
+    line a file: the same bytes however the rows are cut into batches."""
+    with path.open("wb") as fh:
+        fh.write(_HEAD)
+        line = pl.struct("path", pl.col("sha256").bin.encode("hex"), "bytes")
+        _write_json_lines(fh, batches, line.struct.json_encode())
+        fh.write(_TAIL)
+
+
 def write_changes(path: Path, changed: pl.Series, removed: pl.Series) -> None:
     """`{"changed":[…],"removed":[…]}`, one path a line."""
+    write_changes_from(path, [changed.to_frame("path")], [removed.to_frame("path")])
+
+
+def write_changes_from(
+    path: Path, changed: Iterable[pl.DataFrame], removed: Iterable[pl.DataFrame]
+) -> None:
+    """`write_changes` of the paths in batches (frames of one column, `path`), streamed: the
+    same bytes however they are cut."""
     with path.open("wb") as fh:
-        for head, paths in ((b'{"changed":[', changed), (b'],\n"removed":[', removed)):
+        for head, batches in ((b'{"changed":[', changed), (b'],\n"removed":[', removed)):
             fh.write(head)
-            if len(paths):
-                fh.write(b"\n")
-                frame = paths.cast(pl.String).to_frame("path")
-                # A JSON string: the value of {"path":…}, as polars encodes it.
-                line = pl.struct("path").struct.json_encode().str.strip_prefix('{"path":')
-                _write_json_lines(fh, frame, line.str.strip_suffix("}"))
+            frames = (f.select(pl.col("path").cast(pl.String)) for f in batches)
+            # A JSON string: the value of {"path":…}, as polars encodes it.
+            line = pl.struct("path").struct.json_encode().str.strip_prefix('{"path":')
+            if _write_json_lines(fh, frames, line.str.strip_suffix("}"), b"\n"):
                 fh.write(b"\n")
         fh.write(b"]}\n")
 
 
-def _write_json_lines(fh: io.BufferedWriter, frame: pl.DataFrame, line: pl.Expr) -> None:
-    """`line` (a JSON text) of every row of `frame`, one a line, separated by commas; made and
-    joined in polars, `CHUNK` rows at a time."""
-    for start in range(0, frame.height, CHUNK):
-        text = frame.slice(start, CHUNK).select(line.str.join(",\n")).item()
-        fh.write(((",\n" if start else "") + text).encode())
+def _write_json_lines(
+    fh: io.BufferedWriter, batches: Iterable[pl.DataFrame], line: pl.Expr, lead: bytes = b""
+) -> bool:
+    """`line` (a JSON text) of every row of `batches`, one a line, separated by commas, after
+    `lead` when there is any row; made and joined in polars, `CHUNK` rows at a time. Whether
+    there was a row."""
+    wrote = False
+    for batch in batches:
+        for start in range(0, batch.height, CHUNK):
+            text = batch.slice(start, CHUNK).select(line.str.join(",\n")).item()
+            fh.write((b",\n" if wrote else lead) + text.encode())
+            wrote = True
+    return wrote
 
 
 def file_counts(manifest: Manifest, changed: pl.Series, removed: pl.Series) -> dict[str, int]:

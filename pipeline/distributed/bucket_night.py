@@ -1,0 +1,182 @@
+"""The shards and the finalize of a Ray night straight to a bucket (`ray.to`, `--to`): the
+driver hands each shard task its rows and its stores' records at the night's start; the
+tasks build in scratch of their own and upload their stores' versions and their parts
+(`bucket_shard`, `parts`); the driver gathers the warehouse from the parts, composes the
+release's manifest and changes on its disk (`compose`: it holds summaries only), ends with
+the one release tail (`Night.finish`: the local release holds no page) and commits the
+release to the bucket (`commit_night`), fenced by the pointer read at the start."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from pipeline.contract import TABLES, TABLES_BY_NAME
+from pipeline.distributed.bucket_shard import PART_NAMES, ShardSummary, build_shard_to_bucket
+from pipeline.distributed.compose import MEMORY, compose_release_files
+from pipeline.distributed.finalize import (
+    check_shards,
+    figures,
+    gather_tables,
+    keep_listings_rows,
+    store_steps,
+)
+from pipeline.distributed.parts import (
+    BucketShard,
+    fetch_manifest,
+    fetch_parts,
+    read_records,
+    records_by_shard,
+)
+from pipeline.distributed.tasks import SHARD_TABLES, IngestedPart
+from pipeline.export import Site
+from pipeline.export.records.digests import (
+    StoreRecord,
+    TableSums,
+    add_sums,
+    inputs_digest,
+    table_sums,
+)
+from pipeline.export.records.manifest import Manifest
+from pipeline.export.records.report import BucketFigures
+from pipeline.ingest import IngestedTable
+from pipeline.paths import MANIFEST_PARQUET
+from pipeline.publish.bucket import RELEASES as BUCKET_RELEASES
+from pipeline.publish.bucket import Release
+from pipeline.publish.commit import NightStart, commit_night
+from pipeline.publish.night import Night
+from pipeline.publish.release import BuildResult
+from pipeline.shard import Shard
+from pipeline.transform import StepResult
+
+LISTINGS = TABLES_BY_NAME["listings"]
+PARTS_DIR = "parts"  # in the night's work folder: the shards' parts, downloaded
+
+
+@dataclass(frozen=True)
+class Handed:
+    """What the ingest and the catalog stages hand the shards and the finalize."""
+
+    catalog: Any  # the catalog's tables, in Ray's object store
+    stores: list[dict[str, Any]]  # each shard's stores tables' rows
+    empty: Any  # raw.listings, empty, with the files' types
+    listings: list[list[Any]]  # each shard's parts of the listings files (object refs)
+    ingested: dict[str, IngestedTable]
+    steps: list[StepResult]
+    read: list[IngestedPart]
+    file_sums: list[TableSums]
+    listings_files: int
+
+
+def build_to_bucket(
+    night: Night,
+    ray: Any,
+    con: duckdb.DuckDBPyConnection,
+    start: NightStart,
+    handed: Handed,
+) -> BuildResult:
+    """The night's shards, its finalize and its commit (the module's docstring). Closes
+    `con`."""
+    settings, config = night.settings, night.settings.ray
+    shards = config.shards
+    try:
+        with night.stage("shards", shards, "shards") as advance:
+            options = {"max_retries": config.retries, "retry_exceptions": False}
+            task = ray.remote(build_shard_to_bucket)
+            task = task.options(num_cpus=config.cpus_per_shard, **options)
+            previous = records_by_shard(start.records, shards)
+            common = start.current.common if start.current is not None else None
+            build = f"{night.build_id}.{start.token}"
+            pending = [
+                task.remote(
+                    settings,
+                    Shard(i, shards),
+                    BucketShard(start.url, build, start.token, previous[i], common),
+                    handed.catalog,
+                    handed.stores[i],
+                    handed.empty,
+                    *handed.listings[i],
+                )
+                for i in range(shards)
+            ]
+            results: list[ShardSummary] = []
+            while pending:  # as they finish, for the progress
+                done, pending = ray.wait(pending)
+                results += ray.get(done)
+                advance(len(done))
+        with night.stage("finalize"):
+            results.sort(key=lambda r: r.shard)
+            check_shards(results, shards, add_sums(handed.file_sums))
+            folders = [night.work / PARTS_DIR / str(r.shard.index) for r in results]
+            for summary, folder in zip(results, folders, strict=True):
+                fetch_parts(start.url, summary.parts, PART_NAMES, folder)
+            gather_tables(con, [[f / f"{t}.parquet" for f in folders] for t in SHARD_TABLES])
+            steps = [*handed.steps, *store_steps(results)]
+            ordered = [handed.ingested[t.name] for t in TABLES]
+            night.audit(con, ordered, steps)
+            site, versions = _bucket_site(night, start, results, folders)
+            sums = {t.name: table_sums(con, f"raw.{t.name}") for t in TABLES if t is not LISTINGS}
+            sums[LISTINGS.name] = add_sums(handed.file_sums)
+            keep_listings_rows(con, night, [f / "raw.listings.parquet" for f in folders])
+            night.distributed = figures(shards, handed.listings_files, handed.read, results)
+            night.distributed.bucket = BucketFigures(
+                puts=sum(r.puts for r in results),
+                bytes=sum(r.uploaded_bytes for r in results),
+                stores_new=sum(r.stores_new for r in results),
+            )
+    except BaseException:
+        con.close()
+        raise
+    result = night.finish(con, site, ordered, steps, inputs_digest(sums, settings.export))
+    release_id = f"{night.build_id}.{start.token}"
+    with (result.release / MANIFEST_PARQUET).open("rb") as fh:
+        sealed = hashlib.file_digest(fh, "sha256").hexdigest()
+    new = Release(
+        release_id,
+        night.build_id,
+        results[0].common or "",
+        versions,
+        f"{BUCKET_RELEASES}{release_id}/{MANIFEST_PARQUET}",
+        sealed,
+        tuple(r.parts for r in results),
+    )
+    commit_night(start, result.release, new)
+    return result
+
+
+def _bucket_site(
+    night: Night, start: NightStart, results: list[ShardSummary], folders: list[Path]
+) -> tuple[Site, dict[str, str]]:
+    """The release's site as the bucket will hold it: its manifest and changes since the
+    release the night started from, composed on disk (`compose_release_files`: the shards'
+    rows and the carried stores' rows of that release's manifest), its stores' records and
+    counts; with the map store -> version."""
+    records = read_records(folders)
+    stores = {
+        key: StoreRecord(digest, channels, products, pages)
+        for key, digest, channels, products, pages, _ in records.iter_rows()
+    }
+    versions = {
+        key: version
+        for key, version in records.select("store_key", "version").iter_rows()
+        if version is not None
+    }
+    base = None
+    if start.current is not None:
+        base = night.work / "previous-manifest.parquet"
+        fetch_manifest(start.url, start.current, base)
+    composed = night.work / "composed"
+    parts = [f / MANIFEST_PARQUET for f in folders]
+    counts: dict[str, int] = {}
+    for result in results:
+        for key, value in result.counts.items():
+            counts[key] = counts.get(key, 0) + value
+    counts.update(compose_release_files(composed, parts, base, list(versions), MEMORY))
+    none = pl.Series("path", [], pl.String)
+    site = Site(Manifest(), none, none, stores, counts, pages_in=start.url, composed=composed)
+    return site, versions

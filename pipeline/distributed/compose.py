@@ -1,0 +1,148 @@
+"""The release files of a Ray night straight to a bucket, composed on the driver's disk, out of
+core: the driver holds summaries only (counts, sums, the stores' records, the parts' keys),
+never a row a page, so its memory does not grow with the number of pages.
+
+- `manifest.parquet`: the pages the shards wrote (their parts' manifests) and the carried
+  stores' rows of the manifest of the release the night started from, sorted by path by
+  DuckDB (`COPY ... ORDER BY path`), which spills to the work folder past its memory limit.
+- `changes.json` against that release, and `manifest.json`: by queries over those Parquet
+  files, streamed out in batches (`write_changes_from`, `write_manifest_json`), the same
+  bytes as `Manifest.write` and `write_changes` write from frames in memory.
+- the counts the guards and the report read (`file_counts`'), by the same queries."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
+import pyarrow.parquet as pq  # type: ignore[import-untyped]  # no stubs
+
+from pipeline import db
+from pipeline.api.urls import STORE_PAGE
+from pipeline.export.records.manifest import write_changes_from, write_manifest_json
+from pipeline.paths import CHANGES, MANIFEST, MANIFEST_PARQUET
+
+CHANGED, REMOVED = "changed.parquet", "removed.parquet"  # in the folder, beside the files
+# Rows a row group of the composed files, read and written out as JSON at a time: a batch's
+# text is made several times over (encoded, joined, to bytes), about 200 bytes a row each.
+ROWS = 25_000
+# DuckDB's memory for the sort and the changes: fixed, not `duckdb_memory_limit`, since the
+# warehouse's connection holds up to that beside it; past it, the sort spills to `folder`.
+MEMORY = "256MB"
+
+
+def compose_release_files(
+    folder: Path,
+    parts: Sequence[Path],
+    base: Path | None,
+    versioned: Sequence[str],
+    memory_limit: str,
+) -> dict[str, int]:
+    """`manifest.parquet`, `manifest.json` and `changes.json` in `folder` (see the module):
+    `parts`, the shards' manifests (one at least); `base`, the manifest of the release the
+    night started from (None: none); `versioned`, the stores the release maps to a version:
+    those of them no shard wrote a page of are carried, their rows taken from `base`. The
+    counts of `file_counts`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    con = db.connect(memory_limit=memory_limit, threads=1, temp_directory=folder / "tmp")
+    try:
+        _views(con, parts, base, versioned)
+        _refuse_repeats(con)
+        manifest, changed, removed = (folder / n for n in (MANIFEST_PARQUET, CHANGED, REMOVED))
+        _copy(con, "SELECT path, sha256, bytes FROM release ORDER BY path", manifest)
+        con.execute(f"CREATE VIEW sorted AS SELECT * FROM read_parquet({_literal(manifest)})")
+        _copy(
+            con,
+            "SELECT n.path FROM sorted AS n ANTI JOIN base AS b "
+            "ON n.path = b.path AND n.sha256 = b.sha256 ORDER BY n.path",
+            changed,
+        )
+        _copy(
+            con,
+            "SELECT b.path FROM base AS b ANTI JOIN sorted AS n USING (path) ORDER BY path",
+            removed,
+        )
+        files, total = con.execute(
+            "SELECT count(*), coalesce(sum(bytes), 0) FROM sorted"
+        ).fetchone() or (0, 0)
+    finally:
+        con.close()
+    shutil.rmtree(folder / "tmp", ignore_errors=True)
+    write_manifest_json(folder / MANIFEST, _batches(manifest))
+    write_changes_from(folder / CHANGES, _batches(changed), _batches(removed))
+    changes = pq.ParquetFile(changed).metadata.num_rows
+    return {
+        "files": int(files),
+        "files_unchanged": int(files) - changes,
+        "files_removed": pq.ParquetFile(removed).metadata.num_rows,
+        "bytes": int(total),
+    }
+
+
+def _views(
+    con: duckdb.DuckDBPyConnection,
+    parts: Sequence[Path],
+    base: Path | None,
+    versioned: Sequence[str],
+) -> None:
+    """`base` (the previous release's rows, or none) and `release` (the shards' rows and the
+    carried stores' rows of `base`), over the Parquet files; `carried`, a table of the stores
+    only (the versioned ones without a row in the shards' manifests)."""
+    if base is None:
+        con.execute(
+            "CREATE VIEW base AS SELECT ''::VARCHAR AS path, ''::BLOB AS sha256, "
+            "0::BIGINT AS bytes WHERE false"
+        )
+    else:
+        con.execute(
+            f"CREATE VIEW base AS SELECT path, sha256, bytes FROM read_parquet({_literal(base)})"
+        )
+    store = f"regexp_extract(path, {db.literal('^' + STORE_PAGE.pattern)}, 1)"
+    con.execute(
+        f"CREATE VIEW written AS SELECT path, sha256, bytes FROM read_parquet({_list(parts)})"
+    )
+    con.register("versioned", pa.table({"store": pa.array(versioned, pa.string())}))
+    con.execute(
+        f"CREATE TABLE carried AS SELECT store FROM versioned EXCEPT SELECT {store} FROM written"
+    )
+    con.execute(
+        "CREATE VIEW release AS SELECT * FROM written UNION ALL "
+        f"SELECT path, sha256, bytes FROM base WHERE {store} IN (SELECT store FROM carried)"
+    )
+
+
+def _refuse_repeats(con: duckdb.DuckDBPyConnection) -> None:
+    """A path twice is refused, as `Manifest` refuses it."""
+    twice = con.execute(
+        "SELECT path FROM release GROUP BY path HAVING count(*) > 1 LIMIT 1"
+    ).fetchone()
+    if twice is not None:
+        raise ValueError(f"{twice[0]}: the same file twice in one site")
+
+
+def _copy(con: duckdb.DuckDBPyConnection, query: str, target: Path) -> None:
+    """The rows of `query` as Parquet, in row groups of about `ROWS` rows (`_batches`)."""
+    con.execute(f"COPY ({query}) TO {_literal(target)} (FORMAT parquet, ROW_GROUP_SIZE {ROWS})")
+
+
+def _batches(path: Path) -> Iterator[pl.DataFrame]:
+    """The rows of a Parquet file, in order, a row group at a time, read by one thread: the
+    driver's memory stays that of one group however many rows the file holds (pyarrow's
+    `iter_batches` read ahead, and its peak grew with the file)."""
+    file = pq.ParquetFile(path)
+    for group in range(file.num_row_groups):
+        frame = pl.from_arrow(file.read_row_group(group, use_threads=False))
+        assert isinstance(frame, pl.DataFrame)
+        yield frame
+
+
+def _literal(path: Path) -> str:
+    return db.literal(str(path))
+
+
+def _list(paths: Sequence[Path]) -> str:
+    return "[" + ", ".join(_literal(p) for p in paths) + "]"

@@ -1,0 +1,97 @@
+"""The finalize steps both kinds of Ray night share (`pipeline.distributed` with a shared
+output, `bucketnight` straight to a bucket): the shards checked against what the files'
+tasks read, their tables gathered into the warehouse in the order their SQL files give, their
+steps' figures added up, and the listings' raw rows kept as the shards' Parquet."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+import duckdb
+
+from pipeline.distributed.bucket_shard import ShardSummary
+from pipeline.distributed.tasks import SHARD_TABLES, IngestedPart, ShardResult
+from pipeline.errors import BuildError
+from pipeline.export.records.digests import TableSums, add_sums
+from pipeline.export.records.report import DistributedFigures
+from pipeline.publish.night import Night
+from pipeline.shard import Shard
+from pipeline.transform import StepResult
+from pipeline.transform.steps import STORE_STEPS
+
+SHARDS_DIR = "shards"  # in the release: each shard's raw listing rows, as Parquet
+
+
+def check_shards(
+    results: Sequence[ShardResult | ShardSummary], shards: int, listings: TableSums
+) -> None:
+    """Every shard came once, and together they hold every listing the files' tasks read."""
+    came = [r.shard for r in results]
+    if came != [Shard(i, shards) for i in range(shards)]:
+        raise BuildError(f"shards {', '.join(map(str, came))}: not every shard of {shards} once")
+    held = add_sums(r.sums for r in results)
+    if held != listings:
+        raise BuildError(
+            f"the shards hold {held[0]} listings rows, the files' tasks read {listings[0]} "
+            "(or other rows): nothing was published"
+        )
+
+
+# Tables whose physical order matters, in the order their SQL file gives them: each shard's rows
+# are in that order, their concatenation is not. marts.listing is clustered by store_hash, so
+# that a live answer reads only its store's row groups (sql/marts/listing.sql).
+CLUSTERED = {s.file.table: f" ORDER BY {s.file.order_by}" for s in STORE_STEPS if s.file.order_by}
+
+
+def gather_tables(con: duckdb.DuckDBPyConnection, parquet: list[list[Path]]) -> None:
+    """The shards' tables (`parquet`: each of SHARD_TABLES' files, shard by shard) into the
+    warehouse's (empty, documented) ones; raw.listings stays."""
+    for table, paths in zip(SHARD_TABLES, parquet, strict=True):
+        if table == "raw.listings":
+            continue
+        files = [str(p) for p in paths]
+        order = CLUSTERED.get(table, "")
+        con.execute(
+            f"INSERT INTO {table} SELECT * FROM read_parquet($files){order}", {"files": files}
+        )
+
+
+def store_steps(results: Sequence[ShardResult | ShardSummary]) -> list[StepResult]:
+    """The stores' steps over every shard: their rows added up, the longest shard's seconds."""
+    return [
+        StepResult(
+            step.name,
+            sum(r.steps[i].rows for r in results),
+            max(r.steps[i].seconds for r in results),
+        )
+        for i, step in enumerate(results[0].steps)
+    ]
+
+
+def keep_listings_rows(con: duckdb.DuckDBPyConnection, night: Night, files: list[Path]) -> None:
+    """The listings' raw rows stay as each shard's Parquet (`files`, shard by shard), in the
+    release's `shards/<i>/`; the warehouse drops its empty raw.listings."""
+    for index, file in enumerate(files):
+        target = night.release / SHARDS_DIR / str(index)
+        target.mkdir(parents=True)
+        shutil.move(file, target / "raw.listings.parquet")
+    con.execute("DROP TABLE raw.listings")
+
+
+def figures(
+    shards: int,
+    listings_files: int,
+    read: Sequence[IngestedPart],
+    results: Sequence[ShardResult | ShardSummary],
+) -> DistributedFigures:
+    return DistributedFigures(
+        engine="ray",
+        shards=shards,
+        listings_files=listings_files,
+        shuffle_bytes=sum(r.part_bytes for r in read),
+        ingest_peak_rss_mb=max((r.peak_rss_mb for r in read), default=0),
+        shard_peak_rss_mb=[r.peak_rss_mb for r in results],
+        shard_seconds=[r.seconds for r in results],
+    )

@@ -1,0 +1,191 @@
+"""The commit of a release to an object store, the same for `pipeline publish`
+(`objectstore`) and a Ray night straight to a bucket (`start_night`, `commit_night`), once
+the release's versions are in the bucket: its files and documents, the collection's list, the
+pointer written with a compare-and-swap on the ETag read before any version was written, then
+the fenced collection (steps 3 to 6 in `objectstore`'s docstring, which says why)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+from obstore.exceptions import AlreadyExistsError, PreconditionError
+
+from pipeline.errors import BuildError, first_line
+from pipeline.export.records.manifest import Manifest
+from pipeline.paths import CHANGES, MANIFEST, MANIFEST_PARQUET, REPORT_HTML, REPORT_JSON, STORES
+from pipeline.publish.bucket import (
+    FAILURES,
+    POINTER,
+    RELEASE_DOC,
+    RELEASES,
+    Damaged,
+    Release,
+    get,
+    get_manifest,
+    open_bucket,
+    put,
+    read_versioned_records,
+    release_documents,
+    sha256,
+    versioned_records,
+)
+from pipeline.publish.collect import GRACE, KEEP, Collector, now
+from pipeline.publish.pointer import Pointer, PointerEntry, read_pointer
+
+HISTORY = 100  # releases the pointer remembers, newest first
+
+
+class Committer(Collector):
+    """A bucket's committed state read, and a release committed to it."""
+
+    async def commit(
+        self,
+        local: Path,
+        new: Release,
+        changes: Path,
+        pointer: Pointer | None,
+        pointer_tag: str | None,
+        keep: int,
+        grace: float,
+    ) -> int:
+        """Everything after the versions are in the bucket, the same for `pipeline publish`
+        and a Ray night (`start_night`, `commit_night`): the release's files and documents
+        (`changes`: the release's `changes.json` against the release the pointer names, what
+        a CDN purges), the collection's list, the commit (If-Match `pointer_tag`, read before
+        any version of `new` was written; create-only without one), then the fenced
+        collection. The number of objects collected."""
+        await self._release_files(local, new, changes)
+        entry = PointerEntry(
+            release=new.release,
+            document=f"{RELEASES}{new.release}/{RELEASE_DOC}",
+            sha256=sha256(release_documents(new)[-1][1]),
+            committed_at=now().isoformat(),
+        )
+        history = [entry, *(pointer.history if pointer else [])][:HISTORY]
+        self.releases[new.release] = new
+        doomed = await self._doomed(history, keep, grace)
+        new_pointer = Pointer(
+            release=entry.release,
+            document=entry.document,
+            sha256=entry.sha256,
+            committed_at=entry.committed_at,
+            build_id=new.build_id,
+            publish=self.token,
+            history=history,
+        )
+        self.trace("pointer", POINTER)
+        try:  # the commit
+            mode = {"e_tag": pointer_tag} if pointer_tag is not None else "create"
+            await put(self.store, POINTER, new_pointer.to_json(), mode)
+        except (AlreadyExistsError, PreconditionError):
+            raise BuildError(
+                f"{self.url}: another publish wrote {POINTER} since this one read it; this "
+                f"build ({new.build_id}) was not published (what it wrote is collected later)"
+            ) from None
+        self.trace("published", POINTER)
+        return await self._collect(doomed, keep, grace)
+
+    async def _base(self, pointer: Pointer | None) -> Manifest:
+        """The manifest of the release `pointer` names (empty without one, or when it is not
+        there as its document says)."""
+        if pointer is None or pointer.release not in self.releases:
+            return Manifest()
+        old = self.releases[pointer.release]
+        return await get_manifest(self.store, old.manifest, old.manifest_sha256) or Manifest()
+
+    async def _pointer(self, take_over: bool) -> tuple[Pointer | None, str | None]:
+        """The pointer and its ETag. A damaged one is refused, or with `take_over` replaced
+        (If-Match its ETag) as if the bucket had no release."""
+        try:
+            return await read_pointer(self.store, self.url)
+        except Damaged:
+            if not take_over:
+                raise
+            got = await get(self.store, POINTER)
+            return None, got.e_tag if got else None
+
+    async def _current(self, pointer: Pointer | None, take_over: bool) -> Release | None:
+        if pointer is None:
+            return None
+        try:
+            return await self._release(pointer.entry)
+        except Damaged:
+            if not take_over:
+                raise
+            return None
+
+    async def _release_files(self, local: Path, new: Release, changes: Path) -> None:
+        """The manifest, the stores' records with their versions (what the next night
+        carries), the report, the changes (`changes`), then the map's
+        parts and the release document, under releases/<id>/."""
+        prefix = f"{RELEASES}{new.release}/"
+        await put(self.store, new.manifest, local / MANIFEST_PARQUET)
+        await put(self.store, prefix + STORES, versioned_records(local / STORES, new.stores))
+        await put(self.store, prefix + CHANGES, changes)
+        for name in (MANIFEST, REPORT_JSON, REPORT_HTML):
+            if (local / name).is_file():
+                await put(self.store, prefix + name, local / name)
+        for key, body in release_documents(new):  # the document last: it names the parts
+            await put(self.store, key, body)
+
+
+@dataclass
+class NightStart:
+    """What a Ray night straight to a bucket read at its start: the pointer and its ETag (the
+    fence of its commit), the release it names, and that release's store records with their
+    versions (`read_versioned_records`; none from a release without them: nothing is carried)."""
+
+    url: str
+    token: str  # the night's: in its release, its build's parts and its versions
+    pointer: Pointer | None
+    pointer_tag: str | None
+    current: Release | None
+    records: pl.DataFrame
+
+
+def start_night(url: str, *, take_over: bool = False) -> NightStart:
+    """Read the bucket's committed state at the start of a night (see `NightStart`)."""
+    run = Committer(open_bucket(url), url, lambda step, key: None)
+
+    async def read() -> NightStart:
+        pointer, tag = await run._pointer(take_over)
+        current = await run._current(pointer, take_over)
+        got = None
+        if current is not None:
+            got = await get(run.store, f"{RELEASES}{current.release}/{STORES}")
+        records = read_versioned_records(got.data if got is not None else None)
+        return NightStart(url, run.token, pointer, tag, current, records)
+
+    try:
+        return asyncio.run(read())
+    except FAILURES as exc:
+        raise BuildError(f"{url}: {first_line(exc)}") from None
+
+
+def commit_night(
+    start: NightStart,
+    local: Path,
+    new: Release,
+    *,
+    keep: int = KEEP,
+    grace: float = GRACE,
+) -> int:
+    """Commit a Ray night's release (its versions already in the bucket) by `Committer.commit`,
+    fenced by the pointer's ETag read at the night's start. Its `changes.json` is already
+    against the release the night started from, which that pointer names: no manifest is
+    read again. The objects collected. A failure
+    says that the release went live in the output only."""
+    run = Committer(open_bucket(start.url), start.url, lambda step, key: None)
+    run.token = start.token
+    only_local = f" (published to the output only: {local})"
+    try:
+        return asyncio.run(
+            run.commit(local, new, local / CHANGES, start.pointer, start.pointer_tag, keep, grace)
+        )
+    except FAILURES as exc:
+        raise BuildError(f"{start.url}: {first_line(exc)}{only_local}") from None
+    except BuildError as exc:
+        raise BuildError(f"{exc}{only_local}") from None
