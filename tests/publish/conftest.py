@@ -1,7 +1,6 @@
-"""The test S3 server (moto's server mode, in its own process, on a port it picks itself), a
-proxy in front of it that counts one client's requests and kills or pauses it at one of them,
-and the checks every bucket test makes: what the pointer names is whole, with the right bytes,
-read by a reader resolving through the pointer."""
+"""A proxy in front of the test S3 server (`s3`, tests/conftest.py) that counts one client's
+requests and kills or pauses it at one of them, and the publish tests' inputs; the checks
+every bucket test makes are in tests/bucket.py."""
 
 from __future__ import annotations
 
