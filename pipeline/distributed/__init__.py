@@ -29,6 +29,7 @@ from pipeline.distributed.finalize import (
     SHARDS_DIR,
     check_shards,
     figures,
+    finished,
     gather_tables,
     keep_listings_rows,
     store_steps,
@@ -148,11 +149,7 @@ def _build(night: Night, ray: Any) -> BuildResult:
                 )
                 for i in range(shards)
             ]
-            results: list[ShardResult] = []
-            while pending:  # as they finish, for the progress
-                done, pending = ray.wait(pending)
-                results += ray.get(done)
-                advance(len(done))
+            results: list[ShardResult] = finished(ray, pending, advance)
         with night.stage("finalize"):
             results.sort(key=lambda r: r.shard)
             check_shards(results, shards, add_sums(file_sums))

@@ -22,6 +22,7 @@ from pipeline.distributed.compose import MEMORY, compose_release_files
 from pipeline.distributed.finalize import (
     check_shards,
     figures,
+    finished,
     gather_tables,
     keep_listings_rows,
     store_steps,
@@ -104,11 +105,7 @@ def build_to_bucket(
                 )
                 for i in range(shards)
             ]
-            results: list[ShardSummary] = []
-            while pending:  # as they finish, for the progress
-                done, pending = ray.wait(pending)
-                results += ray.get(done)
-                advance(len(done))
+            results: list[ShardSummary] = finished(ray, pending, advance)
         with night.stage("finalize"):
             results.sort(key=lambda r: r.shard)
             check_shards(results, shards, add_sums(handed.file_sums))

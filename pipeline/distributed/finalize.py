@@ -8,6 +8,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -16,12 +17,23 @@ from pipeline.distributed.tasks import SHARD_TABLES, IngestedPart, ShardResult
 from pipeline.errors import BuildError
 from pipeline.export.records.digests import TableSums, add_sums
 from pipeline.export.records.report import DistributedFigures
+from pipeline.progress import Advance
 from pipeline.publish.night import Night
 from pipeline.shard import Shard
 from pipeline.transform import StepResult
 from pipeline.transform.steps import STORE_STEPS
 
 SHARDS_DIR = "shards"  # in the release: each shard's raw listing rows, as Parquet
+
+
+def finished(ray: Any, pending: list[Any], advance: Advance) -> list[Any]:
+    """The shard tasks' results, taken as each finishes (for the progress)."""
+    results: list[Any] = []
+    while pending:
+        done, pending = ray.wait(pending)
+        results += ray.get(done)
+        advance(len(done))
+    return results
 
 
 def check_shards(
