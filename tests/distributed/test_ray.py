@@ -5,13 +5,11 @@ of a shard is run again, and the build publishes the same release."""
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import duckdb
-import polars as pl
 import pytest
 import ray
 
@@ -24,6 +22,7 @@ from pipeline.settings import load_settings
 from pipeline.tools.bench_ray import ray_figures
 from pipeline.tools.generate import generate
 from tests.conftest import ROOT, SAMPLE
+from tests.distributed.nights import Nights, two_nights
 
 TRIGGER = "PIPELINE_TEST_KILL_TRIGGER"
 
@@ -152,27 +151,10 @@ def test_a_worker_killed_in_a_shard_is_run_again_and_the_release_is_the_same(
 
 
 @pytest.fixture(scope="module")
-def nights(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Path]]:
+def nights(tmp_path_factory: pytest.TempPathFactory) -> Nights:
     """Two inputs and their one-machine builds: a generated one of 40 stores ("same"), and a
     copy where 2 stores (5%, `CHANGED`) changed a price ("changed")."""
-    same = tmp_path_factory.mktemp("night-same")
-    generate(same, stores=40, listings=4_000, seed=7)
-    changed = tmp_path_factory.mktemp("night-changed")
-    shutil.copytree(same, changed, dirs_exist_ok=True)
-    listings = changed / "stores" / "listings" / "part-000.parquet"
-    rows = pl.read_parquet(listings)
-    rows = rows.with_columns(
-        price=pl.when(pl.col("storeKey").is_in(CHANGED))
-        .then(pl.col("price") + pl.lit(1, pl.Decimal(12, 2)))
-        .otherwise(pl.col("price"))
-    )
-    rows.write_parquet(listings)
-    built = {}
-    for name, inputs in (("same", same), ("changed", changed)):
-        one_machine = tmp_path_factory.mktemp(f"one-{name}")
-        build(load_settings(None, input=inputs, output=one_machine))
-        built[name] = (inputs, one_machine)
-    return built
+    return two_nights(tmp_path_factory, "night", 40, 4_000, CHANGED)
 
 
 CHANGED = {"store-00003", "store-00017"}

@@ -7,7 +7,6 @@ killed worker, a killed driver and a stale task attempt leave the bucket whole."
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,7 +20,6 @@ import ray
 
 import pipeline.distributed.bucket_night as bucket_night
 from pipeline import db, ingest, transform
-from pipeline.build import build
 from pipeline.distributed import CATALOG_TABLES, build_on_ray
 from pipeline.distributed.bucket_shard import build_shard_to_bucket
 from pipeline.distributed.parts import BucketShard, records_by_shard
@@ -44,10 +42,10 @@ from pipeline.publish.objectstore import publish_release
 from pipeline.serve.reader import BucketReader
 from pipeline.settings import Settings, load_settings
 from pipeline.shard import Shard
-from pipeline.tools.generate import generate
 from pipeline.transform.steps import CATALOG_STEPS, STORE_TABLES
 from tests.bucket import Build, check_bucket, only_kept_left
 from tests.conftest import ROOT, S3Server
+from tests.distributed.nights import Nights, two_nights
 
 TRIGGER = "PIPELINE_TEST_KILL_TRIGGER"
 
@@ -100,28 +98,10 @@ CHANGED = {"store-00003"}  # 1 store of 20: 5%
 
 
 @pytest.fixture(scope="module")
-def nights(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Path]]:
+def nights(tmp_path_factory: pytest.TempPathFactory) -> Nights:
     """Two small inputs and their one-machine builds: a generated one of 20 stores ("same"),
     and a copy where one store (5%, `CHANGED`) changed a price ("changed")."""
-    same = tmp_path_factory.mktemp("bucket-same")
-    generate(same, stores=20, listings=400, seed=7)
-    changed = tmp_path_factory.mktemp("bucket-changed")
-    shutil.copytree(same, changed, dirs_exist_ok=True)
-    listings = changed / "stores" / "listings" / "part-000.parquet"
-    rows = pl.read_parquet(listings)
-    assert rows.filter(pl.col("storeKey").is_in(CHANGED)).height > 0
-    rows = rows.with_columns(
-        price=pl.when(pl.col("storeKey").is_in(CHANGED))
-        .then(pl.col("price") + pl.lit(1, pl.Decimal(12, 2)))
-        .otherwise(pl.col("price"))
-    )
-    rows.write_parquet(listings)
-    built = {}
-    for name, inputs in (("same", same), ("changed", changed)):
-        one_machine = tmp_path_factory.mktemp(f"bucket-one-{name}")
-        build(load_settings(None, input=inputs, output=one_machine))
-        built[name] = (inputs, one_machine)
-    return built
+    return two_nights(tmp_path_factory, "bucket", 20, 400, CHANGED)
 
 
 def _night(inputs: Path, output: Path, url: str, shards: int, scratch: Path) -> Settings:
