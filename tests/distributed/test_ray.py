@@ -4,14 +4,11 @@ of a shard is run again, and the build publishes the same release."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import pytest
-import ray
 
 from pipeline.build import build
 from pipeline.distributed import SHARDS_DIR, build_on_ray
@@ -21,32 +18,9 @@ from pipeline.publish.release import store_folders
 from pipeline.settings import load_settings
 from pipeline.tools.bench_ray import ray_figures
 from pipeline.tools.generate import generate
-from tests.conftest import ROOT, SAMPLE
+from tests.conftest import SAMPLE
+from tests.distributed.local import local_cluster
 from tests.distributed.nights import Nights, two_nights
-
-TRIGGER = "PIPELINE_TEST_KILL_TRIGGER"
-
-
-def _kill_a_shard_once() -> None:
-    """In every Ray worker: when the file named by $PIPELINE_TEST_KILL_TRIGGER exists, the first
-    shard task to reach its site (its stores' steps done, its pages not yet written) removes
-    the file and kills its own worker with SIGKILL."""
-    import os
-    import signal
-    import sys
-
-    trigger = os.environ.get("PIPELINE_TEST_KILL_TRIGGER")
-
-    def hook(event: str, args: tuple[Any, ...]) -> None:
-        if event == "os.mkdir" and str(args[0]).endswith("/site") and "/shards/" in str(args[0]):
-            try:
-                os.remove(trigger or "")
-            except OSError:
-                return
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    if trigger:
-        sys.addaudithook(hook)
 
 
 @pytest.fixture(scope="module")
@@ -54,20 +28,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A local Ray cluster of its own, of two CPUs, no dashboard, no usage statistics; yields
     the path of the file that, when it exists, has one shard's worker killed."""
     trigger = tmp_path_factory.mktemp("ray") / "kill-a-shard"
-    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
-    ray.init(
-        address="local",  # never a cluster that `ray start` left running on the machine
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        runtime_env={
-            "worker_process_setup_hook": _kill_a_shard_once,
-            # the workers import this module (for the hook) from the project's root
-            "env_vars": {TRIGGER: str(trigger), "PYTHONPATH": str(ROOT)},
-        },
-    )
-    yield trigger
-    ray.shutdown()
+    with local_cluster(trigger):
+        yield trigger
 
 
 def _tables(con: duckdb.DuckDBPyConnection, database: str) -> list[str]:

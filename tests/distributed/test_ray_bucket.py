@@ -45,32 +45,8 @@ from pipeline.shard import Shard
 from pipeline.transform.steps import CATALOG_STEPS, STORE_TABLES
 from tests.bucket import Build, check_bucket, only_kept_left
 from tests.conftest import ROOT, S3Server
+from tests.distributed.local import local_cluster
 from tests.distributed.nights import Nights, two_nights
-
-TRIGGER = "PIPELINE_TEST_KILL_TRIGGER"
-
-
-def _kill_a_shard_once() -> None:
-    """In every Ray worker: when the file named by $PIPELINE_TEST_KILL_TRIGGER exists, the first
-    shard task to reach its site in its scratch folder removes the file and kills its own
-    worker with SIGKILL."""
-    import os
-    import signal
-    import sys
-
-    trigger = os.environ.get("PIPELINE_TEST_KILL_TRIGGER")
-
-    def hook(event: str, args: tuple[Any, ...]) -> None:
-        path = str(args[0]) if args else ""
-        if event == "os.mkdir" and path.endswith("/site") and "pipeline-shard-" in path:
-            try:
-                os.remove(trigger or "")
-            except OSError:
-                return
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    if trigger:
-        sys.addaudithook(hook)
 
 
 @pytest.fixture(scope="module")
@@ -78,20 +54,8 @@ def cluster(s3: S3Server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     """A local Ray cluster of its own, of two CPUs, whose workers reach the test bucket; yields
     the path of the file that, when it exists, has one shard's worker killed."""
     trigger = tmp_path_factory.mktemp("ray") / "kill-a-shard"
-    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
-    aws = {k: v for k, v in os.environ.items() if k.startswith("AWS_")}
-    ray.init(
-        address="local",
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        runtime_env={
-            "worker_process_setup_hook": _kill_a_shard_once,
-            "env_vars": {TRIGGER: str(trigger), "PYTHONPATH": str(ROOT), **aws},
-        },
-    )
-    yield trigger
-    ray.shutdown()
+    with local_cluster(trigger):
+        yield trigger
 
 
 CHANGED = {"store-00003"}  # 1 store of 20: 5%

@@ -4,7 +4,6 @@ is the one-machine build's of the same files in a directory."""
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +19,8 @@ from pipeline.errors import InputError
 from pipeline.ingest.remote import list_input
 from pipeline.remote import open_bucket
 from pipeline.settings import load_settings
-from tests.conftest import ROOT, SAMPLE, S3Server, write_inputs
+from tests.conftest import SAMPLE, S3Server, write_inputs
+from tests.distributed.local import local_cluster
 from tests.distributed.test_ray import assert_same_build
 from tests.ingest.test_remote_input import upload
 
@@ -30,16 +30,8 @@ def cluster(s3: S3Server) -> Iterator[S3Server]:
     """A local Ray cluster of two CPUs, started once the test S3 server's endpoint and
     credentials are in the environment, which its workers inherit: the tasks read the bucket
     with their own machine's settings, as a real cluster's nodes do."""
-    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
-    ray.init(
-        address="local",
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}},
-    )
-    yield s3
-    ray.shutdown()
+    with local_cluster():
+        yield s3
 
 
 def test_a_ray_build_of_a_bucket_is_the_build_of_the_directory(
