@@ -192,9 +192,15 @@ class SqlFile:
         return header(self.file)[1]
 
 
+# A line that includes another SQL file's text in place (CTEs that two queries share).
+_INCLUDE = re.compile(r"^-- @include (\S+)$", re.MULTILINE)
+
+
 @cache
 def read_sql(file: Path) -> str:
-    return file.read_text(encoding="utf-8")
+    """A SQL file's text, each `-- @include <path>` line replaced by that file's text."""
+    text = file.read_text(encoding="utf-8")
+    return _INCLUDE.sub(lambda m: read_sql(SQL_DIR / f"{m[1]}.sql").rstrip("\n"), text)
 
 
 _COLUMN_DOC = re.compile(r"^--\s*@column\s+(\w+):\s*(.+)$")

@@ -130,7 +130,7 @@ class ServeSettings(BaseModel):
     threads: int = Field(default=8, ge=1, description="Worker threads: requests answered at once")
     duckdb_threads: int = Field(default=1, ge=1, description="DuckDB threads of a live answer")
     cache_mb: int = Field(default=256, ge=0, description="MiB of answers kept whole (0: none)")
-    cache_store_listings: int = Field(default=5000, ge=0, description="Larger: pages only")
+    cache_store_listings: int = Field(default=250_000, ge=0, description="Larger: pages only")
     connection_limit: int = Field(
         default=1000,
         ge=1,

@@ -1,17 +1,25 @@
-"""Whole answers kept in memory, so that a page is a slice (issue 22).
+"""Whole answers kept in memory, so that a page costs a cut, not a query (issue 22).
 
 A live answer's cost on DuckDB is mostly fixed: parsing, binding and optimising the operation's
-SQL, and starting its pipelines, about 15 ms of CPU whatever the store's size (docs/
-benchmarks.md). For a store of a few thousand listings the whole answer of a combination (every
-page) costs about what one page does, so the server asks the same SQL for every position at
-once and keeps the result: the other pages of that combination, and the same page again, are
-then a slice of it, with the same bytes (the SQL is still the only definition: a page is its
-rows from `first_position` to `last_position`, which is what a slice of its whole answer is).
+SQL and starting its pipelines, about 15 ms of CPU whatever the store's size (docs/
+benchmarks.md). So the server asks once for more than the page and keeps it:
+
+- the summary: a store's whole answer for a channel and the listing flags (`Products`: every
+  product with its JSON and the keys a page is cut by, `store_inventory_products` with no
+  filter or bound). Any other page of it, in any order, with any name, category or group
+  filter, is then cut from those rows by the same SQL part (`store_inventory_page`) in a small
+  query over them, about 1 ms;
+- the other operations: a combination's whole answer (`Answer`, every position), of which a page
+  is a slice (its rows from `first_position` to `last_position`, which is what the operation's
+  SQL gives for the page).
+
+The SQL stays the only definition: a page is what the operation's SQL file gives for it.
 
 The cache belongs to one published release (`server.Published`): a new build starts empty. It
-holds at most `serve.cache_mb` of answers and drops the least recently used first. A store with
-more listings than `serve.cache_store_listings` is answered a page at a time, never whole (its
-whole answer would cost far more than a page).
+holds at most `serve.cache_mb` of answers and drops the least recently used first; a request
+that finds its answer being asked for waits for it rather than asking again. A store with more
+listings than `serve.cache_store_listings`, or an answer larger than the whole cache, is
+answered a page at a time.
 """
 
 from __future__ import annotations
@@ -20,11 +28,22 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
+from typing import Protocol, TypeVar, cast
+
+import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
 
 from pipeline.api.params import InventoryParams
 
 # The last position of a whole answer: past any answer's length.
 WHOLE = 2**62
+
+
+class Kept(Protocol):
+    @property
+    def size(self) -> int: ...
+
+
+K = TypeVar("K", bound=Kept)
 
 
 @dataclass(frozen=True)
@@ -42,6 +61,17 @@ class Answer:
         return self.results[params.offset : params.offset + params.limit]
 
 
+@dataclass(frozen=True)
+class Products:
+    """A store's summary products for a channel and the listing flags, as Arrow columns."""
+
+    table: pa.Table
+
+    @property
+    def size(self) -> int:
+        return int(self.table.nbytes) + 64
+
+
 def whole(params: InventoryParams) -> InventoryParams:
     """The parameters of the combination's whole answer: the same but for the paging."""
     return replace(params, offset=0, limit=WHOLE)
@@ -52,9 +82,11 @@ class AnswerCache:
 
     def __init__(self, max_bytes: int, store_listings: int) -> None:
         self.max_bytes, self.store_listings = max_bytes, store_listings
-        self._answers: OrderedDict[Hashable, Answer] = OrderedDict()
+        self._answers: OrderedDict[Hashable, Kept] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
+        self._asking: dict[Hashable, threading.Lock] = {}
+        self._too_large: set[Hashable] = set()
         self._sizes: dict[str, int] | None = None
 
     def holds_store(self, store_key: str, sizes: Callable[[], dict[str, int]]) -> bool:
@@ -68,22 +100,48 @@ class AnswerCache:
                 self._sizes = loaded
         return self._sizes.get(store_key, 0) <= self.store_listings
 
-    def get(self, key: Hashable) -> Answer | None:
+    def kept(self, key: Hashable, ask: Callable[[], K]) -> K | None:
+        """The answer kept under `key`, asked for (`ask`) once and kept. None when it was found
+        larger than the whole cache (the caller answers a page alone from then on; the request
+        that found it so gets it once). Requests that come while it is asked for wait."""
+        found = self.get(key)
+        if found is None:
+            with self._lock:
+                if key in self._too_large:
+                    return None
+                asking = self._asking.setdefault(key, threading.Lock())
+            with asking:
+                found = self.get(key)
+                if found is None and key in self._too_large:  # found so while this one waited
+                    return None
+                if found is None:
+                    found = ask()
+                    if not self.put(key, found):
+                        with self._lock:
+                            self._too_large.add(key)
+            with self._lock:
+                self._asking.pop(key, None)
+        return cast(K, found)
+
+    def get(self, key: Hashable) -> Kept | None:
         with self._lock:
             answer = self._answers.get(key)
             if answer is not None:
                 self._answers.move_to_end(key)
             return answer
 
-    def put(self, key: Hashable, answer: Answer) -> None:
+    def put(self, key: Hashable, answer: Kept) -> bool:
+        """Keep `answer` (dropping the least recently used past the bound); False when it is
+        larger than the whole cache, and not kept."""
         size = answer.size
         if size > self.max_bytes:
-            return
+            return False
         with self._lock:
             if key in self._answers:
-                return
+                return True
             self._answers[key] = answer
             self._bytes += size
             while self._bytes > self.max_bytes:
                 _, dropped = self._answers.popitem(last=False)
                 self._bytes -= dropped.size
+        return True

@@ -4,19 +4,24 @@ warehouse, over keep-alive connections; each figure beside its target (issue 22)
     python -m pipeline.tools.bench_live --output OUTPUT   # on an existing build, no rebuild
 
 The stores are the smallest, the median and the largest by listings for sale on channel 0. For
-each: the summary with `sort=name` (a combination no build materialises), median and 95th
-percentile of its time on one keep-alive connection. For the median store's product with the
-most entries: its `skus` and `quantity`; the largest store's first `skuprices` page; the median
-store's categories and groups with `includeExcludedCategories=true` (not materialised). Then
-requests per second with 1, 4 and 16 clients, each on its own keep-alive connection, over the
-smallest and the median store's summaries, and the server's CPU per request at 4 clients.
+each: the summary in orders no build materialises (`sort=name`, `sort=name desc`, `sort=price`),
+each request another combination (the three orders times the first ten pages, in turn), median
+and 95th percentile of its time on one keep-alive connection. For the median store's twenty
+products with the most entries, in turn: their `skus` and `quantity`; the largest store's
+`skuprices`, its first ten pages in turn; the median store's categories and groups with
+`includeExcludedCategories=true` (not materialised). Then requests per second with 1, 4 and 16
+clients, each on its own keep-alive connection, over the smallest and the median store's
+summaries, and the server's CPU per request at 4 clients.
 
 Twice: `live_uncached_*` with no answer kept (`serve.cache_mb = 0`: every request runs its SQL),
-then `live_*` as deployed, where a small store's answers are kept whole and a page is a slice
-(`pipeline.serve.cache`: the repeated request is then a hit), with the throughput through
-nginx too (the generated configuration, the server its upstream) and the server's resident
-memory (now and its peak). The client is Python on the same machine: on few cores it takes a
-share of them, so the throughput is a floor of what the server does.
+then `live_*` as deployed (`pipeline.serve.cache`): a summary page is cut from the store's kept
+products, so every combination of a store after its first request costs a cut; another
+operation's page is a slice of its combination's whole answer (a product's `skus` asked again is
+then a slice). `live_*_first_ms` is a store's first summary request after a release (its
+products asked for and kept). As deployed, the throughput is measured through nginx too (the
+generated configuration, the server its upstream), and the server's resident memory (now and
+its peak). The client is Python on the same machine: on few cores it takes a share of them, so
+the throughput is a floor of what the server does.
 """
 
 from __future__ import annotations
@@ -42,8 +47,10 @@ from pipeline.tools.bench_servers import (
     serving,
 )
 
-# A combination of parameters no build materialises by default (see `export.variants`).
-QUERY = "sort=name"
+# Orders no build materialises by default (see `export.variants`), each over its first pages.
+ORDERS = ("sort=name", "sort=name%20desc", "sort=price")
+PAGES = 10
+PRODUCTS = 20
 # The store lists' combination that is not materialised: the live path answers it.
 LIST_QUERY = "includeExcludedCategories=true"
 CLIENTS = (1, 4, 16)
@@ -74,16 +81,34 @@ def stores(output: Path) -> dict[str, tuple[str, int]]:
     return {"smallest": rows[0], "median": rows[len(rows) // 2], "largest": rows[-1]}
 
 
-def busiest_product(output: Path, store_key: str) -> int:
-    """The store's product with the most entries for sale on channel 0 (then the lowest id)."""
+def busiest_products(output: Path, store_key: str, count: int) -> list[int]:
+    """The store's `count` products with the most entries for sale on channel 0 (then the
+    lowest ids)."""
     with _warehouse(output) as con:
-        row = con.execute(
+        rows = con.execute(
             "SELECT product_id FROM marts.listing WHERE store_key = ? AND channel_id = 0 "
-            "AND quantity > 0 GROUP BY product_id ORDER BY count(*) DESC, product_id LIMIT 1",
+            "AND quantity > 0 GROUP BY product_id ORDER BY count(*) DESC, product_id LIMIT ?",
+            [store_key, count],
+        ).fetchall()
+    assert rows, f"{store_key}: no listing for sale"
+    return [int(row[0]) for row in rows]
+
+
+def summary_pages(output: Path, store_key: str) -> list[str]:
+    """The store's summary in each of `ORDERS`, its first `PAGES` pages (fewer where it has
+    fewer), order after order: every one another combination, and every one a page that exists."""
+    with _warehouse(output) as con:
+        rows = con.execute(
+            "SELECT count(DISTINCT product_id) FROM marts.listing WHERE store_key = ? "
+            "AND channel_id = 0 AND quantity > 0 AND NOT is_excluded_category",
             [store_key],
-        ).fetchone()
-    assert row is not None, f"{store_key}: no listing for sale"
-    return int(row[0])
+        ).fetchall()
+    pages = max(1, min(PAGES, (int(rows[0][0]) + 9) // 10))
+    return [
+        _store(store_key, f"products?{order}&offset={10 * page}")
+        for page in range(pages)
+        for order in ORDERS
+    ]
 
 
 @contextmanager
@@ -107,19 +132,30 @@ def _get(conn: http.client.HTTPConnection, target: str) -> None:
         raise RuntimeError(f"{target}: HTTP {response.status}")
 
 
-def latencies(connect: Connect, target: str, count: int) -> list[float]:
-    """Seconds of `count` requests one after the other on one keep-alive connection, after a
-    few to warm up (the warehouse opens, the thread's cursor is made)."""
+def latencies(connect: Connect, targets: list[str], count: int) -> list[float]:
+    """Seconds of `count` requests one after the other on one keep-alive connection, the
+    targets in turn, after one to warm up (the warehouse opens, the thread's cursor is made)."""
     conn = connect()
     try:
-        for _ in range(5):
-            _get(conn, target)
+        _get(conn, targets[0])
         times = []
-        for _ in range(count):
+        for index in range(count):
             started = time.perf_counter()
-            _get(conn, target)
+            _get(conn, targets[(index + 1) % len(targets)])
             times.append(time.perf_counter() - started)
         return times
+    finally:
+        conn.close()
+
+
+def first_request(connect: Connect, target: str) -> float:
+    """Milliseconds of one request, on a connection that has already had an answer."""
+    conn = connect()
+    try:
+        _get(conn, "/v1.39.0/catalog/categories")
+        started = time.perf_counter()
+        _get(conn, target)
+        return round((time.perf_counter() - started) * 1000, 2)
     finally:
         conn.close()
 
@@ -158,17 +194,19 @@ def live_latency(output: Path, count: int = 200, seconds: float = 5.0) -> dict[s
     """The live figures of the build published in `output` (see the module's docstring)."""
     picked = stores(output)
     median_key, largest_key = picked["median"][0], picked["largest"][0]
-    product = busiest_product(output, median_key)
+    products = busiest_products(output, median_key, PRODUCTS)
     targets = {
-        **{name: _store(key, f"products?{QUERY}") for name, (key, _) in picked.items()},
-        "skus": _store(median_key, f"products/{product}/skus"),
-        "quantity": _store(median_key, f"products/{product}/quantity"),
-        "skuprices_largest": _store(largest_key, "skuprices"),
-        "categories": _store(median_key, f"categories?{LIST_QUERY}"),
-        "groups": _store(median_key, f"groups?{LIST_QUERY}"),
+        **{name: summary_pages(output, key) for name, (key, _) in picked.items()},
+        "skus": [_store(median_key, f"products/{p}/skus") for p in products],
+        "quantity": [_store(median_key, f"products/{p}/quantity") for p in products],
+        "skuprices_largest": [
+            _store(largest_key, f"skuprices?offset={10 * page}") for page in range(PAGES)
+        ],
+        "categories": [_store(median_key, f"categories?{LIST_QUERY}")],
+        "groups": [_store(median_key, f"groups?{LIST_QUERY}")],
     }
-    mixed = [targets["smallest"], targets["median"]]
-    figures: dict[str, Any] = {"live_query": QUERY, "live_load_average": _load()}
+    mixed = [*targets["smallest"], *targets["median"]]
+    figures: dict[str, Any] = {"live_orders": ",".join(ORDERS), "live_load_average": _load()}
     for name, (_, listings) in picked.items():
         figures[f"live_{name}_store_listings"] = listings
     # Every answer computed: no answer kept whole (serve.cache_mb = 0).
@@ -176,9 +214,11 @@ def live_latency(output: Path, count: int = 200, seconds: float = 5.0) -> dict[s
         direct = _direct(port)
         figures |= _latencies(direct, targets, count, "live_uncached")
         figures |= _throughputs(direct, mixed, seconds, pid, "live_uncached")
-    # As deployed: a small store's answers kept whole, a page a slice (`pipeline.serve.cache`).
+    # As deployed: a store's summary products kept, a page a cut (`pipeline.serve.cache`).
     with serving(output) as (port, pid):
         direct = _direct(port)
+        for name in picked:
+            figures[f"live_{name}_first_ms"] = first_request(direct, targets[name][0])
         figures |= _latencies(direct, targets, count, "live")
         figures |= _throughputs(direct, mixed, seconds, pid, "live")
         with nginx_in_front(output, port) as sock:
@@ -200,9 +240,10 @@ def _direct(port: int) -> Connect:
 
 
 def _latencies(
-    connect: Connect, targets: dict[str, str], count: int, prefix: str
+    connect: Connect, targets: dict[str, list[str]], count: int, prefix: str
 ) -> dict[str, float]:
-    """Median and 95th percentile of each target's time, one request after the other."""
+    """Median and 95th percentile of each figure's time, its targets one request after the
+    other, in turn."""
     figures = {}
     for name, target in targets.items():
         p50, p95 = _percentiles(latencies(connect, target, count))

@@ -4,7 +4,8 @@ A `Staging` step validates one raw table (generated row checks -> meta.rejects),
 `staging.<table>` from `sql/staging/<table>.sql`, then runs the table's relational checks
 (`sql/checks/*.sql`): a `reject` check removes its rows from the staging table into
 meta.rejects, a `warn` check records them in meta.warnings. A `Model` step builds one table from
-its SQL file. `QUERIES` are parameterised SELECTs run per request, not tables.
+its SQL file. `QUERIES` are parameterised SELECTs run per request, not tables; `PARTS` are
+CTEs that queries include.
 """
 
 from __future__ import annotations
@@ -91,10 +92,21 @@ STORE_STEPS: tuple[Step, ...] = tuple(
 CATALOG_STEPS: tuple[Step, ...] = tuple(s for s in STEPS if s not in STORE_STEPS)
 
 STORE_INVENTORY = SqlFile("api/store_inventory_products")
+# The summary's page cut from a store's products that `pipeline serve` keeps; the CTEs that cut
+# it, which both files include.
+STORE_INVENTORY_KEPT = SqlFile("api/store_inventory_kept")
+STORE_INVENTORY_PAGE = SqlFile("api/store_inventory_page")
 CATALOG_CATEGORIES = SqlFile("api/catalog_categories")
 # The store's other inventory operations (docs/contract.md §5), by operation.
 OPERATION_SQL = {op: SqlFile(op.sql) for op in STORE_OPERATIONS}
-QUERIES: tuple[SqlFile, ...] = (STORE_INVENTORY, CATALOG_CATEGORIES, *OPERATION_SQL.values())
+QUERIES: tuple[SqlFile, ...] = (
+    STORE_INVENTORY,
+    STORE_INVENTORY_KEPT,
+    CATALOG_CATEGORIES,
+    *OPERATION_SQL.values(),
+)
+# Parts of queries, included by them (`-- @include`), never run alone.
+PARTS: tuple[SqlFile, ...] = (STORE_INVENTORY_PAGE,)
 
 
 def all_sql_files() -> list[SqlFile]:
@@ -104,4 +116,4 @@ def all_sql_files() -> list[SqlFile]:
         files.append(step.file)
         if isinstance(step, Staging):
             files += [c.file for c in step.checks]
-    return files + list(QUERIES)
+    return files + list(QUERIES) + list(PARTS)

@@ -1,29 +1,28 @@
 -- GET /v1.39.0/stores/{storeKey}/inventory/products (Stores_GetStoreInventory),
 -- docs/contract.md §4.
 -- One row per (store, channel, product) of the answer, in the requested order, with the
--- product's StoreProduct JSON. Not a table: run with bind parameters for one request
--- ($store_keys a list of one key), or by the exporter for a batch of stores ($store_keys) and
--- $channel_id null, which means every channel. $store_keys null means every store.
--- $sort_field is 'price' or 'name', $sort_desc a boolean; ties break on productId ascending.
--- $first_position / $last_position (1-based, inclusive, null for no bound) cut the page of a
--- request for one store and channel.
+-- product's StoreProduct JSON and the keys the page was cut by. Not a table: run with bind
+-- parameters for one request ($store_keys a list of one key), or by the exporter for a batch
+-- of stores ($store_keys) and $channel_id null, which means every channel. $store_keys null
+-- means every store. $sort_field is 'price' or 'name', $sort_desc a boolean; ties break on
+-- productId ascending. $first_position / $last_position (1-based, inclusive, null for no
+-- bound) cut the page of a request for one store and channel. `pipeline serve` keeps a store's
+-- whole answer for a channel and the listing flags (every product, excluded categories too, no
+-- filter or bound) and cuts other pages from it by the same `store_inventory_page`.
 with
 listing as (select * from marts.listing),
 -- Read where used, not materialised whole: each use then scans only the products it joins.
 product_fixed as not materialized (select * from export.product),
 sku_body as (select * from export.sku_body),
 -- Read again where used: copying a large store's rows costs more than scanning them twice.
+-- Excluded categories are the page's to drop (a product's category is excluded or not).
 matching as not materialized (
     select listing.*
     from listing
     where of_stores($store_keys, listing.store_key, listing.store_hash)
       and ($channel_id is null or listing.channel_id = $channel_id)
       and listing.quantity > 0
-      and shown(
-          listing.is_custom, listing.is_excluded_category,
-          $include_generic, $include_custom, $include_excluded_categories)
-      and ($category_id is null or listing.category_id = $category_id)
-      and ($group_id is null or listing.group_id = $group_id)
+      and shown(listing.is_custom, false, $include_generic, $include_custom, true)
 ),
 product as (
     -- All entries count and price the product: plain aggregates, no text yet.
@@ -33,51 +32,22 @@ product as (
         product_id,
         any_value(category_id) as category_id,
         any_value(group_id) as group_id,
+        bool_or(is_excluded_category) as is_excluded_category,
         count(*) as sku_count,
         min(price) as lowest_price
     from matching
     group by store_key, channel_id, product_id
 ),
-ranked as (
-    -- The answer's products and order within a store and channel, as sort columns (null but
-    -- for the requested sort), then productId. The name filters are the product's: they keep
-    -- or drop all its entries at once. The exporter cuts the categoryId and groupId pages from
-    -- it: a filter on a category or group keeps the other products' order.
+named as (
     select
         product.*,
-        case when $sort_field = 'price' and not $sort_desc then lowest_price end as price_up,
-        case when $sort_field = 'price' and $sort_desc then lowest_price end as price_down,
-        case when $sort_field = 'name' and not $sort_desc then product_fixed.name_key end
-            as name_up,
-        case when $sort_field = 'name' and $sort_desc then product_fixed.name_key end as name_down
+        product_fixed.name_key,
+        product_fixed.category_name_key,
+        product_fixed.group_name_key
     from product
     join product_fixed using (product_id)
-    where ($category_name is null or product_fixed.category_name_key = lower($category_name))
-      and ($group_name is null or product_fixed.group_name_key = lower($group_name))
-      and ($product_name is null or contains(product_fixed.name_key, lower($product_name)))
 ),
-page as (
-    -- The page: the first $last_position products from $first_position on, in the answer's
-    -- order (a top-N, not a sort of every product), which cuts the page of one store and
-    -- channel (the live path's request). The exporter reads the whole order: no bound, and
-    -- neither position nor total_items (counted for the page's rows alone), so it runs no
-    -- window and no count.
-    select
-        ranked.*,
-        coalesce($first_position, 1) - 1 + row_number() over (
-            partition by store_key, channel_id
-            order by price_up asc, price_down desc, name_up asc, name_down desc, product_id
-        ) as position
-    from (
-        select *
-        from ranked
-        order by
-            store_key, channel_id,
-            price_up asc, price_down desc, name_up asc, name_down desc, product_id
-        limit $last_position - coalesce($first_position, 1) + 1
-        offset coalesce($first_position, 1) - 1
-    ) as ranked
-),
+-- @include api/store_inventory_page
 entry as (
     -- The Sku JSON of the page's products' entries only (the page is cut first), with the
     -- body of its (condition, language, printing).
@@ -118,12 +88,12 @@ final as (
         page.product_id,
         page.category_id,
         page.group_id,
-        page.position::bigint as position,
-        (
-            select count(*)
-            from ranked as every
-            where every.store_key = page.store_key and every.channel_id = page.channel_id
-        )::bigint as total_items,
+        page.is_excluded_category,
+        page.lowest_price,
+        page.name_key,
+        page.category_name_key,
+        page.group_name_key,
+        page.total_items::bigint as total_items,
         concat(
             product_fixed.head_json,
             ',"skuCount":', page.sku_count,

@@ -1,9 +1,13 @@
-"""Live answers kept whole (`pipeline.serve.cache`, issue 22): a small store's page is a slice of
-its combination's whole answer, with the bytes the page's own SQL run gives; a store past
-`cache_store_listings` is answered a page at a time."""
+"""Live answers kept whole (`pipeline.serve.cache`, issue 22): a summary page is cut from the
+store's kept products, and another operation's page is a slice of its combination's whole
+answer, each with the bytes the page's own SQL run gives; a store past `cache_store_listings`
+is answered a page at a time."""
 
 from __future__ import annotations
 
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import duckdb
@@ -18,17 +22,30 @@ BIG = [L("big", sku, f"{sku % 7}.50") for sku in (1000, 1001, 1002, 1010, 1020, 
 
 
 class Counting:
-    """A warehouse that counts the statements run on it."""
+    """A warehouse that counts the statements run on it: `asked` those that ask for a whole
+    answer (a relation: the summary's products) or a page alone, `statements` all of them."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
-        self.con, self.statements = con, 0
+        self.con, self.statements, self.asked = con, 0, 0
 
     def __call__(self) -> Counting:
         return self
 
     def execute(self, sql: str, params: object = None) -> duckdb.DuckDBPyConnection:
         self.statements += 1
+        self.asked += "kept_products" not in sql  # a page cut from kept products is no ask
         return self.con.execute(sql, params)
+
+    def sql(self, sql: str, params: object = None) -> duckdb.DuckDBPyRelation:
+        self.statements += 1
+        self.asked += 1
+        return self.con.sql(sql, params=params)
+
+    def register(self, name: str, table: object) -> None:
+        self.con.register(name, table)
+
+    def unregister(self, name: str) -> None:
+        self.con.unregister(name)
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +55,6 @@ def con(tmp_path_factory: pytest.TempPathFactory) -> duckdb.DuckDBPyConnection:
 
 
 TARGETS = [
-    "/v1.39.0/stores/shop/inventory/products?sort=name&limit=1&offset={n}",
-    "/v1.39.0/stores/shop/inventory/products?limit=2&offset={n}&skuLimit=1",
     "/v1.39.0/stores/shop/inventory/skuprices?limit=2&offset={n}",
     "/v1.39.0/stores/shop/inventory/products/100/skus?limit=1&offset={n}",
     "/v1.39.0/stores/shop/inventory/products/100/quantity?offset={n}",
@@ -65,6 +80,45 @@ def test_every_page_is_the_pages_own_answer_and_the_sql_runs_once(
     # One run for the whole answer, one for the store sizes, a lookup for each empty page's 404.
     assert asked == 2 + sum(r.status == 404 for r in alone)
     assert warehouse.statements == asked + sum(r.status == 404 for r in alone)
+
+
+SUMMARY = "/v1.39.0/stores/shop/inventory/products?"
+# Pages of every kind one kept answer serves: orders, filters, excluded categories, paging.
+CUTS = [
+    "sort=name&limit=1&offset={n}",
+    "sort=name desc&limit=2&offset={n}",
+    "sort=price&offset={n}",
+    "limit=1&offset={n}",
+    "productName=o&sort=name&limit=1&offset={n}",
+    "productName=LOTUS&offset={n}",
+    "categoryName=magic&limit=1&offset={n}",
+    "groupName=base set&offset={n}",
+    "categoryId=1&sort=name&limit=1&offset={n}",
+    "groupId=30&offset={n}",
+    "includeExcludedCategories=true&sort=name&limit=1&offset={n}",
+]
+
+
+@pytest.mark.parametrize(
+    "flags", ["", "&skuLimit=1", "&includeCustom=false", "&includeGeneric=false", "&channelId=1"]
+)
+def test_every_summary_page_is_cut_from_the_stores_products_asked_once(
+    con: duckdb.DuckDBPyConnection, flags: str
+) -> None:
+    """A channel and the listing flags (and skuLimit) ask for the store's products once; every
+    page of any order, filter or position is then cut from them, with its own bytes."""
+    cache = AnswerCache(2**20, store_listings=1000)
+    warehouse = Counting(con)
+    pages = [SUMMARY + cut.format(n=n) + flags for cut in CUTS for n in range(4)]
+    kept = [answer(warehouse, page, None, cache) for page in pages]  # type: ignore[arg-type]
+    alone = [answer(con, page) for page in pages]
+    assert [(r.status, r.body) for r in kept] == [(r.status, r.body) for r in alone]
+    assert {r.status for r in alone} == {200, 404}
+    # The store sizes once, the products once, and the lookup of the store for each empty page
+    # (404 "No products were found.").
+    lookups = sum(r.status == 404 for r in alone)
+    assert warehouse.asked == 2 + lookups
+    assert warehouse.statements == 2 + len(pages) + lookups
 
 
 def test_a_store_past_the_bound_is_answered_a_page_at_a_time(
@@ -103,3 +157,35 @@ def test_the_least_recently_used_answers_go_first_past_the_bound() -> None:
 
 def test_no_cache_with_zero_bytes(tmp_path: Path) -> None:
     assert not AnswerCache(0, store_listings=1000).holds_store("shop", dict)
+
+
+def test_an_answer_larger_than_the_cache_is_asked_once_then_pages_alone(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    cache = AnswerCache(100, store_listings=1000)  # smaller than the shop's products
+    warehouse = Counting(con)
+    target = SUMMARY + "sort=name&limit=2"
+    replies = [answer(warehouse, target, None, cache) for _ in range(3)]  # type: ignore[arg-type]
+    assert {r.body for r in replies} == {answer(con, target).body}
+    # The sizes and the products (too large: used for that request, not kept), then pages.
+    assert (warehouse.asked, warehouse.statements) == (2 + 2, 2 + 1 + 2)
+
+
+def test_requests_that_come_while_an_answer_is_asked_for_wait_for_it() -> None:
+    cache = AnswerCache(2**20, store_listings=1000)
+    asked, started = [], threading.Event()
+
+    def ask() -> Answer:
+        asked.append(1)
+        started.set()
+        time.sleep(0.2)  # the others arrive meanwhile (they wait on the lock, not on time)
+        return Answer(1, (b"x",))
+
+    first = threading.Thread(target=cache.kept, args=("k", ask))
+    first.start()
+    started.wait(10)
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda _: cache.kept("k", ask), range(8)))
+    first.join()
+    assert asked == [1] and {a.results for a in got if a is not None} == {(b"x",)}
+    assert None not in got
