@@ -8,17 +8,18 @@
 -- group_id, name_key, category_name_key, group_name_key); and they end with a comma.
 ranked as (
     -- The answer's products and order within a store and channel, as sort columns (null but
-    -- for the requested sort), then productId, and how many there are. A filter keeps or drops
-    -- a product whole, with all its entries. The exporter cuts the categoryId and groupId pages
-    -- from the unfiltered answer: a filter on a category or group keeps the other products'
-    -- order.
+    -- for the requested sort), then productId, and how many there are (total_items: a
+    -- request's, for one store and channel; the exporter, which answers many, reads none). A
+    -- filter keeps or drops a product whole, with all its entries. The exporter cuts the
+    -- categoryId and groupId pages from the unfiltered answer: a filter on a category or group
+    -- keeps the other products' order.
     select
         named.*,
         case when $sort_field = 'price' and not $sort_desc then lowest_price end as price_up,
         case when $sort_field = 'price' and $sort_desc then lowest_price end as price_down,
         case when $sort_field = 'name' and not $sort_desc then name_key end as name_up,
         case when $sort_field = 'name' and $sort_desc then name_key end as name_down,
-        count(*) over (partition by store_key, channel_id) as total_items
+        count(*) over () as total_items
     from named
     where ($include_excluded_categories or not is_excluded_category)
       and ($category_id is null or category_id = $category_id)
@@ -28,15 +29,15 @@ ranked as (
       and ($product_name is null or contains(name_key, lower($product_name)))
 ),
 page as (
-    -- The page: the first $last_position products from $first_position on, in the answer's
-    -- order (a top-N, not a sort of every product), which cuts the page of one store and
-    -- channel (a request). The exporter reads the whole order (no bound) and no total_items,
-    -- so it runs no count. A query that includes this part orders its rows by the same keys:
-    -- price_up asc, price_down desc, name_up asc, name_down desc, product_id.
+    -- The page of a request (one store and channel): the first $last_position products from
+    -- $first_position on, in the answer's order (a top-N, not a sort of every product). The
+    -- exporter reads the whole answer (no bound) and no total_items, so it runs no count; its
+    -- query orders the rows of many stores and channels. A query that includes this part
+    -- orders its rows by the same keys: price_up asc, price_down desc, name_up asc, name_down
+    -- desc, product_id.
     select *
     from ranked
-    order by
-        store_key, channel_id, price_up asc, price_down desc, name_up asc, name_down desc, product_id
+    order by price_up asc, price_down desc, name_up asc, name_down desc, product_id
     limit $last_position - coalesce($first_position, 1) + 1
     offset coalesce($first_position, 1) - 1
 ),
