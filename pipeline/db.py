@@ -183,6 +183,14 @@ class SqlFile:
     def sql(self) -> str:
         return read_sql(self.file)
 
+    def includes(self, part: SqlFile) -> bool:
+        """Whether the file includes `part` (`-- @include`)."""
+        return part.path in _included(self.file)
+
+    def sql_instead(self, part: SqlFile, other: SqlFile) -> str:
+        """The file's text with `other` included in place of `part`."""
+        return read_sql(self.file, ((part.path, other.path),))
+
     @property
     def table_comment(self) -> str:
         return header(self.file)[0]
@@ -197,10 +205,22 @@ _INCLUDE = re.compile(r"^-- @include (\S+)$", re.MULTILINE)
 
 
 @cache
-def read_sql(file: Path) -> str:
-    """A SQL file's text, each `-- @include <path>` line replaced by that file's text."""
+def read_sql(file: Path, instead: tuple[tuple[str, str], ...] = ()) -> str:
+    """A SQL file's text, each `-- @include <path>` line replaced by that file's text, or by the
+    text of the file `instead` names in its place ((path, other path) pairs)."""
     text = file.read_text(encoding="utf-8")
-    return _INCLUDE.sub(lambda m: read_sql(SQL_DIR / f"{m[1]}.sql").rstrip("\n"), text)
+
+    def included(line: re.Match[str]) -> str:
+        path = dict(instead).get(line[1], line[1])
+        return read_sql(SQL_DIR / f"{path}.sql", instead).rstrip("\n")
+
+    return _INCLUDE.sub(included, text)
+
+
+@cache
+def _included(file: Path) -> frozenset[str]:
+    """The paths a SQL file includes itself (not those its parts include)."""
+    return frozenset(_INCLUDE.findall(file.read_text(encoding="utf-8")))
 
 
 _COLUMN_DOC = re.compile(r"^--\s*@column\s+(\w+):\s*(.+)$")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
+from functools import cache
 from urllib.parse import unquote_plus
 
 from pipeline.api.responses import NOT_UTF8, ApiError
@@ -205,9 +206,13 @@ def bind_params(
 
 
 def used(sql: str, values: dict[str, object]) -> dict[str, object]:
-    """The bind parameters `sql` names (DuckDB refuses one it does not)."""
-    names = set(re.findall(r"\$([a-z_]+)", sql))
-    return {k: v for k, v in values.items() if k in names}
+    """The bind parameters `sql` names outside its comments (DuckDB refuses one it does not)."""
+    return {k: v for k, v in values.items() if k in _names(sql)}
+
+
+@cache
+def _names(sql: str) -> frozenset[str]:
+    return frozenset(re.findall(r"\$([a-z_]+)", re.sub(r"--[^\n]*", "", sql)))
 
 
 def paging_params(params: InventoryParams) -> dict[str, object]:

@@ -62,8 +62,8 @@ class Answer:
 
 
 @dataclass(frozen=True)
-class Products:
-    """A store's summary products for a channel and the listing flags, as Arrow columns."""
+class Rows:
+    """Rows a page is cut from, as Arrow columns: a store's summary products, or its entries."""
 
     table: pa.Table
 

@@ -10,9 +10,16 @@ import duckdb
 
 from pipeline.api.params import DEFAULTS, InventoryParams, bind_params, category_params, used
 from pipeline.api.responses import NO_CATEGORIES, NO_PRODUCTS, NO_STORES, ApiError, envelope
-from pipeline.db import scalar
-from pipeline.serve.cache import Answer, AnswerCache, Products, whole
-from pipeline.transform.steps import CATALOG_CATEGORIES, STORE_INVENTORY, STORE_INVENTORY_KEPT
+from pipeline.db import SqlFile, scalar
+from pipeline.serve.cache import Answer, AnswerCache, Rows, whole
+from pipeline.transform.steps import (
+    CATALOG_CATEGORIES,
+    KEPT_PRODUCT_ENTRIES,
+    STORE_ENTRIES,
+    STORE_INVENTORY,
+    STORE_INVENTORY_KEPT,
+    STORE_PRODUCT_ENTRIES,
+)
 
 # The columns of a store's kept products: what `store_inventory_page` cuts a page by, and the
 # product's JSON.
@@ -52,13 +59,14 @@ def store_inventory(
     if kept is None:
         total, results = _rows(con, STORE_INVENTORY.sql, "product_json", key, None, params)
     else:
-        total, results = _cut(con, kept, params)
+        sql = STORE_INVENTORY_KEPT.sql
+        total, results = _cut(con, "kept_products", kept, sql, "product_json", None, params)
     if not results:
         raise_not_found(con, key)
     return envelope(total, results)
 
 
-def _products(con: duckdb.DuckDBPyConnection, store_key: str, params: InventoryParams) -> Products:
+def _products(con: duckdb.DuckDBPyConnection, store_key: str, params: InventoryParams) -> Rows:
     """The store's whole summary answer for the request's channel and listing flags: every
     product, excluded categories too, no filter or bound, with the keys a page is cut by."""
     every = replace(
@@ -72,44 +80,69 @@ def _products(con: duckdb.DuckDBPyConnection, store_key: str, params: InventoryP
     sql = STORE_INVENTORY.sql
     bind = used(sql, bind_params(every, [store_key]))
     bind.update(first_position=None, last_position=None)
-    return Products(con.sql(sql, params=bind).select(*KEPT_COLUMNS).to_arrow_table())
+    return Rows(con.sql(sql, params=bind).select(*KEPT_COLUMNS).to_arrow_table())
+
+
+def _entries(con: duckdb.DuckDBPyConnection, store_key: str, params: InventoryParams) -> Rows:
+    """The store's matching entries of every product for the request's channel and listing
+    flags (`store_entries`)."""
+    sql = STORE_ENTRIES.sql
+    return Rows(con.sql(sql, params=used(sql, bind_params(params, [store_key]))).to_arrow_table())
 
 
 def _cut(
-    con: duckdb.DuckDBPyConnection, kept: Products, params: InventoryParams
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    kept: Rows,
+    sql: str,
+    column: str,
+    product_id: int | None,
+    params: InventoryParams,
 ) -> tuple[int, list[str]]:
-    """The page cut from a store's kept products by `store_inventory_kept`."""
-    sql = STORE_INVENTORY_KEPT.sql
-    con.register("kept_products", kept.table)
+    """The page a query cuts from kept rows, which it reads as `name`."""
+    con.register(name, kept.table)
     try:
-        rows = con.execute(sql, used(sql, bind_params(params, None))).fetchall()
+        return _rows(con, sql, column, None, product_id, params)
     finally:
-        con.unregister("kept_products")
-    return (rows[0][0] if rows else 0), [row[1] for row in rows]
+        con.unregister(name)
 
 
 def answered(
     con: duckdb.DuckDBPyConnection,
-    sql: str,
+    file: SqlFile,
     column: str,
     store_key: str,
     product_id: int | None,
     params: InventoryParams,
     cache: AnswerCache | None,
 ) -> tuple[int, Sequence[str | bytes]]:
-    """(total_items, the page's result objects) of a store operation's SQL for a request:
-    with a cache that keeps the store's answers whole, a slice of the combination's whole
-    answer (asked once, then kept: `cache`); else the page alone."""
-    found = None
-    if cache is not None and cache.holds_store(store_key, lambda: store_sizes(con)):
+    """(total_items, the page's result objects) of a store operation's SQL for a request.
+    With a cache that keeps the store: for a product's operation, cut from the store's kept
+    entries (asked once for the channel and the listing flags); for another, a slice of the
+    combination's whole answer (asked once). Else the page alone."""
+    if cache is None or not cache.holds_store(store_key, lambda: store_sizes(con)):
+        return _rows(con, file.sql, column, store_key, product_id, params)
+    if file.includes(STORE_PRODUCT_ENTRIES):
+        flags = (
+            params.channelId,
+            params.includeGeneric,
+            params.includeCustom,
+            params.includeExcludedCategories,
+        )
+        entries = cache.kept(
+            (STORE_ENTRIES, store_key, flags), lambda: _entries(con, store_key, params)
+        )
+        if entries is not None:
+            sql = file.sql_instead(STORE_PRODUCT_ENTRIES, KEPT_PRODUCT_ENTRIES)
+            return _cut(con, "kept_entries", entries, sql, column, product_id, params)
 
-        def ask() -> Answer:
-            total, results = _rows(con, sql, column, store_key, product_id, whole(params))
-            return Answer(total, tuple(r.encode() for r in results))
+    def ask() -> Answer:
+        total, results = _rows(con, file.sql, column, store_key, product_id, whole(params))
+        return Answer(total, tuple(r.encode() for r in results))
 
-        found = cache.kept((sql, store_key, product_id, whole(params)), ask)
+    found = cache.kept((file, store_key, product_id, whole(params)), ask)
     if found is None:
-        return _rows(con, sql, column, store_key, product_id, params)
+        return _rows(con, file.sql, column, store_key, product_id, params)
     return found.total, found.page(params)
 
 
@@ -117,11 +150,12 @@ def _rows(
     con: duckdb.DuckDBPyConnection,
     sql: str,
     column: str,
-    store_key: str,
+    store_key: str | None,
     product_id: int | None,
     params: InventoryParams,
 ) -> tuple[int, list[str]]:
-    result = con.execute(sql, used(sql, bind_params(params, [store_key], product_id)))
+    stores = None if store_key is None else [store_key]
+    result = con.execute(sql, used(sql, bind_params(params, stores, product_id)))
     names = [d[0] for d in result.description]
     total, json = names.index("total_items"), names.index(column)
     rows = result.fetchall()

@@ -54,10 +54,9 @@ def live_answer(
 ) -> bytes:
     """The operation's answer from the warehouse, or ApiError(404)."""
     key = store_key.lower()
-    sql = OPERATION_SQL[op].sql
     if not op.paged:  # one result: the whole answer is the page
         params = replace(params, offset=0, limit=WHOLE)
-    total, results = answered(con, sql, "result_json", key, product_id, params, cache)
+    total, results = answered(con, OPERATION_SQL[op], "result_json", key, product_id, params, cache)
     if not results:
         raise_not_found(con, key)
     if not op.paged:

@@ -96,17 +96,23 @@ STORE_INVENTORY = SqlFile("api/store_inventory_products")
 # it, which both files include.
 STORE_INVENTORY_KEPT = SqlFile("api/store_inventory_kept")
 STORE_INVENTORY_PAGE = SqlFile("api/store_inventory_page")
+# A product's entries, which the skus and quantity operations include; a store's entries of every
+# product, which `pipeline serve` keeps; and the part its queries include in their place then.
+STORE_PRODUCT_ENTRIES = SqlFile("api/store_product_entries")
+STORE_ENTRIES = SqlFile("api/store_entries")
+KEPT_PRODUCT_ENTRIES = SqlFile("api/kept_product_entries")
 CATALOG_CATEGORIES = SqlFile("api/catalog_categories")
 # The store's other inventory operations (docs/contract.md §5), by operation.
 OPERATION_SQL = {op: SqlFile(op.sql) for op in STORE_OPERATIONS}
 QUERIES: tuple[SqlFile, ...] = (
     STORE_INVENTORY,
     STORE_INVENTORY_KEPT,
+    STORE_ENTRIES,
     CATALOG_CATEGORIES,
     *OPERATION_SQL.values(),
 )
 # Parts of queries, included by them (`-- @include`), never run alone.
-PARTS: tuple[SqlFile, ...] = (STORE_INVENTORY_PAGE,)
+PARTS: tuple[SqlFile, ...] = (STORE_INVENTORY_PAGE, STORE_PRODUCT_ENTRIES, KEPT_PRODUCT_ENTRIES)
 
 
 def all_sql_files() -> list[SqlFile]:

@@ -5,31 +5,7 @@
 -- storePriceCustomId (after skuId) and the custom keys. Bind parameters: $store_keys (a list of
 -- one key), $channel_id, $product_id and the listing flags.
 with
-listing as (select * from marts.listing),
-matching as (
-    select listing.*
-    from listing
-    where of_stores($store_keys, listing.store_key, listing.store_hash)
-      and listing.channel_id = $channel_id
-      and listing.product_id = $product_id
-      and listing.quantity > 0
-      and shown(
-          listing.is_custom, listing.is_excluded_category,
-          $include_generic, $include_custom, $include_excluded_categories)
-),
-entries as (
-    select
-        price,
-        sku_id,
-        is_custom,
-        store_price_custom_id,
-        quantity,
-        json_listing_entry(
-            '', sku_id, is_custom, store_price_custom_id, concat(',"quantity":', quantity),
-            title, description, main_image_url, additional_image_urls
-        ) as entry_json
-    from matching
-),
+-- @include api/store_product_entries
 final as (
     select
         1::bigint as position,
@@ -39,7 +15,7 @@ final as (
             ',"totalQuantity":', sum(quantity),
             ',"skus":[',
             string_agg(
-                entry_json, ','
+                quantity_json, ','
                 order by sku_order(price, sku_id, is_custom, store_price_custom_id)
             ),
             ']}'

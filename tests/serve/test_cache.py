@@ -5,6 +5,7 @@ is answered a page at a time."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -33,7 +34,7 @@ class Counting:
 
     def execute(self, sql: str, params: object = None) -> duckdb.DuckDBPyConnection:
         self.statements += 1
-        self.asked += "kept_products" not in sql  # a page cut from kept products is no ask
+        self.asked += not re.search(r"\bkept_(products|entries)\b", sql)  # a cut is no ask
         return self.con.execute(sql, params)
 
     def sql(self, sql: str, params: object = None) -> duckdb.DuckDBPyRelation:
@@ -54,10 +55,9 @@ def con(tmp_path_factory: pytest.TempPathFactory) -> duckdb.DuckDBPyConnection:
     return run_pipeline(inputs)
 
 
+# Slices of a combination's whole answer.
 TARGETS = [
     "/v1.39.0/stores/shop/inventory/skuprices?limit=2&offset={n}",
-    "/v1.39.0/stores/shop/inventory/products/100/skus?limit=1&offset={n}",
-    "/v1.39.0/stores/shop/inventory/products/100/quantity?offset={n}",
     "/v1.39.0/stores/shop/inventory/groups?includeExcludedCategories=true&offset={n}",
 ]
 
@@ -76,10 +76,40 @@ def test_every_page_is_the_pages_own_answer_and_the_sql_runs_once(
     assert [(r.status, r.body) for r in kept] == [(r.status, r.body) for r in alone]
     assert [(r.status, r.body) for r in again] == [(r.status, r.body) for r in alone]
     assert alone[0].status == 200
-    assert alone[-1].status == (200 if "quantity" in target else 404)  # past the last page
+    assert alone[-1].status == 404  # past the last page
     # One run for the whole answer, one for the store sizes, a lookup for each empty page's 404.
     assert asked == 2 + sum(r.status == 404 for r in alone)
     assert warehouse.statements == asked + sum(r.status == 404 for r in alone)
+
+
+# A product's operations: cut from the store's kept entries.
+PRODUCT = "/v1.39.0/stores/shop/inventory/products/{product}/"
+PRODUCT_CUTS = ["skus?limit=1&offset={n}", "skus?offset={n}", "quantity?offset={n}"]
+
+
+@pytest.mark.parametrize(
+    "flags", ["", "&includeCustom=false", "&includeGeneric=false", "&channelId=1"]
+)
+def test_every_product_page_is_cut_from_the_stores_entries_asked_once(
+    con: duckdb.DuckDBPyConnection, flags: str
+) -> None:
+    """A channel and the listing flags ask for the store's entries once; every product's skus
+    and quantity pages are then cut from them, with their own bytes."""
+    cache = AnswerCache(2**20, store_listings=1000)
+    warehouse = Counting(con)
+    pages = [
+        PRODUCT.format(product=product) + cut.format(n=n) + flags
+        for product in (100, 101, 102, 999)
+        for cut in PRODUCT_CUTS
+        for n in range(3)
+    ]
+    kept = [answer(warehouse, page, None, cache) for page in pages]  # type: ignore[arg-type]
+    alone = [answer(con, page) for page in pages]
+    assert [(r.status, r.body) for r in kept] == [(r.status, r.body) for r in alone]
+    assert {r.status for r in alone} == ({404} if "channelId=1" in flags else {200, 404})
+    lookups = sum(r.status == 404 for r in alone)
+    assert warehouse.asked == 2 + lookups  # the store sizes, the entries, the 404s' lookups
+    assert warehouse.statements == 2 + len(pages) + lookups
 
 
 SUMMARY = "/v1.39.0/stores/shop/inventory/products?"
