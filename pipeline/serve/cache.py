@@ -4,11 +4,14 @@ A live answer's cost on DuckDB is mostly fixed: parsing, binding and optimising 
 SQL and starting its pipelines, about 15 ms of CPU whatever the store's size (docs/
 benchmarks.md). So the server asks once for more than the page and keeps it:
 
-- the summary: a store's whole answer for a channel and the listing flags (`Products`: every
+- the summary: a store's whole answer for a channel and the listing flags (`Rows`: every
   product with its JSON and the keys a page is cut by, `store_inventory_products` with no
   filter or bound). Any other page of it, in any order, with any name, category or group
   filter, is then cut from those rows by the same SQL part (`store_inventory_page`) in a small
-  query over them, about 1 ms;
+  query over them, about 2 ms;
+- a product's `skus` and `quantity`: the store's entries of every product for a channel and the
+  listing flags (`Rows`, `store_entries`); the operation's own query then reads the product's
+  entries from them (its `store_product_entries` part swapped for `kept_product_entries`);
 - the other operations: a combination's whole answer (`Answer`, every position), of which a page
   is a slice (its rows from `first_position` to `last_position`, which is what the operation's
   SQL gives for the page).

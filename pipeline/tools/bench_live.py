@@ -28,10 +28,8 @@ from __future__ import annotations
 
 import argparse
 import http.client
-import statistics
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -40,11 +38,16 @@ import duckdb
 
 from pipeline.paths import CURRENT, WAREHOUSE
 from pipeline.tools.bench_servers import (
+    Connect,
     UnixHTTPConnection,
     cpu_seconds,
+    first_request,
+    latencies,
     nginx_in_front,
+    percentiles,
     rss_mb,
     serving,
+    throughput,
 )
 
 # Orders no build materialises by default (see `export.variants`), each over its first pages.
@@ -67,8 +70,6 @@ TARGETS: dict[str, float] = {
     "live_serve_rss_mb": 2048,
 }
 AT_LEAST = ("live_requests_per_second_4_clients",)
-
-Connect = Callable[[], http.client.HTTPConnection]
 
 
 def stores(output: Path) -> dict[str, tuple[str, int]]:
@@ -122,72 +123,6 @@ def _warehouse(output: Path) -> Iterator[duckdb.DuckDBPyConnection]:
 
 def _store(key: str, rest: str) -> str:
     return f"/v1.39.0/stores/{key}/inventory/{rest}"
-
-
-def _get(conn: http.client.HTTPConnection, target: str) -> None:
-    conn.request("GET", target)
-    response = conn.getresponse()
-    response.read()
-    if response.status != 200:
-        raise RuntimeError(f"{target}: HTTP {response.status}")
-
-
-def latencies(connect: Connect, targets: list[str], count: int) -> list[float]:
-    """Seconds of `count` requests one after the other on one keep-alive connection, the
-    targets in turn, after one to warm up (the warehouse opens, the thread's cursor is made)."""
-    conn = connect()
-    try:
-        _get(conn, targets[0])
-        times = []
-        for index in range(count):
-            started = time.perf_counter()
-            _get(conn, targets[(index + 1) % len(targets)])
-            times.append(time.perf_counter() - started)
-        return times
-    finally:
-        conn.close()
-
-
-def first_request(connect: Connect, target: str) -> float:
-    """Milliseconds of one request, on a connection that has already had an answer."""
-    conn = connect()
-    try:
-        _get(conn, "/v1.39.0/catalog/categories")
-        started = time.perf_counter()
-        _get(conn, target)
-        return round((time.perf_counter() - started) * 1000, 2)
-    finally:
-        conn.close()
-
-
-def throughput(connect: Connect, targets: list[str], clients: int, seconds: float) -> float:
-    """Requests per second of `clients` threads, each on its own keep-alive connection."""
-    done = [0] * clients
-    stop = time.perf_counter() + seconds
-
-    def client(index: int) -> None:
-        conn = connect()
-        try:
-            while time.perf_counter() < stop:
-                _get(conn, targets[(done[index] + index) % len(targets)])
-                done[index] += 1
-        finally:
-            conn.close()
-
-    started = time.perf_counter()
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return sum(done) / (time.perf_counter() - started)
-
-
-def _percentiles(times: list[float]) -> tuple[float, float]:
-    ordered = sorted(times)
-    p50 = statistics.median(ordered) * 1000
-    p95 = ordered[max(0, int(len(ordered) * 0.95) - 1)] * 1000
-    return round(p50, 2), round(p95, 2)
 
 
 def live_latency(output: Path, count: int = 200, seconds: float = 5.0) -> dict[str, Any]:
@@ -246,7 +181,7 @@ def _latencies(
     other, in turn."""
     figures = {}
     for name, target in targets.items():
-        p50, p95 = _percentiles(latencies(connect, target, count))
+        p50, p95 = percentiles(latencies(connect, target, count))
         figures[f"{prefix}_{name}_p50_ms"], figures[f"{prefix}_{name}_p95_ms"] = p50, p95
     return figures
 

@@ -1,6 +1,6 @@
 """The processes `bench_live` measures: `pipeline serve` on a build, nginx in front of it (the
 generated configuration), a client over nginx's unix-domain socket, and what /proc says of a
-process's memory and CPU."""
+process's memory and CPU; and the client's requests, timed."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ import os
 import re
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -116,3 +117,73 @@ def cpu_seconds(pid: int) -> float:
     """User and system CPU seconds of a process so far, from /proc."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# The client: keep-alive connections, one request after the other or several clients at once.
+Connect = Callable[[], http.client.HTTPConnection]
+
+
+def _get(conn: http.client.HTTPConnection, target: str) -> None:
+    conn.request("GET", target)
+    response = conn.getresponse()
+    response.read()
+    if response.status != 200:
+        raise RuntimeError(f"{target}: HTTP {response.status}")
+
+
+def latencies(connect: Connect, targets: list[str], count: int) -> list[float]:
+    """Seconds of `count` requests one after the other on one keep-alive connection, the
+    targets in turn, after one to warm up (the warehouse opens, the thread's cursor is made)."""
+    conn = connect()
+    try:
+        _get(conn, targets[0])
+        times = []
+        for index in range(count):
+            started = time.perf_counter()
+            _get(conn, targets[(index + 1) % len(targets)])
+            times.append(time.perf_counter() - started)
+        return times
+    finally:
+        conn.close()
+
+
+def first_request(connect: Connect, target: str) -> float:
+    """Milliseconds of one request, on a connection that has already had an answer."""
+    conn = connect()
+    try:
+        _get(conn, "/v1.39.0/catalog/categories")
+        started = time.perf_counter()
+        _get(conn, target)
+        return round((time.perf_counter() - started) * 1000, 2)
+    finally:
+        conn.close()
+
+
+def throughput(connect: Connect, targets: list[str], clients: int, seconds: float) -> float:
+    """Requests per second of `clients` threads, each on its own keep-alive connection."""
+    done = [0] * clients
+    stop = time.perf_counter() + seconds
+
+    def client(index: int) -> None:
+        conn = connect()
+        try:
+            while time.perf_counter() < stop:
+                _get(conn, targets[(done[index] + index) % len(targets)])
+                done[index] += 1
+        finally:
+            conn.close()
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return sum(done) / (time.perf_counter() - started)
+
+
+def percentiles(times: list[float]) -> tuple[float, float]:
+    ordered = sorted(times)
+    p50 = statistics.median(ordered) * 1000
+    p95 = ordered[max(0, int(len(ordered) * 0.95) - 1)] * 1000
+    return round(p50, 2), round(p95, 2)
