@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import graphlib
+import re
 from pathlib import Path
 
 import duckdb
@@ -12,7 +13,7 @@ import pytest
 from pipeline.contract import TABLES
 from pipeline.db import SQL_DIR, SqlFile
 from pipeline.distributed.finalize import CLUSTERED
-from pipeline.transform.steps import all_sql_files
+from pipeline.transform.steps import KEPT_PRODUCT_ENTRIES, PARTS, all_sql_files
 from tests.conftest import rows
 
 
@@ -179,3 +180,16 @@ def test_column_docs_are_written_once_in_the_contract(sample_build: Path) -> Non
         for column in table.columns:
             assert comments["staging", table.name, column.staged_name] == column.doc
             assert comments["raw", table.name, column.name] == f"{column.doc} (as written)"
+
+
+def test_every_included_part_is_a_part_and_every_part_is_included() -> None:
+    """`-- @include` names only `PARTS` (CTEs no step runs alone), and each part is included
+    (`kept_product_entries` in place of `store_product_entries`, by the live server)."""
+    included = {
+        name
+        for file in all_sql_files()
+        for name in re.findall(r"^-- @include (\S+)$", file.file.read_text(), re.MULTILINE)
+    }
+    assert included | {KEPT_PRODUCT_ENTRIES.path} == {part.path for part in PARTS}
+    for part in PARTS:
+        assert part.file.read_text().rstrip().endswith("),"), f"{part.path}: a part ends with ','"
