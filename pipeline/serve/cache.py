@@ -19,10 +19,13 @@ benchmarks.md). So the server asks once for more than the page and keeps it:
 The SQL stays the only definition: a page is what the operation's SQL file gives for it.
 
 The cache belongs to one published release (`server.Published`): a new build starts empty. It
-holds at most `serve.cache_mb` of answers and drops the least recently used first; a request
-that finds its answer being asked for waits for it rather than asking again. A store with more
-listings than `serve.cache_store_listings`, or an answer larger than the whole cache, is
-answered a page at a time.
+holds at most `serve.cache_mb` of answers and `STORE_ANSWERS` of one store, and drops the least
+recently used first; a request that finds its answer being asked for waits for it rather than
+asking again. A store key the release does not have, a store with more listings than
+`serve.cache_store_listings`, and a store with an answer larger than the whole cache are
+answered a page at a time. A client that asks a large store in ever new ways (another
+`skuLimit` each time) still costs a whole answer a request: the bound per store keeps it from
+pushing the other stores out, not from asking.
 """
 
 from __future__ import annotations
@@ -39,6 +42,12 @@ from pipeline.api.params import InventoryParams
 
 # The last position of a whole answer: past any answer's length.
 WHOLE = 2**62
+# Answers kept at once for one store (channels, listing flags, skuLimit values, combinations):
+# a client that asks one store in ever new ways drops that store's oldest, not the others'.
+STORE_ANSWERS = 16
+# What a kept answer costs beyond its bytes (Python and Arrow objects), counted against the
+# bound so that many empty answers cannot grow past it.
+OVERHEAD = 4096
 
 
 class Kept(Protocol):
@@ -58,7 +67,7 @@ class Answer:
 
     @property
     def size(self) -> int:
-        return sum(map(len, self.results)) + 64 * (len(self.results) + 1)
+        return sum(map(len, self.results)) + 64 * len(self.results) + OVERHEAD
 
     def page(self, params: InventoryParams) -> tuple[bytes, ...]:
         return self.results[params.offset : params.offset + params.limit]
@@ -72,7 +81,7 @@ class Rows:
 
     @property
     def size(self) -> int:
-        return int(self.table.nbytes) + 64
+        return int(self.table.nbytes) + OVERHEAD
 
 
 def whole(params: InventoryParams) -> InventoryParams:
@@ -81,70 +90,86 @@ def whole(params: InventoryParams) -> InventoryParams:
 
 
 class AnswerCache:
-    """Answers by key, at most `max_bytes` of them, the least recently used dropped first."""
+    """Answers by store and key, at most `max_bytes` of them and `STORE_ANSWERS` of a store,
+    the least recently used dropped first."""
 
     def __init__(self, max_bytes: int, store_listings: int) -> None:
         self.max_bytes, self.store_listings = max_bytes, store_listings
-        self._answers: OrderedDict[Hashable, Kept] = OrderedDict()
+        self._answers: OrderedDict[Hashable, tuple[str, Kept]] = OrderedDict()
+        self._of_store: dict[str, OrderedDict[Hashable, None]] = {}
         self._bytes = 0
         self._lock = threading.Lock()
         self._asking: dict[Hashable, threading.Lock] = {}
-        self._too_large: set[Hashable] = set()
+        self._too_large: set[str] = set()
         self._sizes: dict[str, int] | None = None
 
     def holds_store(self, store_key: str, sizes: Callable[[], dict[str, int]]) -> bool:
-        """Whether the store's answers are kept whole: it has at most `store_listings`
-        listings (`sizes`: listings by store, read once per release)."""
-        if self.max_bytes <= 0:
+        """Whether the store's answers are kept whole: a store of the release (not a key never
+        seen) with at most `store_listings` listings (`sizes`: listings by store, read once per
+        release), none of whose answers was found larger than the whole cache."""
+        if self.max_bytes <= 0 or store_key in self._too_large:
             return False
         if self._sizes is None:
             loaded = sizes()
             with self._lock:
                 self._sizes = loaded
-        return self._sizes.get(store_key, 0) <= self.store_listings
+        return self._sizes.get(store_key, self.store_listings + 1) <= self.store_listings
 
-    def kept(self, key: Hashable, ask: Callable[[], K]) -> K | None:
-        """The answer kept under `key`, asked for (`ask`) once and kept. None when it was found
-        larger than the whole cache (the caller answers a page alone from then on; the request
-        that found it so gets it once). Requests that come while it is asked for wait."""
+    def kept(self, store_key: str, key: Hashable, ask: Callable[[], K]) -> K | None:
+        """The store's answer kept under `key`, asked for (`ask`) once and kept. None when the
+        store has an answer larger than the whole cache (the caller answers a page alone from
+        then on; the request that found it so gets it once). Requests that come while it is
+        asked for wait for it."""
         found = self.get(key)
         if found is None:
             with self._lock:
-                if key in self._too_large:
+                if store_key in self._too_large:
                     return None
                 asking = self._asking.setdefault(key, threading.Lock())
-            with asking:
-                found = self.get(key)
-                if found is None and key in self._too_large:  # found so while this one waited
-                    return None
-                if found is None:
-                    found = ask()
-                    if not self.put(key, found):
-                        with self._lock:
-                            self._too_large.add(key)
-            with self._lock:
-                self._asking.pop(key, None)
+            try:
+                with asking:
+                    found = self.get(key)
+                    if found is None and store_key in self._too_large:  # found so meanwhile
+                        return None
+                    if found is None:
+                        found = ask()
+                        if not self.put(store_key, key, found):
+                            with self._lock:
+                                self._too_large.add(store_key)
+            finally:
+                with self._lock:
+                    self._asking.pop(key, None)
         return cast(K, found)
 
     def get(self, key: Hashable) -> Kept | None:
         with self._lock:
-            answer = self._answers.get(key)
-            if answer is not None:
-                self._answers.move_to_end(key)
-            return answer
+            found = self._answers.get(key)
+            if found is None:
+                return None
+            self._answers.move_to_end(key)
+            self._of_store[found[0]].move_to_end(key)
+            return found[1]
 
-    def put(self, key: Hashable, answer: Kept) -> bool:
-        """Keep `answer` (dropping the least recently used past the bound); False when it is
-        larger than the whole cache, and not kept."""
+    def put(self, store_key: str, key: Hashable, answer: Kept) -> bool:
+        """Keep the store's `answer` (dropping the least recently used past the bounds); False
+        when it is larger than the whole cache, and not kept."""
         size = answer.size
         if size > self.max_bytes:
             return False
         with self._lock:
             if key in self._answers:
                 return True
-            self._answers[key] = answer
+            of_store = self._of_store.setdefault(store_key, OrderedDict())
+            if len(of_store) >= STORE_ANSWERS:
+                self._drop(next(iter(of_store)))
+            self._answers[key] = (store_key, answer)
+            of_store[key] = None
             self._bytes += size
             while self._bytes > self.max_bytes:
-                _, dropped = self._answers.popitem(last=False)
-                self._bytes -= dropped.size
+                self._drop(next(iter(self._answers)))
         return True
+
+    def _drop(self, key: Hashable) -> None:
+        store_key, answer = self._answers.pop(key)
+        del self._of_store[store_key][key]
+        self._bytes -= answer.size

@@ -55,7 +55,9 @@ def store_inventory(
     kept = None
     if cache is not None and cache.holds_store(key, lambda: store_sizes(con)):
         flags = (params.channelId, params.includeGeneric, params.includeCustom, params.skuLimit)
-        kept = cache.kept((STORE_INVENTORY_KEPT, key, flags), lambda: _products(con, key, params))
+        kept = cache.kept(
+            key, (STORE_INVENTORY_KEPT, key, flags), lambda: _products(con, key, params)
+        )
     if kept is None:
         total, results = _rows(con, STORE_INVENTORY.sql, "product_json", key, None, params)
     else:
@@ -130,7 +132,7 @@ def answered(
             params.includeExcludedCategories,
         )
         entries = cache.kept(
-            (STORE_ENTRIES, store_key, flags), lambda: _entries(con, store_key, params)
+            store_key, (STORE_ENTRIES, store_key, flags), lambda: _entries(con, store_key, params)
         )
         if entries is not None:
             sql = file.sql_instead(STORE_PRODUCT_ENTRIES, KEPT_PRODUCT_ENTRIES)
@@ -140,7 +142,7 @@ def answered(
         total, results = _rows(con, file.sql, column, store_key, product_id, whole(params))
         return Answer(total, tuple(r.encode() for r in results))
 
-    found = cache.kept((file, store_key, product_id, whole(params)), ask)
+    found = cache.kept(store_key, (file, store_key, product_id, whole(params)), ask)
     if found is None:
         return _rows(con, file.sql, column, store_key, product_id, params)
     return found.total, found.page(params)

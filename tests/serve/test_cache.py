@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import re
 import threading
-import time
+from collections.abc import Hashable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from pipeline.serve.cache import Answer, AnswerCache
+from pipeline.serve.cache import STORE_ANSWERS, Answer, AnswerCache, Kept
 from pipeline.serve.routes import answer
 from tests.conftest import run_pipeline, write_inputs
 from tests.serve.test_inventory import CATALOG, LISTINGS, L
@@ -34,7 +34,8 @@ class Counting:
 
     def execute(self, sql: str, params: object = None) -> duckdb.DuckDBPyConnection:
         self.statements += 1
-        self.asked += not re.search(r"\bkept_(products|entries)\b", sql)  # a cut is no ask
+        code = re.sub(r"--[^\n]*", "", sql)
+        self.asked += not re.search(r"\bkept_(products|entries)\b", code)  # a cut is no ask
         return self.con.execute(sql, params)
 
     def sql(self, sql: str, params: object = None) -> duckdb.DuckDBPyRelation:
@@ -51,7 +52,15 @@ class Counting:
 
 @pytest.fixture(scope="module")
 def con(tmp_path_factory: pytest.TempPathFactory) -> duckdb.DuckDBPyConnection:
-    inputs = write_inputs(tmp_path_factory.mktemp("cache"), **CATALOG, listings=LISTINGS + BIG)
+    inputs = write_inputs(
+        tmp_path_factory.mktemp("cache"),
+        **CATALOG,
+        listings=LISTINGS + BIG,
+        # product 300's category: hidden unless includeExcludedCategories, on both channels
+        excluded_categories=[
+            {"storeKey": "shop", "channelId": channel, "categoryId": 3} for channel in (0, 1)
+        ],
+    )
     return run_pipeline(inputs)
 
 
@@ -87,29 +96,40 @@ PRODUCT = "/v1.39.0/stores/shop/inventory/products/{product}/"
 PRODUCT_CUTS = ["skus?limit=1&offset={n}", "skus?offset={n}", "quantity?offset={n}"]
 
 
-@pytest.mark.parametrize(
-    "flags", ["", "&includeCustom=false", "&includeGeneric=false", "&channelId=1"]
-)
+# Channels and listing flags, each a set of entries of its own.
+PRODUCT_FLAGS = [
+    "",
+    "&includeCustom=false",
+    "&includeGeneric=false",
+    "&channelId=1",
+    "&includeExcludedCategories=true",
+    "&channelId=1&includeExcludedCategories=true",
+]
+
+
 def test_every_product_page_is_cut_from_the_stores_entries_asked_once(
-    con: duckdb.DuckDBPyConnection, flags: str
+    con: duckdb.DuckDBPyConnection,
 ) -> None:
     """A channel and the listing flags ask for the store's entries once; every product's skus
-    and quantity pages are then cut from them, with their own bytes."""
+    and quantity pages, under any flags, are then cut from the right ones, with their own
+    bytes."""
     cache = AnswerCache(2**20, store_listings=1000)
     warehouse = Counting(con)
     pages = [
         PRODUCT.format(product=product) + cut.format(n=n) + flags
-        for product in (100, 101, 102, 999)
-        for cut in PRODUCT_CUTS
         for n in range(3)
+        for product in (100, 101, 102, 300, 999)
+        for cut in PRODUCT_CUTS
+        for flags in PRODUCT_FLAGS
     ]
     kept = [answer(warehouse, page, None, cache) for page in pages]  # type: ignore[arg-type]
     alone = [answer(con, page) for page in pages]
     assert [(r.status, r.body) for r in kept] == [(r.status, r.body) for r in alone]
-    assert {r.status for r in alone} == ({404} if "channelId=1" in flags else {200, 404})
+    assert {r.status for r in alone} == {200, 404}
     lookups = sum(r.status == 404 for r in alone)
-    assert warehouse.asked == 2 + lookups  # the store sizes, the entries, the 404s' lookups
-    assert warehouse.statements == 2 + len(pages) + lookups
+    # The store sizes, the entries of each flags, the 404s' lookups.
+    assert warehouse.asked == 1 + len(PRODUCT_FLAGS) + lookups
+    assert warehouse.statements == 1 + len(PRODUCT_FLAGS) + len(pages) + lookups
 
 
 SUMMARY = "/v1.39.0/stores/shop/inventory/products?"
@@ -177,12 +197,29 @@ def test_the_least_recently_used_answers_go_first_past_the_bound() -> None:
     one = Answer(1, (b"x" * 100,))
     cache = AnswerCache(3 * one.size, store_listings=1000)
     for key in "abc":
-        cache.put(key, one)
+        cache.put(key, key, one)
     assert cache.get("a") is one  # a is now the most recently used
-    cache.put("d", one)
+    cache.put("d", "d", one)
     assert [cache.get(k) is not None for k in "abcd"] == [True, False, True, True]
-    cache.put("huge", Answer(1, (b"x" * 10_000,)))  # larger than the whole cache: not kept
+    cache.put("huge", "huge", Answer(1, (b"x" * 10**6,)))  # larger than the cache: not kept
     assert cache.get("huge") is None and cache.get("d") is one
+
+
+def test_a_store_asked_in_ever_new_ways_drops_its_own_oldest_answers() -> None:
+    one = Answer(1, (b"x",))
+    cache = AnswerCache(2**20, store_listings=1000)
+    cache.put("other", "other", one)
+    for n in range(STORE_ANSWERS + 5):
+        cache.put("shop", ("shop", n), one)
+    kept = [n for n in range(STORE_ANSWERS + 5) if cache.get(("shop", n)) is not None]
+    assert kept == list(range(5, STORE_ANSWERS + 5))
+    assert cache.get("other") is one
+
+
+def test_no_answer_is_kept_for_a_store_the_release_does_not_have() -> None:
+    cache = AnswerCache(2**20, store_listings=1000)
+    assert cache.holds_store("shop", lambda: {"shop": 10})
+    assert not cache.holds_store("nosuch", lambda: {"shop": 10})
 
 
 def test_no_cache_with_zero_bytes(tmp_path: Path) -> None:
@@ -202,20 +239,35 @@ def test_an_answer_larger_than_the_cache_is_asked_once_then_pages_alone(
 
 
 def test_requests_that_come_while_an_answer_is_asked_for_wait_for_it() -> None:
-    cache = AnswerCache(2**20, store_listings=1000)
-    asked, started = [], threading.Event()
+    """The first request asks; eight more, all arriving while it asks (each has looked the
+    answer up and found nothing before the ask returns), wait for it rather than ask again."""
+    waiters = 8
+    looked = threading.Semaphore(0)
+
+    class Watched(AnswerCache):
+        def get(self, key: Hashable) -> Kept | None:
+            found = super().get(key)
+            if found is None and threading.current_thread() is not first:
+                looked.release()
+            return found
+
+    cache = Watched(2**20, store_listings=1000)
+    asked: list[int] = []
 
     def ask() -> Answer:
         asked.append(1)
-        started.set()
-        time.sleep(0.2)  # the others arrive meanwhile (they wait on the lock, not on time)
+        for _ in range(waiters):  # every waiter has found nothing: it now waits on the lock
+            assert looked.acquire(timeout=30)
         return Answer(1, (b"x",))
 
-    first = threading.Thread(target=cache.kept, args=("k", ask))
+    got: list[Kept | None] = []
+    first = threading.Thread(target=lambda: got.append(cache.kept("shop", "k", ask)))
     first.start()
-    started.wait(10)
-    with ThreadPoolExecutor(8) as pool:
-        got = list(pool.map(lambda _: cache.kept("k", ask), range(8)))
+    with ThreadPoolExecutor(waiters) as pool:
+        got += pool.map(lambda _: cache.kept("shop", "k", ask), range(waiters))
     first.join()
-    assert asked == [1] and {a.results for a in got if a is not None} == {(b"x",)}
+    assert asked == [1]
+    assert len(got) == waiters + 1 and {a.results for a in got if isinstance(a, Answer)} == {
+        (b"x",)
+    }
     assert None not in got
