@@ -8,7 +8,7 @@ benchmarks.md). So the server asks once for more than the page and keeps it:
   product with its JSON and the keys a page is cut by, `store_inventory_products` with no
   filter or bound). Any other page of it, in any order, with any name, category or group
   filter, is then cut from those rows by the same SQL part (`store_inventory_page`) in a small
-  query over them, about 2 ms;
+  query over them, about 3 ms in process for a small store;
 - a product's `skus` and `quantity`: the store's entries of every product for a channel and the
   listing flags (`Rows`, `store_entries`); the operation's own query then reads the product's
   entries from them (its `store_product_entries` part swapped for `kept_product_entries`);
