@@ -30,15 +30,20 @@ pushing the other stores out, not from asking.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from typing import Protocol, TypeVar, cast
 
+import duckdb
 import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
 
 from pipeline.api.params import InventoryParams
+from pipeline.db import MACROS
 
 # The last position of a whole answer: past any answer's length.
 WHOLE = 2**62
@@ -73,15 +78,55 @@ class Answer:
         return self.results[params.offset : params.offset + params.limit]
 
 
-@dataclass(frozen=True)
 class Rows:
-    """Rows a page is cut from, as Arrow columns: a store's summary products, or its entries."""
+    """Rows a page is cut from (a store's summary products, or its entries): a table of the
+    cache's own in-memory DuckDB database, dropped when the last reference to this object
+    goes (the cache dropped it and no request still cuts from it)."""
 
-    table: pa.Table
+    def __init__(self, tables: Tables, rows: pa.Table) -> None:
+        self.table, self.bytes = tables.create(rows), int(rows.nbytes)
+        weakref.finalize(self, tables.drop, self.table)
 
     @property
     def size(self) -> int:
-        return int(self.table.nbytes) + OVERHEAD
+        return self.bytes + OVERHEAD
+
+
+class Tables:
+    """The cache's in-memory DuckDB database: the kept rows as tables of its own, so that a cut
+    is a query over a table (no registration of an Arrow table, no Arrow scan: about 1 ms less
+    a request), and a cursor a thread on it, with the shared macros."""
+
+    def __init__(self) -> None:
+        self._database = duckdb.connect(config={"threads": 1})
+        self._local = threading.local()
+        self._names = itertools.count()
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        cursor = cast(duckdb.DuckDBPyConnection | None, getattr(self._local, "cursor", None))
+        if cursor is None:
+            cursor = self._database.cursor()
+            for macro in MACROS:  # temporary macros belong to one connection
+                cursor.execute(macro)
+            self._local.cursor = cursor
+        return cursor
+
+    def create(self, rows: pa.Table) -> str:
+        name = f"kept_{next(self._names)}"
+        cursor = self._database.cursor()
+        try:
+            cursor.register("kept_rows", rows)
+            cursor.execute(f"CREATE TABLE {name} AS SELECT * FROM kept_rows")
+        finally:
+            cursor.close()
+        return name
+
+    def drop(self, name: str) -> None:
+        cursor = self._database.cursor()
+        try:
+            cursor.execute(f"DROP TABLE IF EXISTS {name}")
+        finally:
+            cursor.close()
 
 
 def whole(params: InventoryParams) -> InventoryParams:
@@ -102,6 +147,11 @@ class AnswerCache:
         self._asking: dict[Hashable, threading.Lock] = {}
         self._too_large: set[str] = set()
         self._sizes: dict[str, int] | None = None
+
+    @functools.cached_property
+    def tables(self) -> Tables:
+        """The kept rows' database, made on the first rows kept."""
+        return Tables()
 
     def holds_store(self, store_key: str, sizes: Callable[[], dict[str, int]]) -> bool:
         """Whether the store's answers are kept whole: a store of the release (not a key never

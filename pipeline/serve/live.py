@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import NoReturn
 
 import duckdb
+import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
 
 from pipeline.api.params import DEFAULTS, InventoryParams, bind_params, category_params, used
 from pipeline.api.responses import NO_CATEGORIES, NO_PRODUCTS, NO_STORES, ApiError, envelope
@@ -56,19 +57,21 @@ def store_inventory(
     if cache is not None and cache.holds_store(key, lambda: store_sizes(con)):
         flags = (params.channelId, params.includeGeneric, params.includeCustom, params.skuLimit)
         kept = cache.kept(
-            key, (STORE_INVENTORY_KEPT, key, flags), lambda: _products(con, key, params)
+            key,
+            (STORE_INVENTORY_KEPT, key, flags),
+            lambda: Rows(cache.tables, _products(con, key, params)),
         )
-    if kept is None:
+    if cache is None or kept is None:
         total, results = _rows(con, STORE_INVENTORY.sql, "product_json", key, None, params)
     else:
         sql = STORE_INVENTORY_KEPT.sql
-        total, results = _cut(con, "kept_products", kept, sql, "product_json", None, params)
+        total, results = _cut(cache, kept, sql, "kept_products", "product_json", None, params)
     if not results:
         raise_not_found(con, key)
     return envelope(total, results)
 
 
-def _products(con: duckdb.DuckDBPyConnection, store_key: str, params: InventoryParams) -> Rows:
+def _products(con: duckdb.DuckDBPyConnection, store_key: str, params: InventoryParams) -> pa.Table:
     """The store's whole summary answer for the request's channel and listing flags: every
     product, excluded categories too, no filter or bound, with the keys a page is cut by."""
     every = replace(
@@ -82,31 +85,35 @@ def _products(con: duckdb.DuckDBPyConnection, store_key: str, params: InventoryP
     sql = STORE_INVENTORY.sql
     bind = used(sql, bind_params(every, [store_key]))
     bind.update(first_position=None, last_position=None)
-    return Rows(con.sql(sql, params=bind).select(*KEPT_COLUMNS).to_arrow_table())
+    return con.sql(sql, params=bind).select(*KEPT_COLUMNS).to_arrow_table()
 
 
-def _entries(con: duckdb.DuckDBPyConnection, store_key: str, params: InventoryParams) -> Rows:
+def _entries(con: duckdb.DuckDBPyConnection, store_key: str, params: InventoryParams) -> pa.Table:
     """The store's matching entries of every product for the request's channel and listing
     flags (`store_entries`)."""
     sql = STORE_ENTRIES.sql
-    return Rows(con.sql(sql, params=used(sql, bind_params(params, [store_key]))).to_arrow_table())
+    return con.sql(sql, params=used(sql, bind_params(params, [store_key]))).to_arrow_table()
 
 
 def _cut(
-    con: duckdb.DuckDBPyConnection,
-    name: str,
+    cache: AnswerCache,
     kept: Rows,
     sql: str,
+    placeholder: str,
     column: str,
     product_id: int | None,
     params: InventoryParams,
 ) -> tuple[int, list[str]]:
-    """The page a query cuts from kept rows, which it reads as `name`."""
-    con.register(name, kept.table)
-    try:
-        return _rows(con, sql, column, None, product_id, params)
-    finally:
-        con.unregister(name)
+    """The page a query cuts from kept rows: the query with the rows' table named in place of
+    `placeholder`, on this thread's cursor of the cache's own database."""
+    return _rows(
+        cache.tables.cursor(),
+        sql.replace(placeholder, kept.table),
+        column,
+        None,
+        product_id,
+        params,
+    )
 
 
 def answered(
@@ -132,11 +139,13 @@ def answered(
             params.includeExcludedCategories,
         )
         entries = cache.kept(
-            store_key, (STORE_ENTRIES, store_key, flags), lambda: _entries(con, store_key, params)
+            store_key,
+            (STORE_ENTRIES, store_key, flags),
+            lambda: Rows(cache.tables, _entries(con, store_key, params)),
         )
         if entries is not None:
             sql = file.sql_instead(STORE_PRODUCT_ENTRIES, KEPT_PRODUCT_ENTRIES)
-            return _cut(con, "kept_entries", entries, sql, column, product_id, params)
+            return _cut(cache, entries, sql, "kept_entries", column, product_id, params)
 
     def ask() -> Answer:
         total, results = _rows(con, file.sql, column, store_key, product_id, whole(params))
