@@ -105,15 +105,12 @@ def _cut(
     params: InventoryParams,
 ) -> tuple[int, list[str]]:
     """The page a query cuts from kept rows: the query with the rows' table named in place of
-    `placeholder`, on this thread's cursor of the cache's own database."""
-    return _rows(
-        cache.tables.cursor(),
-        sql.replace(placeholder, kept.table),
-        column,
-        None,
-        product_id,
-        params,
-    )
+    `placeholder`, on this thread's cursor of the cache's own database. Its bind parameters are
+    read from the query before the name is written in (`used` keeps one entry a query, not
+    one a kept table)."""
+    bind = used(sql, bind_params(params, None, product_id))
+    named = sql.replace(placeholder, kept.table)
+    return _read(cache.tables.cursor().execute(named, bind), column)
 
 
 def answered(
@@ -161,12 +158,16 @@ def _rows(
     con: duckdb.DuckDBPyConnection,
     sql: str,
     column: str,
-    store_key: str | None,
+    store_key: str,
     product_id: int | None,
     params: InventoryParams,
 ) -> tuple[int, list[str]]:
-    stores = None if store_key is None else [store_key]
-    result = con.execute(sql, used(sql, bind_params(params, stores, product_id)))
+    bind = used(sql, bind_params(params, [store_key], product_id))
+    return _read(con.execute(sql, bind), column)
+
+
+def _read(result: duckdb.DuckDBPyConnection, column: str) -> tuple[int, list[str]]:
+    """(total_items, the `column` of every row) of an operation's result."""
     names = [d[0] for d in result.description]
     total, json = names.index("total_items"), names.index(column)
     rows = result.fetchall()
