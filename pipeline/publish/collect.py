@@ -1,13 +1,26 @@
 """What the bucket keeps, and the fenced collection of the rest (see `objectstore.py`): the
 versions and release documents that no kept release names (the last `keep` releases, and any
-that stopped being current less than `grace` seconds ago), in groups whose newest object is
-older than `grace`. They are listed before a commit (a publish's, or a rewrite of the same
-pointer by `collect`) and deleted after it, once the pointer was read again: what a publish
-that read the pointer before the commit may name can no longer be committed."""
+that stopped being current less than `grace` seconds ago). Deletion always comes after the
+pointer was written (a publish's commit, or a rewrite of the same pointer by `collect`) and
+read again: what a publish that read the pointer before that write may name can no longer be
+committed.
+
+Two collections, one rule:
+- a commit collects the releases that leave the kept history (`Collector._dropped`): the
+  versions they name that no kept release names, then their own documents, last, so that a
+  release whose folder is still there may still have versions. It costs one listing of
+  `releases/` and one of each such version, in time proportional to the night's change, not
+  to the bucket;
+- `collect` (`pipeline publish --collect-only`) lists the whole bucket before its fence, and
+  also finds what no release ever named: killed, failed or losing publishes' versions, a Ray
+  night's other shard attempts. Those are deleted once their group's newest object is older
+  than `grace`; run it on a schedule of its own (its listing is one request per 1,000 objects).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 from collections.abc import Callable
 from dataclasses import replace
@@ -21,6 +34,7 @@ from pipeline.errors import BuildError, first_line
 from pipeline.publish.bucket import (
     FAILURES,
     POINTER,
+    RELEASES,
     Damaged,
     Release,
     chunks,
@@ -37,15 +51,26 @@ if TYPE_CHECKING:
 
 KEEP = 2  # releases whose versions are kept: the current one and the one before
 GRACE = 3600  # seconds a release stays after it stopped being current, and a leftover's age
+JOBS = 8  # listings and DeleteObjects in flight at once, unless a publish says (`--jobs`)
 Trace = Callable[[str, str], None]  # (step, key): "lease", "uploaded", "pointer", "published"
+# The groups (version and release prefixes) to collect, each with its keys as listed, or None
+# for a group listed when it is collected.
+Doomed = dict[str, list[str] | None]
 
 
-def collect(url: str, *, keep: int = KEEP, grace: float = GRACE, trace: Trace | None = None) -> int:
+def collect(
+    url: str,
+    *,
+    keep: int = KEEP,
+    grace: float = GRACE,
+    jobs: int = JOBS,
+    trace: Trace | None = None,
+) -> int:
     """Collect the bucket without publishing: what no kept release names, past the grace
     period. The pointer is rewritten (the same release) before anything is deleted, which
     fences off every publish that read it before. The number of objects deleted."""
     store = open_bucket(url)
-    run = Collector(store, url, trace or (lambda step, key: None))
+    run = Collector(store, url, trace or (lambda step, key: None), jobs)
     try:
         return asyncio.run(run.collect_only(keep, grace))
     except FAILURES as exc:
@@ -70,8 +95,8 @@ def kept_entries(history: list[PointerEntry], keep: int, grace: float) -> list[P
 class Collector:
     """A bucket's releases, read once each, and its collection."""
 
-    def __init__(self, store: ObjectStore, url: str, trace: Trace):
-        self.store, self.url, self.trace = store, url, trace
+    def __init__(self, store: ObjectStore, url: str, trace: Trace, jobs: int = JOBS):
+        self.store, self.url, self.trace, self.jobs = store, url, trace, jobs
         self.token = secrets.token_hex(4)  # this run: in its versions, release and lease
         self.releases: dict[str, Release] = {}  # loaded, by release
 
@@ -106,14 +131,14 @@ class Collector:
             protected |= (await self._release(entry)).prefixes()
         return protected
 
-    async def _doomed(self, history: list[PointerEntry], keep: int, grace: float) -> list[str]:
-        """The objects no kept release names, in versions and releases whose newest object is
-        older than `grace`: listed before the commit (see the module's docstring). Nothing
-        when a kept release cannot be read."""
+    async def _doomed(self, history: list[PointerEntry], keep: int, grace: float) -> Doomed:
+        """Every group in the bucket that no kept release names, whose newest object is older
+        than `grace`, with its keys: listed before the fence (see the module's docstring).
+        Nothing when a kept release cannot be read."""
         try:
             protected = await self._protected(history, keep, grace)
         except Damaged:
-            return []
+            return {}
         edge = now() - timedelta(seconds=grace)
         groups: dict[str, tuple[datetime, list[str]]] = {}
         async for batch in obs.list(self.store, None):
@@ -124,10 +149,31 @@ class Collector:
                 newest, keys = groups.setdefault(group, (meta["last_modified"], []))
                 keys.append(meta["path"])
                 groups[group] = (max(newest, meta["last_modified"]), keys)
-        return sorted(k for newest, keys in groups.values() if newest < edge for k in keys)
+        return {group: keys for group, (newest, keys) in groups.items() if newest < edge}
 
-    async def _collect(self, doomed: list[str], keep: int, grace: float) -> int:
-        """Delete `doomed`, after reading the pointer again: never what it keeps."""
+    async def _dropped(self, history: list[PointerEntry], keep: int, grace: float) -> Doomed:
+        """The groups of the committed releases of `history` that are not kept and whose
+        folder under releases/ is still there (a collection deletes it last, so such a release
+        may still have versions): the versions each names, then its folder, listed when they
+        are collected. A release that cannot be read gives its folder only; what it named is
+        then left to `collect`."""
+        kept = {entry.release for entry in kept_entries(history, keep, grace)}
+        listed = await obs.list_with_delimiter_async(self.store, RELEASES)
+        there = {f"{prefix.rstrip('/')}/" for prefix in listed["common_prefixes"]}
+        versions: Doomed = {}
+        folders: Doomed = {}
+        for entry in history:
+            folder = f"{RELEASES}{entry.release}/"
+            if entry.release in kept or folder not in there:
+                continue
+            with contextlib.suppress(Damaged):
+                versions |= dict.fromkeys((await self._release(entry)).prefixes() - {folder})
+            folders[folder] = None
+        return versions | folders
+
+    async def _collect(self, doomed: Doomed, keep: int, grace: float) -> int:
+        """Delete `doomed`, after reading the pointer again: never a group a release it keeps
+        names. Versions first, then the release documents naming them."""
         if not doomed:
             return 0
         got = await get(self.store, POINTER)
@@ -138,8 +184,28 @@ class Collector:
             protected = None
         if protected is None:
             return 0
-        doomed = [k for k in doomed if group_of(k) not in protected]
-        for part in chunks(doomed):  # DeleteObjects, 1,000 keys a request
-            await obs.delete_async(self.store, part)
+        limit = asyncio.Semaphore(self.jobs)
+
+        async def keys_of(group: str) -> list[str]:
+            listed = doomed[group]
+            if listed is not None:
+                return listed
+            async with limit:
+                return [
+                    meta["path"] async for batch in obs.list(self.store, group) for meta in batch
+                ]
+
+        async def delete(part: list[str]) -> None:
+            async with limit:  # DeleteObjects, 1,000 keys a request
+                await obs.delete_async(self.store, part)
             self.trace("deleted", part[-1])
-        return len(doomed)
+
+        deleted = 0
+        for documents in (False, True):
+            groups = [
+                g for g in doomed if g not in protected and g.startswith(RELEASES) == documents
+            ]
+            keys = sorted(k for got in await asyncio.gather(*map(keys_of, groups)) for k in got)
+            await asyncio.gather(*map(delete, chunks(keys)))
+            deleted += len(keys)
+        return deleted

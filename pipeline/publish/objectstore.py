@@ -11,19 +11,23 @@ shared with a Ray night straight to a bucket.
        version and costs no request; a changed one gets a new version, named for its content
        and this publish, so no two publishes ever write the same key
     3. write the release's documents (the map's parts, then the document naming them)
-    4. list what collection may delete: versions and releases no kept release names, older
-       than the grace period
+    4. find what the commit collects: the releases leaving the kept history (the last `keep`,
+       and those current less than the grace period ago) whose folder is still there, one
+       listing of `releases/`, and the versions they name
     5. commit: put the pointer If-Match the ETag of 1 (If-None-Match: * for the first)
-    6. read the pointer again, and delete what 4 listed that no release it keeps names
+    6. read the pointer again; list and delete the versions of 4 that no release it keeps
+       names, then those releases' documents (last: a folder still there means work left)
 
 Why no reader ever sees a mix, and no version a committed pointer names is ever missing:
 - a reader resolves every URL through one committed release (`Release.key`), whose versions
   were all complete before the pointer naming them was written (2 and 3 before 5);
 - keys are never overwritten: a stale publisher can only add versions nobody names;
-- an object deleted in 6 was listed in 4, so it was written before this publish's commit; a
-  release naming it that is not kept by this one can only be committed by a publish that read
-  the pointer before this commit (new versions are written after their publish reads the
-  pointer), and that publish's compare-and-swap fails, because this commit changed the ETag.
+- a version deleted in 6 was named by a committed release that this commit does not keep. A
+  publish reuses only the versions of the release it read and writes its new ones under its
+  own token, so a release naming it can only be committed by a publish that read the pointer
+  before this commit, and that publish's compare-and-swap fails, because this commit changed
+  the ETag. What no release ever named (killed, failed or losing publishes) is collected by
+  `collect`, which lists the bucket before its own fence (`collect.py`).
   The lease only saves wasted work; no guarantee depends on it.
 """
 
@@ -100,7 +104,7 @@ def publish_release(
     if problem:
         raise BuildError(f"{problem}; nothing was published")
     store = open_bucket(url)
-    run = _Publish(store, url, trace or (lambda step, key: None))
+    run = _Publish(store, url, trace or (lambda step, key: None), jobs)
     try:
         return asyncio.run(run.publish(release, jobs, take_over, lease_seconds, keep, grace))
     except FAILURES as exc:

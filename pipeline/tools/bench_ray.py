@@ -26,10 +26,11 @@ from pathlib import Path
 from typing import Any
 
 import obstore as obs
+import orjson
 
 from pipeline.export.records.report import BuildReport
 from pipeline.paths import MANIFEST
-from pipeline.publish.bucket import BUILDS, POINTER, open_bucket
+from pipeline.publish.bucket import BUILDS, POINTER, RELEASES, open_bucket
 
 
 def ray_build(input_dir: Path, output: Path, one_machine: Path, shards: int) -> dict[str, Any]:
@@ -116,28 +117,36 @@ def test_bucket_server(log: Path) -> Iterator[str]:
         server.wait(timeout=30)
 
 
-def _objects(url: str) -> dict[str, int]:
-    """key -> size of every object under the URL's prefix."""
-    return {m["path"]: m["size"] for batch in obs.list(open_bucket(url)) for m in batch}
+def _sizes(url: str, prefix: str) -> dict[str, int]:
+    """key -> size of the objects under `prefix` (a release's folder, a night's parts): a
+    listing of a few objects, never of the bucket (on the test server a listing's pages slow
+    down as the bucket grows)."""
+    return {m["path"]: m["size"] for batch in obs.list(open_bucket(url), prefix) for m in batch}
 
 
 def _night(input_dir: Path, output: Path, url: str, shards: int) -> dict[str, Any]:
     """One night straight to `url`; its wall time, the driver's peak memory, and what it
-    wrote: PUTs (every object is written once; the pointer rewritten), bytes, parts."""
-    before = _objects(url)
+    wrote: PUTs (every object is written once; the pointer rewritten), bytes, parts. The
+    shards' PUTs and bytes are the night's report's; the driver's (the release's folder, the
+    pointer) are read from the bucket."""
     command = [sys.executable, "-c", _DRIVER, str(input_dir), str(output), str(shards), url]
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
     done = subprocess.run(command, check=True, env=env, capture_output=True, text=True)
     figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    new = {k: size for k, size in _objects(url).items() if k not in before and k != POINTER}
-    parts = sum(size for k, size in new.items() if k.startswith(BUILDS))
+    distributed = BuildReport.read(output).distributed
+    if distributed is None or distributed.bucket is None:
+        raise SystemExit(f"{output}: the night's report has no bucket figures")
+    pointer = orjson.loads(bytes(obs.get(open_bucket(url), POINTER).bytes()))
+    release = _sizes(url, f"{RELEASES}{pointer['release']}/")
+    parts = sum(_sizes(url, f"{BUILDS}{pointer['release']}/").values())
     return {
         "shards": shards,
         "seconds": round(figures["seconds"], 2),
         "driver_peak_rss_mb": round(figures["driver_peak_rss_mb"], 1),
-        "puts": len(new) + 1,  # and the pointer
-        "bytes_uploaded": sum(new.values()),
+        "puts": distributed.bucket.puts + len(release) + 1,  # and the pointer
+        "bytes_uploaded": distributed.bucket.bytes + sum(release.values()),
         "parts_bytes_downloaded": parts,
+        "stores_new": distributed.bucket.stores_new,
     }
 
 
