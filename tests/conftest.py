@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import parse_qs, unquote
 
 import duckdb
 import pytest
@@ -177,6 +177,14 @@ class S3Server:
         path = "/" + url.removeprefix("s3://") + "/"
         found = re.findall(r'"PUT (\S+) HTTP/1\.1" 200', self.log.read_text())
         return [unquote(p)[len(path) :] for p in found if unquote(p).startswith(path)]
+
+    def lists(self, url: str) -> list[str]:
+        """The prefixes (under the URL's prefix; "" for all of it) of every listing of the
+        URL's bucket the server answered, in order."""
+        bucket, _, base = url.removeprefix("s3://").partition("/")
+        found = re.findall(rf'"GET /{bucket}\?(\S+) HTTP/1\.1" 200', self.log.read_text())
+        queries = [parse_qs(q, keep_blank_values=True) for q in found if "list-type=2" in q]
+        return [q.get("prefix", [""])[0].removeprefix(f"{base}/") for q in queries]
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,13 @@ from pipeline.settings import Settings
 @published_output
 @click.option("--to", "url", required=True, help="Object store: s3://bucket/prefix.")
 @click.option("--take-over", is_flag=True, help="Take the lease of a publish known to be dead.")
-@click.option("--jobs", type=click.IntRange(min=1), default=JOBS, show_default=True)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=JOBS,
+    show_default=True,
+    help="Requests in flight at once: uploads, and the collection's listings and deletions.",
+)
 @click.option(
     "--lease-seconds",
     type=click.IntRange(min=1),
@@ -43,7 +49,10 @@ from pipeline.settings import Settings
     help="Seconds a release stays after it stopped being current, and a leftover's age.",
 )
 @click.option(
-    "--collect-only", is_flag=True, help="Only collect what no kept release names; publish none."
+    "--collect-only",
+    is_flag=True,
+    help="Only collect (listing the whole bucket) what no kept release names, leftovers of "
+    "dead publishes included; publish none.",
 )
 @ending_at_once
 def publish_command(
@@ -61,7 +70,7 @@ def publish_command(
     the collection of what no kept release names. Endpoint, region and credentials come from
     AWS_* variables (see the README)."""
     if collect_only:
-        deleted = collect(url, keep=keep, grace=grace)
+        deleted = collect(url, keep=keep, grace=grace, jobs=jobs)
         click.echo(f"collected {url}: {deleted} objects deleted")
         return
     release = published_release(output_dir)

@@ -21,9 +21,10 @@ from pipeline.errors import BuildError
 from pipeline.export.records.manifest import Manifest
 from pipeline.publish import bucket
 from pipeline.publish import pointer as pointer_doc
-from pipeline.publish.bucket import LEASE, POINTER, open_bucket
+from pipeline.publish.bucket import LEASE, POINTER, RELEASES, STORES, group_of, open_bucket
 from pipeline.publish.collect import collect
 from pipeline.publish.objectstore import publish_release
+from pipeline.serve.reader import BucketReader
 from pipeline.settings import load_settings
 from pipeline.tools.generate import generate
 from tests.conftest import run_cli
@@ -32,6 +33,7 @@ from tests.publish.conftest import (
     S3Server,
     bucket_keys,
     check_bucket,
+    only_kept_left,
     pointer,
     relay,
     reply,
@@ -120,6 +122,48 @@ def test_a_first_publish_then_a_republish_of_5_percent_of_the_stores(
     kept = {k.split("/")[2] for k in bucket_keys(url) if k.startswith(f"stores/{CHANGED_STORE}")}
     assert len(kept) == 1  # the current release's version only
     assert check_bucket(url, _builds(first, second)) == first.name
+
+
+class _CutShort(Exception):
+    pass
+
+
+def test_a_commit_collects_the_releases_it_drops_and_finishes_a_collection_cut_short(
+    s3: S3Server, releases: tuple[Path, Path]
+) -> None:
+    """Keeping 1 release: a publish stopped after its commit, before its collection, leaves
+    the release it dropped whole; the next publish collects both dropped releases (their
+    versions, then their folders) and leaves only its own. No commit lists more than
+    `releases/` and the groups it deletes: never the whole bucket."""
+    first, second = releases
+    url = s3.bucket("dropped")
+    publish_release(first, url, keep=1, grace=0)
+    one = BucketReader(url).snapshot()
+
+    def cut(step: str, key: str) -> None:
+        if step == "published":
+            raise _CutShort
+
+    listed = len(s3.lists(url))
+    with pytest.raises(_CutShort):
+        publish_release(second, url, keep=1, grace=0, trace=cut)
+    assert s3.lists(url)[listed:] == ["releases/"]  # its look for dropped releases
+    two = BucketReader(url).snapshot()
+    assert one is not None and two is not None and two.build_id == second.name
+    before = bucket_keys(url)
+    assert one.prefixes() | two.prefixes() <= {group_of(k) for k in before}  # none collected
+
+    listed = len(s3.lists(url))
+    third = publish_release(first, url, keep=1, grace=0)
+    now = BucketReader(url).snapshot()
+    assert now is not None and now.build_id == first.name
+    dropped = (one.prefixes() | two.prefixes()) - now.prefixes()
+    assert f"{RELEASES}{one.release}/" in dropped and f"{RELEASES}{two.release}/" in dropped
+    assert f"{STORES}{CHANGED_STORE}/{two.stores[CHANGED_STORE]}/" in dropped
+    assert sorted(s3.lists(url)[listed:]) == sorted(["releases/", *dropped])
+    assert third.deleted == sum(group_of(k) in dropped for k in before)
+    only_kept_left(url, 1)
+    assert check_bucket(url, _builds(first)) == first.name
 
 
 def test_of_two_publishes_only_one_commits(s3: S3Server, releases: tuple[Path, Path]) -> None:
