@@ -6,21 +6,22 @@ read again: what a publish that read the pointer before that write may name can 
 committed.
 
 Two collections, one rule:
-- a commit collects the releases that leave the kept history (`Collector._dropped`): the
-  versions they name that no kept release names, then their own documents, last, so that a
-  release whose folder is still there may still have versions. It costs one listing of
-  `releases/` and one of each such version, in time proportional to the night's change, not
-  to the bucket;
+- after its commit, a publish (or a Ray night) collects the releases its pointer's history no
+  longer keeps whose folder under `releases/` is still there (`Collector.collect_dropped`),
+  one at a time, oldest first: the versions each names that no kept release names, then its
+  folder, last, so that a folder still there means work left. It costs one listing of
+  `releases/` and one of each such version: time proportional to the change those releases
+  made, not to the bucket;
 - `collect` (`pipeline publish --collect-only`) lists the whole bucket before its fence, and
   also finds what no release ever named: killed, failed or losing publishes' versions, a Ray
   night's other shard attempts. Those are deleted once their group's newest object is older
-  than `grace`; run it on a schedule of its own (its listing is one request per 1,000 objects).
+  than `grace`; it runs on a schedule of its own (its listing is one request per 1,000
+  objects, one after the other).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import secrets
 from collections.abc import Callable
 from dataclasses import replace
@@ -151,39 +152,57 @@ class Collector:
                 groups[group] = (max(newest, meta["last_modified"]), keys)
         return {group: keys for group, (newest, keys) in groups.items() if newest < edge}
 
-    async def _dropped(self, history: list[PointerEntry], keep: int, grace: float) -> Doomed:
-        """The groups of the committed releases of `history` that are not kept and whose
-        folder under releases/ is still there (a collection deletes it last, so such a release
-        may still have versions): the versions each names, then its folder, listed when they
-        are collected. A release that cannot be read gives its folder only; what it named is
-        then left to `collect`."""
+    async def collect_dropped(self, keep: int, grace: float) -> int:
+        """After a commit: the committed releases of the pointer's history that it no longer
+        keeps and whose folder under releases/ is still there, one at a time, oldest first:
+        the versions each names that no kept release names, then its folder (last: a folder
+        still there means work left, which the next commit's collection finishes). A release
+        that cannot be read loses its folder only; what it named is left to `collect`. The
+        pointer is read again first (see the module's docstring). The objects deleted."""
+        fence = await self._fence(keep, grace)
+        if fence is None:
+            return 0
+        history, protected = fence
         kept = {entry.release for entry in kept_entries(history, keep, grace)}
         listed = await obs.list_with_delimiter_async(self.store, RELEASES)
         there = {f"{prefix.rstrip('/')}/" for prefix in listed["common_prefixes"]}
-        versions: Doomed = {}
-        folders: Doomed = {}
-        for entry in history:
+        deleted = 0
+        for entry in reversed(history):
             folder = f"{RELEASES}{entry.release}/"
             if entry.release in kept or folder not in there:
                 continue
-            with contextlib.suppress(Damaged):
-                versions |= dict.fromkeys((await self._release(entry)).prefixes() - {folder})
-            folders[folder] = None
-        return versions | folders
+            try:
+                named = (await self._release(entry)).prefixes() - protected - {folder}
+            except Damaged:
+                named = set()
+            deleted += await self._delete({**dict.fromkeys(sorted(named)), folder: None})
+        return deleted
 
     async def _collect(self, doomed: Doomed, keep: int, grace: float) -> int:
         """Delete `doomed`, after reading the pointer again: never a group a release it keeps
-        names. Versions first, then the release documents naming them."""
-        if not doomed:
+        names."""
+        fence = await self._fence(keep, grace)
+        if fence is None:
             return 0
+        _, protected = fence
+        return await self._delete({g: keys for g, keys in doomed.items() if g not in protected})
+
+    async def _fence(self, keep: int, grace: float) -> tuple[list[PointerEntry], set[str]] | None:
+        """The pointer's history, read again after the write that fences (a commit, or
+        `collect`'s rewrite), and the prefixes its kept releases name; None when there is
+        nothing to read or a kept release cannot be read: then nothing is deleted."""
         got = await get(self.store, POINTER)
+        if got is None:
+            return None
         try:
-            pointer = Pointer.parse(self.url, got.data) if got else None
-            protected = await self._protected(pointer.history, keep, grace) if pointer else None
+            pointer = Pointer.parse(self.url, got.data)
+            return pointer.history, await self._protected(pointer.history, keep, grace)
         except Damaged:
-            protected = None
-        if protected is None:
-            return 0
+            return None
+
+    async def _delete(self, doomed: Doomed) -> int:
+        """Delete every key of `doomed` (a group with no keys is listed first), `jobs`
+        requests at a time: the versions, then the release documents naming them."""
         limit = asyncio.Semaphore(self.jobs)
 
         async def keys_of(group: str) -> list[str]:
@@ -202,9 +221,7 @@ class Collector:
 
         deleted = 0
         for documents in (False, True):
-            groups = [
-                g for g in doomed if g not in protected and g.startswith(RELEASES) == documents
-            ]
+            groups = [g for g in doomed if g.startswith(RELEASES) == documents]
             keys = sorted(k for got in await asyncio.gather(*map(keys_of, groups)) for k in got)
             await asyncio.gather(*map(delete, chunks(keys)))
             deleted += len(keys)

@@ -1,8 +1,9 @@
 """The commit of a release to an object store, the same for `pipeline publish`
 (`objectstore`) and a Ray night straight to a bucket (`start_night`, `commit_night`), once
-the release's versions are in the bucket: its files and documents, the releases leaving the
-kept history, the pointer written with a compare-and-swap on the ETag read before any version
-was written, then the fenced collection of those releases (steps 3 to 6 in `objectstore`'s docstring, which says why)."""
+the release's versions are in the bucket: its files and documents, the pointer written with a
+compare-and-swap on the ETag read before any version was written, then the fenced collection
+of the releases leaving the kept history (steps 3 to 5 in `objectstore`'s docstring, which
+says why)."""
 
 from __future__ import annotations
 
@@ -54,10 +55,10 @@ class Committer(Collector):
         """Everything after the versions are in the bucket, the same for `pipeline publish`
         and a Ray night (`start_night`, `commit_night`): the release's files and documents
         (`changes`: the release's `changes.json` against the release the pointer names, what
-        a CDN purges), what the releases leaving the kept history name (`_dropped`: in time
-        proportional to the change, not to the bucket), the commit (If-Match `pointer_tag`,
-        read before any version of `new` was written; create-only without one), then the
-        fenced collection. The number of objects collected."""
+        a CDN purges), the commit (If-Match `pointer_tag`, read before any version of `new`
+        was written; create-only without one), then the fenced collection of the releases
+        that leave the kept history (`collect_dropped`: in time proportional to the change,
+        not to the bucket). The number of objects collected."""
         await self._release_files(local, new, changes)
         entry = PointerEntry(
             release=new.release,
@@ -67,7 +68,6 @@ class Committer(Collector):
         )
         history = [entry, *(pointer.history if pointer else [])][:HISTORY]
         self.releases[new.release] = new
-        doomed = await self._dropped(history, keep, grace)
         new_pointer = Pointer(
             release=entry.release,
             document=entry.document,
@@ -87,7 +87,7 @@ class Committer(Collector):
                 f"build ({new.build_id}) was not published (what it wrote is collected later)"
             ) from None
         self.trace("published", POINTER)
-        return await self._collect(doomed, keep, grace)
+        return await self.collect_dropped(keep, grace)
 
     async def _base(self, pointer: Pointer | None) -> Manifest:
         """The manifest of the release `pointer` names (empty without one, or when it is not

@@ -3,7 +3,7 @@ CDN in front of it, with the local output's design carried into the bucket (`buc
 the layout): immutable versions of each store's pages (and of the common pages), a release
 document mapping every store to its version, and one commit, the pointer `current.json`,
 written last with a compare-and-swap on the ETag read (create-only for a bucket's first).
-This module holds the lease and the upload (1, 2); the commit (3 to 6) is `commit.py`'s,
+This module holds the lease and the upload (1, 2); the commit (3 to 5) is `commit.py`'s,
 shared with a Ray night straight to a bucket.
 
     1. read the pointer (its ETag) and the release it names
@@ -11,22 +11,20 @@ shared with a Ray night straight to a bucket.
        version and costs no request; a changed one gets a new version, named for its content
        and this publish, so no two publishes ever write the same key
     3. write the release's documents (the map's parts, then the document naming them)
-    4. find what the commit collects: the releases leaving the kept history (the last `keep`,
-       and those current less than the grace period ago) whose folder is still there, one
-       listing of `releases/`, and the versions they name
-    5. commit: put the pointer If-Match the ETag of 1 (If-None-Match: * for the first)
-    6. read the pointer again; list and delete the versions of 4 that no release it keeps
-       names, then those releases' documents (last: a folder still there means work left)
+    4. commit: put the pointer If-Match the ETag of 1 (If-None-Match: * for the first)
+    5. read the pointer again; for each release of its history it no longer keeps whose
+       folder is still there (one listing of `releases/`), oldest first: list and delete the
+       versions it names that no kept release names, then its folder (last: a folder still
+       there means work left, which the next commit finishes)
 
 Why no reader ever sees a mix, and no version a committed pointer names is ever missing:
 - a reader resolves every URL through one committed release (`Release.key`), whose versions
-  were all complete before the pointer naming them was written (2 and 3 before 5);
+  were all complete before the pointer naming them was written (2 and 3 before 4);
 - keys are never overwritten: a stale publisher can only add versions nobody names;
-- a version deleted in 6 was named by a committed release that this commit does not keep. A
-  publish reuses only the versions of the release it read and writes its new ones under its
-  own token, so a release naming it can only be committed by a publish that read the pointer
-  before this commit, and that publish's compare-and-swap fails, because this commit changed
-  the ETag. What no release ever named (killed, failed or losing publishes) is collected by
+- a version deleted in 5 was named by a committed release that the pointer read again in 5
+  does not keep. A publish reuses only the versions of the release it read and writes its new
+  ones under its own token, so a release naming it can only be committed by a publish that
+  read an earlier pointer, and that publish's compare-and-swap fails: the ETag has changed. What no release ever named (killed, failed or losing publishes) is collected by
   `collect`, which lists the bucket before its own fence (`collect.py`).
   The lease only saves wasted work; no guarantee depends on it.
 """

@@ -114,7 +114,11 @@ def test_bucket_server(log: Path) -> Iterator[str]:
         os.environ.clear()
         os.environ.update(saved)
         server.terminate()
-        server.wait(timeout=30)
+        try:  # a server holding a large bucket can take minutes to let go of it
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
 
 
 def _sizes(url: str, prefix: str) -> dict[str, int]:
@@ -157,7 +161,7 @@ def bucket_nights(
     into the last one, a night of `changed_dir` (5% of the stores changed)."""
     base.mkdir(parents=True, exist_ok=True)
     with test_bucket_server(base / "s3.log") as endpoint:
-        nights = []
+        nights: list[dict[str, Any]] = []
         for shards in shard_counts:
             name = f"bench-{shards}-{time.time_ns()}"
             request = urllib.request.Request(f"{endpoint}/{name}", method="PUT")
@@ -165,5 +169,7 @@ def bucket_nights(
             url = f"s3://{name}/site"
             output = base / f"ray-bucket-{shards}"
             nights.append(_night(input_dir, output, url, shards))
+            print(json.dumps(nights[-1]), flush=True)  # each night's figures as they come
         changed = _night(changed_dir, output, url, shard_counts[-1])
+        print(json.dumps(changed), flush=True)
     return {"ray_bucket_nights": nights, "ray_bucket_changed_night": changed}

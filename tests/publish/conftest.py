@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from pipeline.errors import BuildError
+from pipeline.publish.collect import collect
 from pipeline.publish.objectstore import publish_release
 from tests.bucket import Build, bucket_keys, check_bucket, only_kept_left, pointer, url_of
 from tests.conftest import S3Server
@@ -158,7 +159,10 @@ def _publish_child(
 ) -> None:
     os.environ["AWS_ENDPOINT_URL"] = endpoint
     try:
-        publish_release(release, url, jobs=1, **options)
+        if options.pop("collect_only", False):  # `pipeline publish --collect-only`
+            collect(url, keep=options["keep"], grace=options["grace"], jobs=1)
+        else:
+            publish_release(release, url, jobs=1, **options)
         answer.send((0, ""))
     except BuildError as exc:
         answer.send((1, str(exc)))
@@ -167,7 +171,8 @@ def _publish_child(
 
 
 def start_publish(proxy: Proxy, release: Path, url: str, rule: Rule, **options: Any) -> Victim:
-    """A publish of `release` in a child process, its requests through `proxy` under `rule`."""
+    """A publish of `release` in a child process, its requests through `proxy` under `rule`
+    (with `collect_only`, a collection of the bucket instead)."""
     victim = Victim(rule)
     proxy.victim = victim
     mine, theirs = FORKS.Pipe(duplex=False)
