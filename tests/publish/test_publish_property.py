@@ -25,6 +25,7 @@ from tests.publish.conftest import (
     Request,
     Rule,
     S3Server,
+    Victim,
     check_bucket,
     finish,
     only_kept_left,
@@ -76,13 +77,16 @@ def test_kills_and_pauses_at_any_request_never_publish_a_mix(
     names = list(outputs)
     outcomes: dict[str, int] = {}
 
-    def publish(name: str, rule: Rule | None = None, take_over: bool = False) -> tuple[int, str]:
+    def start(name: str, rule: Rule | None = None, take_over: bool = False) -> Victim:
         """A publish of release `name`, or with "collect" a collection (`--collect-only`)."""
-        release, other = _release(outputs[names[0] if name == COLLECT else name]), rule
+        release = _release(outputs[names[0] if name == COLLECT else name])
         options = {**OPTIONS, "collect_only": True} if name == COLLECT else OPTIONS
-        victim = start_publish(
-            proxy, release, url, other or (lambda r: None), take_over=take_over, **options
+        return start_publish(
+            proxy, release, url, rule or (lambda r: None), take_over=take_over, **options
         )
+
+    def publish(name: str, rule: Rule | None = None, take_over: bool = False) -> tuple[int, str]:
+        victim = start(name, rule, take_over)
         code, err = finish(victim)
         outcomes[f"{victim.fired}:{code}"] = outcomes.get(f"{victim.fired}:{code}", 0) + 1
         return code, err
@@ -110,8 +114,9 @@ def test_kills_and_pauses_at_any_request_never_publish_a_mix(
         n += 1
     assert n > 20  # a publish of a changed release makes more than 20 requests
 
-    # A publish paused at a request of each kind (its first, a page, the listing before the
-    # commit, the commit, a deletion) while another publishes a third release, killed or not.
+    # A publish paused at a request of each kind (its first, a page, the commit, its
+    # collection's listing and a deletion after it) while another publishes a third release,
+    # killed or not; and a collection (`--collect-only`) beside a publish, either one paused.
     def at(method: str, needle: str, action: str = "pause", nth: int = 1) -> Rule:
         """`action` at the `nth` request of `method` whose path holds `needle`."""
         matched: list[Request] = []
@@ -124,27 +129,26 @@ def test_kills_and_pauses_at_any_request_never_publish_a_mix(
 
         return rule
 
-    pauses: list[tuple[str, Rule, str, Rule | None]] = [
-        ("b", at("PUT", "lease.json"), "c", None),
-        ("b", at("PUT", "/releases/"), "c", None),
-        ("c", at("GET", "list-type=2"), "a", None),
-        ("a", at("PUT", "current.json"), "b", None),
-        ("b", at("POST", "delete"), "c", None),
-        ("c", at("PUT", "/releases/"), "a", at("PUT", "current.json", "kill-after")),
-        ("a", at("POST", "delete"), "b", at("POST", "delete", "kill")),
-        # A collection while a publish uploads: it deletes that publish's new versions (named
-        # by no release, and past a grace of 0), and its fence fails that publish's commit.
-        ("c", at("PUT", "/stores/", nth=3), COLLECT, None),
-        # A collection paused after its listing while a publish commits: its fence fails.
-        (COLLECT, at("PUT", "current.json"), "c", None),
+    # (the paused one, its pause, the other, the other's rule, what the paused one must say)
+    pauses: list[tuple[str, Rule, str, Rule | None, str | None]] = [
+        ("b", at("PUT", "lease.json"), "c", None, None),
+        ("b", at("PUT", "/releases/"), "c", None, None),
+        ("c", at("GET", "list-type=2"), "a", None, None),
+        ("a", at("PUT", "current.json"), "b", None, None),
+        ("b", at("POST", "delete"), "c", None, None),
+        ("c", at("PUT", "/releases/"), "a", at("PUT", "current.json", "kill-after"), None),
+        ("a", at("POST", "delete"), "b", at("POST", "delete", "kill"), None),
+        # A collection while a publish uploads: it deletes that publish's first versions
+        # (named by no release, and past a grace of 0), and its fence fails that commit.
+        ("c", at("PUT", "/stores/", nth=3), COLLECT, None, "since this one read it"),
+        # A collection paused at its fence while a publish commits: it deletes nothing.
+        (COLLECT, at("PUT", "current.json"), "c", None, "nothing was deleted"),
     ]
-    for stale, pause, other, other_rule in pauses:
+    for stale, pause, other, other_rule, refused in pauses:
         # Taking the lease over: a publish killed in the scenario before may have left one
         # that has not expired yet (1 s), and the lease is advisory (no guarantee rests on it),
         # so whether it had expired must not decide whether this one runs.
-        stalled = start_publish(
-            proxy, _release(outputs[stale]), url, pause, take_over=True, **OPTIONS
-        )
+        stalled = start(stale, pause, take_over=True)
         assert paused(stalled), stalled.seen
         checked()  # a reader meanwhile
         code, err = publish(other, other_rule)
@@ -153,8 +157,9 @@ def test_kills_and_pauses_at_any_request_never_publish_a_mix(
         checked()
         proxy.victim = stalled  # the paused one goes on, stale
         stalled.resume.set()
-        code, _ = finish(stalled)
+        code, err = finish(stalled)
         outcomes[f"pause:{code}"] = outcomes.get(f"pause:{code}", 0) + 1
+        assert refused is None or (code == 1 and refused in err), (stale, other, code, err)
         checked()
 
     # A collection killed at every request n, before the request reaches the server and
@@ -164,7 +169,6 @@ def test_kills_and_pauses_at_any_request_never_publish_a_mix(
     while quiet < 2:
         for mode in ("kill", "kill-after"):
             code, _ = publish(COLLECT, lambda r, n=n, mode=mode: mode if r[0] == n else None)
-            print("collect", n, mode, code, _, flush=True)
             checked()
             quiet = quiet + 1 if code == 0 else 0
         n += 1
