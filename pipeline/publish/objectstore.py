@@ -24,9 +24,10 @@ Why no reader ever sees a mix, and no version a committed pointer names is ever 
 - a version deleted in 5 was named by a committed release that the pointer read again in 5
   does not keep. A publish reuses only the versions of the release it read and writes its new
   ones under its own token, so a release naming it can only be committed by a publish that
-  read an earlier pointer, and that publish's compare-and-swap fails: the ETag has changed. What no release ever named (killed, failed or losing publishes) is collected by
-  `collect`, which lists the bucket before its own fence (`collect.py`).
-  The lease only saves wasted work; no guarantee depends on it.
+  read an earlier pointer, and that publish's compare-and-swap fails: the ETag has changed.
+  What no release ever named (killed, failed or losing publishes) is collected by `collect`,
+  which lists the bucket before its own fence (`collect.py`).
+The lease only saves wasted work; no guarantee depends on it.
 """
 
 from __future__ import annotations
