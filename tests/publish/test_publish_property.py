@@ -1,12 +1,13 @@
-"""Publishes of three releases against the test S3 server, each killed (SIGKILL) or paused at a
-request placed by count, while others publish: after every step the pointer names one whole
-release with its own bytes, read through the pointer by URL; after the last, a collection past
-the grace period leaves only the kept releases' versions.
+"""Publishes of three releases and collections (`--collect-only`) against the test S3 server,
+each killed (SIGKILL) or paused at a request placed by count, while others publish or collect:
+after every step the pointer names one whole release with its own bytes, read through the
+pointer by URL; after the last, a collection past the grace period leaves only the kept
+releases' versions.
 
-Every publish runs `pipeline publish` in a child process with a lease of 1 s, a grace period of
-0 (collection deletes whatever no kept release names, a live publish's new versions included:
-only the commit's fence protects them), and one request in flight, through a proxy that counts
-its requests and kills or pauses it at one of them."""
+Every publish or collection runs in a child process with a lease of 1 s, a grace period of 0
+(a collection deletes whatever no kept release names, a live publish's new versions included:
+only the fence protects them), and one request in flight, through a proxy that counts its
+requests and kills or pauses it at one of them."""
 
 from __future__ import annotations
 
