@@ -163,13 +163,12 @@ class Collector:
         if fence is None:
             return 0
         history, protected = fence
-        kept = {entry.release for entry in kept_entries(history, keep, grace)}
         listed = await obs.list_with_delimiter_async(self.store, RELEASES)
         there = {f"{prefix.rstrip('/')}/" for prefix in listed["common_prefixes"]}
         deleted = 0
         for entry in reversed(history):
             folder = f"{RELEASES}{entry.release}/"
-            if entry.release in kept or folder not in there:
+            if folder in protected or folder not in there:  # a kept release names its folder
                 continue
             try:
                 named = (await self._release(entry)).prefixes() - protected - {folder}
