@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from pipeline.api.params import INT64, InventoryParams
+from pipeline.api.params import INT64, InventoryParams, path_integer
 from pipeline.api.urls import STORES_DIR, canonical_query
 
 
@@ -95,7 +95,6 @@ OPERATION_PATHS = {
     )
     for op in STORE_OPERATIONS
 }
-_INTEGER = re.compile(r"-?[0-9]{1,19}")
 
 
 def match(path: str) -> tuple[Operation, str, str | None] | None:
@@ -109,11 +108,7 @@ def match(path: str) -> tuple[Operation, str, str | None] | None:
 
 def parse_product_id(segment: str | None) -> int | None:
     """The path's productId, an int64; None (a 400 naming it) when it is not one."""
-    if segment is None:
-        return None
-    if not _INTEGER.fullmatch(segment) or not INT64[0] <= int(segment) <= INT64[1]:
-        return None
-    return int(segment)
+    return None if segment is None else path_integer(segment, INT64)
 
 
 def page_path(op: Operation, store_key: str, params: InventoryParams) -> PurePosixPath:

@@ -58,6 +58,8 @@ class InventoryParams:
     inStockOnly: bool = True
     sortOrder: str = "name"
     sortDesc: bool = False
+    getExtendedFields: bool = False
+    includeSkus: bool = False
     offset: int = 0
     limit: int = 10
 
@@ -80,15 +82,34 @@ INT_RANGES = {
     "offset": INT32,
     "limit": INT32,
 }
-BOOLS = ("includeGeneric", "includeCustom", "includeExcludedCategories", "inStockOnly", "sortDesc")
+BOOLS = (
+    "includeGeneric",
+    "includeCustom",
+    "includeExcludedCategories",
+    "inStockOnly",
+    "sortDesc",
+    "getExtendedFields",
+    "includeSkus",
+)
 PAGING = ("offset", "limit")
 # The parameters of each operation (`pipeline.api.operations` for the store's other ones).
 PARAMETER_NAMES = tuple(
     f.name
     for f in fields(InventoryParams)
-    if f.name not in ("skuId", "inStockOnly", "sortOrder", "sortDesc")
+    if f.name
+    not in ("skuId", "inStockOnly", "sortOrder", "sortDesc", "getExtendedFields", "includeSkus")
 )
 CATEGORY_PARAMETERS = (*PAGING, "sortOrder", "sortDesc")
+
+
+_PATH_INTEGER = re.compile(r"-?[0-9]{1,19}")
+
+
+def path_integer(text: str, bounds: tuple[int, int]) -> int | None:
+    """A path segment's integer within `bounds` (plain decimal, at most 19 digits), or None."""
+    if not _PATH_INTEGER.fullmatch(text) or not bounds[0] <= int(text) <= bounds[1]:
+        return None
+    return int(text)
 
 
 def invalid_value(name: str, value: str) -> str:
@@ -201,6 +222,8 @@ def bind_params(
         "sku_limit": params.skuLimit,
         "sort_field": params.sort_field,
         "sort_desc": params.sort_desc,
+        "get_extended_fields": params.getExtendedFields,
+        "include_skus": params.includeSkus,
         **paging_params(params),
     }
 

@@ -79,10 +79,12 @@ def envelope(total_items: int, results: Iterable[str | bytes]) -> bytes:
     return head + b"%d" % total_items + middle + b",".join(items) + tail
 
 
-def results_envelope(results: Iterable[str | bytes]) -> bytes:
-    """The envelope of an answer with no totalItems (one result, not a page), compact."""
+def results_envelope(results: Iterable[str | bytes], errors: Sequence[str] = ()) -> bytes:
+    """The envelope of an answer with no totalItems (one result, a whole list, or the ids found
+    of a list with an error for each id not found), compact."""
     items = [r.encode() if isinstance(r, str) else r for r in results]
-    return b'{"success":true,"errors":[],"results":[' + b",".join(items) + b"]}"
+    head = b'{"success":true,"errors":' + orjson.dumps(list(errors)) + b',"results":['
+    return head + b",".join(items) + b"]}"
 
 
 def envelope_expr(total_items: pl.Expr, results: pl.Expr) -> pl.Expr:

@@ -23,6 +23,7 @@ from pipeline.api.responses import (
     results_envelope,
 )
 from pipeline.api.urls import STORE_KEY
+from pipeline.paths import is_page
 from pipeline.serve.cache import WHOLE, AnswerCache
 from pipeline.serve.live import answered, raise_not_found
 from pipeline.transform.steps import OPERATION_SQL
@@ -79,9 +80,6 @@ def answer(
         raise ApiError(404, [NO_STORES])
     if site is not None and op.materialised:
         page = site / page_path(op, store_key, params)
-        try:
-            if page.is_file():
-                return Response(200, page.read_bytes())
-        except OSError:  # e.g. a name longer than the file system allows: never materialised
-            pass
+        if is_page(page):
+            return Response(200, page.read_bytes())
     return Response(200, live_answer(warehouse(), op, store_key, product_id, params, cache))

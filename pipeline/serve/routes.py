@@ -10,7 +10,7 @@ from urllib.parse import unquote
 
 import duckdb
 
-from pipeline.api import operations, urls
+from pipeline.api import catalog, operations, urls
 from pipeline.api.docs import help_page
 from pipeline.api.openapi import openapi_json
 from pipeline.api.params import CATEGORY_PARAMETERS, parse_inventory_params
@@ -23,6 +23,8 @@ from pipeline.api.responses import (
     ApiError,
     Response,
 )
+from pipeline.paths import is_page
+from pipeline.serve import catalog as catalog_operations
 from pipeline.serve import live
 from pipeline.serve import operations as store_operations
 from pipeline.serve.cache import AnswerCache
@@ -35,13 +37,6 @@ Warehouse = duckdb.DuckDBPyConnection | Callable[[], duckdb.DuckDBPyConnection]
 ABSOLUTE_FORM = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*")
 # What nginx refuses in a path (400): a `%` not followed by two hex digits, an encoded NUL.
 BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})|%00")
-
-
-def _is_file(path: Path) -> bool:
-    try:
-        return path.is_file()
-    except OSError:  # e.g. a name longer than the file system allows: never materialised
-        return False
 
 
 def origin_form(target: str) -> str:
@@ -103,7 +98,7 @@ def answer(
             if not urls.STORE_KEY.fullmatch(key):
                 raise ApiError(404, [NO_STORES])
             page = site / urls.inventory_page_path(key, params) if site else None
-            if page is not None and _is_file(page):
+            if page is not None and is_page(page):
                 return Response(200, page.read_bytes())
             return Response(200, live.store_inventory(warehouse(), key, params, cache))
         operation = operations.match(path)
@@ -112,9 +107,12 @@ def answer(
         if path == urls.CATEGORIES_PATH:
             params = parse_inventory_params(query, CATEGORY_PARAMETERS)
             page = site / urls.categories_page_path(params) if site else None
-            if page is not None and page.is_file():
+            if page is not None and is_page(page):
                 return Response(200, page.read_bytes())
             return Response(200, live.categories_page(warehouse(), params))
+        found = catalog.match(path)
+        if found is not None:
+            return catalog_operations.answer(warehouse, site, *found, query)
         if path == urls.HELP_PATH:
             return Response(200, help_page().encode(), HTML)
         if path == urls.OPENAPI_PATH:

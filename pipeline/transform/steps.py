@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from pipeline.api.catalog import CATALOG_OPERATIONS
 from pipeline.api.operations import STORE_OPERATIONS
 from pipeline.db import SqlFile
 
@@ -74,10 +75,16 @@ STEPS: tuple[Step, ...] = (
     Model("marts/store"),
     Model("marts/listing"),
     Model("marts/store_product"),
+    Model("marts/sku_market"),
+    Model("marts/product_market"),
     Model("export/product"),
     Model("export/sku_body"),
     Model("export/sku"),
     Model("export/category"),
+    Model("export/catalog_group"),
+    Model("export/catalog_product"),
+    Model("export/condition"),
+    Model("export/product_price"),
 )
 
 # The steps that read the stores' tables (their rows partition by store: a shard of stores runs
@@ -89,7 +96,15 @@ STORE_STEPS: tuple[Step, ...] = tuple(
     for s in STEPS
     if (s.table if isinstance(s, Staging) else s.path) in (*STORE_TABLES, *STORE_MARTS)
 )
-CATALOG_STEPS: tuple[Step, ...] = tuple(s for s in STEPS if s not in STORE_STEPS)
+# The steps over every store's listings together (the marketplace's figures): a Ray night runs
+# them once the shards' tables are gathered.
+MARKET_MODELS = ("marts/sku_market", "marts/product_market", "export/product_price")
+MARKET_STEPS: tuple[Step, ...] = tuple(
+    s for s in STEPS if isinstance(s, Model) and s.path in MARKET_MODELS
+)
+CATALOG_STEPS: tuple[Step, ...] = tuple(
+    s for s in STEPS if s not in STORE_STEPS and s not in MARKET_STEPS
+)
 
 STORE_INVENTORY = SqlFile("api/store_inventory_products")
 # The summary's page cut from a store's products that `pipeline serve` keeps; the CTEs that cut
@@ -104,15 +119,25 @@ KEPT_PRODUCT_ENTRIES = SqlFile("api/kept_product_entries")
 CATALOG_CATEGORIES = SqlFile("api/catalog_categories")
 # The store's other inventory operations (docs/contract.md §5), by operation.
 OPERATION_SQL = {op: SqlFile(op.sql) for op in STORE_OPERATIONS}
+# The catalog and marketplace price operations (docs/contract.md §7), by operation.
+CATALOG_SQL = {op: SqlFile(op.sql) for op in CATALOG_OPERATIONS}
 QUERIES: tuple[SqlFile, ...] = (
     STORE_INVENTORY,
     STORE_INVENTORY_KEPT,
     STORE_ENTRIES,
     CATALOG_CATEGORIES,
     *OPERATION_SQL.values(),
+    *CATALOG_SQL.values(),
 )
+# The ids of an operation on a list of ids, which each such operation includes.
+ASKED_IDS = SqlFile("api/asked_ids")
 # Parts of queries, included by them (`-- @include`), never run alone.
-PARTS: tuple[SqlFile, ...] = (STORE_INVENTORY_PAGE, STORE_PRODUCT_ENTRIES, KEPT_PRODUCT_ENTRIES)
+PARTS: tuple[SqlFile, ...] = (
+    STORE_INVENTORY_PAGE,
+    STORE_PRODUCT_ENTRIES,
+    KEPT_PRODUCT_ENTRIES,
+    ASKED_IDS,
+)
 
 
 def all_sql_files() -> list[SqlFile]:

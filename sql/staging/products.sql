@@ -11,6 +11,13 @@ final as (
         "name" as name,
         "rarity" as rarity,
         "number" as number,
+        null::varchar as clean_name,
+        null::varchar as image_url,
+        null::varchar as url,
+        null::timestamp as modified_on,
+        null::integer as image_count,
+        null::struct(is_presale boolean, released_on timestamp, note varchar) as presale_info,
+        null::struct(name varchar, display_name varchar, value varchar)[] as extended_data,
         _source_file as source_file,
         _source_row as source_row
     from valid

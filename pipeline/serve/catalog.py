@@ -1,0 +1,86 @@
+"""Answers of the catalog and marketplace price operations (docs/contract.md §7): a materialised
+page from its file, anything else from the warehouse by the operation's SQL file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+
+from pipeline.api.catalog import CatalogOperation, page_path, parse_ids
+from pipeline.api.params import InventoryParams, bind_params, parse_inventory_params, used
+from pipeline.api.responses import ApiError, Response, envelope, results_envelope
+from pipeline.paths import is_page
+from pipeline.transform.steps import CATALOG_SQL
+
+
+def parse(
+    op: CatalogOperation, segment: str | None, query: str
+) -> tuple[list[int], InventoryParams]:
+    """The path's ids and the query's parameters, or ApiError(400) naming every bad one (the
+    path's id first)."""
+    errors: list[str] = []
+    ids: list[int] = []
+    if op.id_name is not None and segment is not None:
+        try:
+            ids = parse_ids(op.id_name, segment)
+        except ApiError as exc:
+            errors = exc.messages
+    try:
+        params = parse_inventory_params(query, op.parameters)
+    except ApiError as exc:
+        raise ApiError(exc.status, errors + exc.messages) from None
+    if errors:
+        raise ApiError(400, errors)
+    return ids, params
+
+
+def rows(
+    con: duckdb.DuckDBPyConnection,
+    op: CatalogOperation,
+    ids: list[int],
+    params: InventoryParams,
+    *,
+    whole: bool = False,
+) -> list[tuple[int, int | None, int | None, str | None]]:
+    """The operation's rows (position, total_items, item_id, result_json) for a request; with
+    `whole`, every row of a paged operation (the exporter's)."""
+    sql = CATALOG_SQL[op].sql
+    values = {**bind_params(params, None), "item_id": ids[0] if ids else None, "ids": ids}
+    if whole:
+        values.update(first_position=None, last_position=None)
+    return con.execute(sql, used(sql, values)).fetchall()
+
+
+def live_answer(
+    con: duckdb.DuckDBPyConnection, op: CatalogOperation, ids: list[int], params: InventoryParams
+) -> Response:
+    """The operation's answer from the warehouse, or ApiError(404) when it is empty."""
+    found = rows(con, op, ids, params)
+    results = [r[3] for r in found if r[3] is not None]
+    if not results:
+        raise ApiError(404, [op.none])
+    if op.form == "page":
+        return Response(200, envelope(found[0][1] or 0, results))
+    if op.form == "list":
+        return Response(200, results_envelope(results))
+    have = {r[2] for r in found}
+    missing = [op.missing.format(id=i) for i in dict.fromkeys(ids) if i not in have]
+    return Response(207 if missing else 200, results_envelope(results, missing))
+
+
+def answer(
+    warehouse: Callable[[], duckdb.DuckDBPyConnection],
+    site: Path | None,
+    op: CatalogOperation,
+    segment: str | None,
+    query: str,
+) -> Response:
+    """The response to a request of the operation: 400s first, then its page or the warehouse."""
+    ids, params = parse(op, segment, query)
+    if site is not None and op.materialised and len(ids) <= 1:
+        page = site / page_path(op, ids[0] if ids else None, params)
+        if is_page(page):
+            return Response(200, page.read_bytes())
+    return live_answer(warehouse(), op, ids, params)

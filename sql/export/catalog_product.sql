@@ -1,0 +1,91 @@
+-- One row per catalog product: the pieces of its catalog Product JSON object (docs/contract.md
+-- §7), built once and shared by the product operations' pages and live answers, and its place
+-- in the listing's order (by lower-cased name in code-point order, then productId).
+-- @column product_id: Product identifier
+-- @column category_id: Category of the product
+-- @column group_id: Group of the product
+-- @column name_key: Lower-cased product name (the productName filter)
+-- @column category_name_key: Lower-cased category name (the categoryName filter)
+-- @column group_name_key: Lower-cased group name (the groupName filter)
+-- @column name_rank: The product's place in the listing's order (1-based)
+-- @column head_json: '{"productId":..,..,"presaleInfo":..': every key up to presaleInfo, no closing brace
+-- @column extended_json: ',"extendedData":[..]': the input's list, or Number and Rarity derived
+-- @column skus_json: ',"skus":[..]': the product's SKUs by skuId
+with
+products as (select * from staging.products),
+categories as (select * from staging.categories),
+groups as (select * from staging.groups),
+skus as (select * from staging.skus),
+product_skus as (
+    select
+        product_id,
+        string_agg(
+            concat(
+                '{"skuId":', sku_id,
+                ',"productId":', product_id,
+                ',"languageId":', language_id,
+                ',"printingId":', printing_id,
+                ',"conditionId":', condition_id, '}'
+            ),
+            ',' order by sku_id
+        ) as skus
+    from skus
+    group by product_id
+),
+extended as (
+    select
+        product_id,
+        case
+            when extended_data is not null then list_transform(
+                extended_data,
+                lambda e: concat(
+                    '{"name":', json_text(e.name),
+                    ',"displayName":', json_text(e.display_name),
+                    ',"value":', json_text(e.value), '}'
+                )
+            )
+            else list_filter([
+                case when number is not null then concat(
+                    '{"name":"Number","displayName":"Card Number","value":', json_text(number), '}'
+                ) end,
+                case when rarity is not null then concat(
+                    '{"name":"Rarity","displayName":"Rarity","value":', json_text(rarity), '}'
+                ) end
+            ], lambda e: e is not null)
+        end as entries
+    from products
+),
+final as (
+    select
+        products.product_id,
+        products.category_id,
+        products.group_id,
+        lower(products.name) as name_key,
+        lower(categories.name) as category_name_key,
+        lower(groups.name) as group_name_key,
+        row_number() over (order by lower(products.name), products.product_id) as name_rank,
+        concat(
+            '{"productId":', products.product_id,
+            ',"name":', json_text(products.name),
+            ',"cleanName":', json_text(products.clean_name),
+            ',"imageUrl":', json_text(products.image_url),
+            ',"categoryId":', products.category_id,
+            ',"groupId":', products.group_id,
+            ',"url":', json_text(products.url),
+            ',"modifiedOn":', json_time(products.modified_on),
+            ',"imageCount":', coalesce(products.image_count::varchar, 'null'),
+            ',"presaleInfo":', case when products.presale_info is null then 'null' else concat(
+                '{"isPresale":', json_bool(products.presale_info.is_presale),
+                ',"releasedOn":', json_time(products.presale_info.released_on),
+                ',"note":', json_text(products.presale_info.note), '}'
+            ) end
+        ) as head_json,
+        concat(',"extendedData":[', array_to_string(extended.entries, ','), ']') as extended_json,
+        concat(',"skus":[', coalesce(product_skus.skus, ''), ']') as skus_json
+    from products
+    join categories on categories.category_id = products.category_id
+    join groups on groups.group_id = products.group_id
+    join extended on extended.product_id = products.product_id
+    left join product_skus on product_skus.product_id = products.product_id
+)
+select * from final order by name_rank
