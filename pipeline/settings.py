@@ -23,6 +23,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from pipeline.api.catalog import MATERIALISED_CATALOG
 from pipeline.contract import TABLES
 from pipeline.remote import InputLocation
 from pipeline.shard import ShardSetting
@@ -48,8 +49,22 @@ class ExportSettings(BaseModel):
         description="Filtered variants materialised besides the unfiltered pages",
     )
     category_limits: list[PageSize] = Field(
-        default=[10], description="Page sizes of the category listing to materialise"
+        default=[10],
+        description="Page sizes of the category listing and of a category's groups to materialise",
     )
+    catalog_operations: list[str] = Field(
+        default=list(MATERIALISED_CATALOG),
+        description="Catalog and price operations whose default pages are files: "
+        + ", ".join(MATERIALISED_CATALOG),
+    )
+
+    @field_validator("catalog_operations")
+    @classmethod
+    def _known_operations(cls, value: list[str]) -> list[str]:
+        unknown = [v for v in value if v not in MATERIALISED_CATALOG]
+        if unknown:
+            raise ValueError(f"{', '.join(unknown)}: not one of {', '.join(MATERIALISED_CATALOG)}")
+        return value
 
 
 class VolumeLimit(BaseModel):

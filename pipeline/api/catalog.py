@@ -215,6 +215,10 @@ CATALOG_OPERATIONS: tuple[CatalogOperation, ...] = (
 )
 
 
+# The operations whose pages may be files (settings `export.catalog_operations`, all by default).
+MATERIALISED_CATALOG = tuple(op.operation_id for op in CATALOG_OPERATIONS if op.materialised)
+
+
 def match(path: str) -> tuple[CatalogOperation, str | None] | None:
     """The operation a (normalised) path names, and its path id's segment."""
     for op in CATALOG_OPERATIONS:

@@ -24,7 +24,7 @@ import polars as pl
 
 from pipeline import db
 from pipeline.export.nginx import write_nginx_conf
-from pipeline.export.pages.catalog import write_category_pages
+from pipeline.export.pages.catalog import write_catalog_pages, write_category_pages
 from pipeline.export.pages.help import write_help
 from pipeline.export.pages.inventory import write_inventory_pages
 from pipeline.export.records import filestat
@@ -96,9 +96,10 @@ def write_site(
         counts, stores = write_inventory_pages(
             con, writer, settings, previous_stores=previous.stores, advance=advance
         )
-        counts["category_pages"] = 0
+        counts["category_pages"] = counts["catalog_pages"] = 0
         if settings.shard is None or settings.shard.index == 0:
             counts["category_pages"] = write_category_pages(con, writer, settings.export)
+            counts["catalog_pages"] = write_catalog_pages(con, writer, settings.export)
             write_help(writer)
     db.release_memory(con, memory_limit)  # the export's, before the manifest is sorted
     manifest = writer.manifest()

@@ -9,10 +9,10 @@ from pathlib import Path
 import duckdb
 
 from pipeline.api.catalog import CatalogOperation, page_path, parse_ids
-from pipeline.api.params import InventoryParams, bind_params, parse_inventory_params, used
+from pipeline.api.params import InventoryParams, parse_inventory_params
 from pipeline.api.responses import ApiError, Response, envelope, results_envelope
+from pipeline.export.pages.catalog import rows
 from pipeline.paths import is_page
-from pipeline.transform.steps import CATALOG_SQL
 
 
 def parse(
@@ -36,36 +36,19 @@ def parse(
     return ids, params
 
 
-def rows(
-    con: duckdb.DuckDBPyConnection,
-    op: CatalogOperation,
-    ids: list[int],
-    params: InventoryParams,
-    *,
-    whole: bool = False,
-) -> list[tuple[int, int | None, int | None, str | None]]:
-    """The operation's rows (position, total_items, item_id, result_json) for a request; with
-    `whole`, every row of a paged operation (the exporter's)."""
-    sql = CATALOG_SQL[op].sql
-    values = {**bind_params(params, None), "item_id": ids[0] if ids else None, "ids": ids}
-    if whole:
-        values.update(first_position=None, last_position=None)
-    return con.execute(sql, used(sql, values)).fetchall()
-
-
 def live_answer(
     con: duckdb.DuckDBPyConnection, op: CatalogOperation, ids: list[int], params: InventoryParams
 ) -> Response:
     """The operation's answer from the warehouse, or ApiError(404) when it is empty."""
     found = rows(con, op, ids, params)
-    results = [r[3] for r in found if r[3] is not None]
+    results = [r.result_json for r in found if r.result_json is not None]
     if not results:
         raise ApiError(404, [op.none])
     if op.form == "page":
-        return Response(200, envelope(found[0][1] or 0, results))
+        return Response(200, envelope(found[0].total_items or 0, results))
     if op.form == "list":
         return Response(200, results_envelope(results))
-    have = {r[2] for r in found}
+    have = {r.item_id for r in found}
     missing = [op.missing.format(id=i) for i in dict.fromkeys(ids) if i not in have]
     return Response(207 if missing else 200, results_envelope(results, missing))
 

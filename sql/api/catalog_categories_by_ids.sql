@@ -5,6 +5,7 @@ with
 categories as (select * from export.category),
 final as (
     select
+        null::bigint as path_id,
         asked.position::bigint as position,
         null::bigint as total_items,
         asked.id::bigint as item_id,

@@ -4,6 +4,7 @@ with
 conditions as (select * from export.condition),
 final as (
     select
+        null::bigint as path_id,
         condition_rank::bigint as position,
         (count(*) over ())::bigint as total_items,
         condition_id::bigint as item_id,

@@ -4,6 +4,7 @@ with
 skus as (select * from staging.skus),
 final as (
     select
+        $item_id::bigint as path_id,
         (row_number() over (order by sku_id))::bigint as position,
         (count(*) over ())::bigint as total_items,
         sku_id::bigint as item_id,

@@ -31,6 +31,7 @@ page as (
 ),
 final as (
     select
+        null::bigint as path_id,
         (row_number() over (order by name_rank) + coalesce($first_position, 1) - 1)::bigint
             as position,
         total_items::bigint as total_items,

@@ -5,6 +5,7 @@ with
 products as (select * from export.catalog_product),
 final as (
     select
+        null::bigint as path_id,
         asked.position::bigint as position,
         null::bigint as total_items,
         asked.id::bigint as item_id,

@@ -7,6 +7,7 @@ products as (select product_id from staging.products),
 prices as (select * from export.product_price),
 final as (
     select
+        null::bigint as path_id,
         (row_number() over (order by asked.position, prices.printing_id))::bigint as position,
         null::bigint as total_items,
         asked.id::bigint as item_id,

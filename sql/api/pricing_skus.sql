@@ -7,6 +7,7 @@ with
 market as (select * from marts.sku_market),
 final as (
     select
+        null::bigint as path_id,
         asked.position::bigint as position,
         null::bigint as total_items,
         asked.id::bigint as item_id,

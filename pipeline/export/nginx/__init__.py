@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from pipeline.api.params import PAGING
 from pipeline.api.responses import (
     ALLOWED_METHODS,
     STATUS_MESSAGES,
@@ -38,6 +39,7 @@ from pipeline.api.urls import (
 )
 from pipeline.contract import STORED_KEY_PATTERN
 from pipeline.export.nginx.bucket import BucketOrigin, serve_object, upstream_and_map
+from pipeline.export.nginx.catalog import PAGED, PLAIN, catalog_locations
 from pipeline.export.nginx.operations import store_operation_locations
 from pipeline.export.nginx.params import CATEGORIES, INVENTORY, LISTS, args_pattern, value_map
 from pipeline.paths import NGINX_CONF, SITE
@@ -124,6 +126,8 @@ def _query_maps() -> str:
     )
     cat_static, cat_page = _page_maps("cat", CATEGORIES)
     list_static, list_page = _page_maps("list", LISTS)
+    paged_static, paged_page = _page_maps(PAGED, PAGING)
+    plain_static, plain_page = _page_maps(PLAIN, ())
     values = "\n".join(value_map(n) for n in dict.fromkeys((*INVENTORY, *CATEGORIES, *LISTS)))
     return f"""\
 # 1 when nginx reads the query string as the API does: the operation's parameters by name
@@ -137,6 +141,11 @@ def _query_maps() -> str:
 # The store's materialised lists (categories, groups): the channel and the paging.
 {list_static}
 {list_page}
+# The catalog's materialised operations: a category's groups (the paging), the others (none).
+{paged_static}
+{paged_page}
+{plain_static}
+{plain_page}
 """
 
 
@@ -196,6 +205,7 @@ def _page_locations(serve: Callable[[str, str], str]) -> str:
         return 418;
     }}
 {store_operation_locations(only_get, serve)}
+{catalog_locations(only_get, serve)}
     location ~ "^{re.escape(CATEGORIES_PATH)}/?$" {{
 {only_get}{serve(f"/{CATEGORIES_DIR}/$cat_page.json", "@live")}    }}
     location ~ "^{re.escape(HELP_PATH)}/?$" {{

@@ -51,6 +51,9 @@ def args_pattern(names: tuple[str, ...]) -> str:
     each of them given a value (an empty one is a 400 for most), and any other pair ignored
     whatever it holds (`store_key=`, `sortOrder=` added by a client library), as the API
     ignores it. Matched without case."""
+    if not names:  # an operation of no parameters: any pair ignored
+        pair = f"(?:{_NAME_CHAR}*(?:={_VALUE_CHAR}*)?)"
+        return f"^{pair}(?:&{pair})*$"
     known = "(?:" + "|".join(n.lower() for n in names) + ")"
     pair = f"(?:{known}={_VALUE_CHAR}+|(?!{known}(?:[=&]|$)){_NAME_CHAR}*(?:={_VALUE_CHAR}*)?)"
     return f"^{pair}(?:&{pair})*$"

@@ -56,6 +56,7 @@ class SiteCounts(BaseModel):
     products: int = 0
     stores_unchanged: int = 0
     category_pages: int = 0
+    catalog_pages: int = 0  # the catalog and price operations' (`export.catalog_operations`)
     files: int
     files_unchanged: int = 0
     files_removed: int = 0
