@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from pipeline.api.catalog import CATALOG_OPERATIONS, MAX_IDS
 from pipeline.api.operations import STORE_OPERATIONS
 from pipeline.api.params import (
     BOOLS,
@@ -38,6 +39,8 @@ _PARAM_DOCS: dict[str, str] = {
     "sortOrder": "The field of the category to sort by (case-insensitive); by name when not "
     "given. Text compares case-insensitively; a null comes first; ties break on categoryId.",
     "sortDesc": "When true, the order is descending.",
+    "getExtendedFields": "When true, each product carries its extendedData.",
+    "includeSkus": "When true, each product carries its SKUs (by skuId).",
 }
 
 
@@ -97,6 +100,16 @@ def _operations() -> str:
     )
 
 
+def _catalog_operations() -> str:
+    """The catalog and price operations (docs/contract.md §7), one section each."""
+    return "\n".join(
+        f"<h2>GET /{VERSION}/{html.escape(op.path)}</h2>\n"
+        f"<p>{html.escape(op.description)} Nothing found: 404 <code>{html.escape(op.none)}"
+        "</code>.</p>\n" + (_table(op.parameters) if op.parameters else "")
+        for op in CATALOG_OPERATIONS
+    )
+
+
 def help_page() -> str:
     """The human page served at /v1.39.0/help/index."""
     rows = _table(PARAMETER_NAMES)
@@ -122,6 +135,12 @@ same way, and <code>{{productId}}</code> is an integer (int64).</p>
 <p>All categories by <code>name</code> (or by the field <code>sortOrder</code> names,
 descending with <code>sortDesc=true</code>; ties break on <code>categoryId</code>), paged with
 <code>offset</code> and <code>limit</code>.</p>
+{_catalog_operations()}
+<p>A path's <code>{{...Ids}}</code> is a comma-separated list of 1 to {MAX_IDS} identifiers,
+answered in the order first given, each once: 200 when every one was found, 207 (success
+true) with an error for each one that was not, 404 when none was. Market prices come from
+every store's listings on channel 0 with a quantity, but those of a category the store
+excludes.</p>
 <h2>Responses</h2>
 <p>Success: <code>{{"totalItems":N,"success":true,"errors":[],"results":[...]}}</code>.
 Errors: <code>{{"success":false,"errors":["message"],"results":[]}}</code> with status 400 (a bad

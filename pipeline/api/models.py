@@ -33,11 +33,11 @@ Money = Annotated[
 ]
 T = TypeVar("T")
 
-_STRICT = ConfigDict(extra="forbid")
+STRICT = ConfigDict(extra="forbid")
 _GIVEN = "Present when the categories input has this column; null where a row has none."
 # A time as the pages and the live service write it (`pipeline.db.json_time`).
 Time = Annotated[StrictStr, Field(pattern=TIME_PATTERN)]
-_TIME = (
+TIME_DOC = (
     "No zone; the fraction without trailing zeros, and no dot when it is zero, as the live "
     "service writes it: 2025-11-19T15:58:35.27, 2022-11-11T00:00:00."
 )
@@ -47,7 +47,7 @@ def _no_default(schema: dict[str, Any]) -> None:
     schema.pop("default", None)
 
 
-def _absent(description: str) -> Any:
+def absent(description: str) -> Any:
     """A key that may be left out of an answer: optional in the document, with no default
     (a generator such as openapi-typescript reads a default as "always present"). Absent, its
     value here is None."""
@@ -55,13 +55,13 @@ def _absent(description: str) -> Any:
 
 
 class Condition(BaseModel):
-    model_config = _STRICT
+    model_config = STRICT
     conditionId: Int64 = Field(description="May be an invalid or deprecated condition identifier.")
     name: StrictStr | None = Field(description="Condition name; null for an unknown condition.")
 
 
 class Language(BaseModel):
-    model_config = _STRICT
+    model_config = STRICT
     languageId: Int32 = Field(description="Language identifier.")
     name: StrictStr | None = Field(description="Language name; null for an unknown language.")
     abbr: StrictStr | None = Field(description="Abbreviation. May be null.")
@@ -74,7 +74,7 @@ CUSTOM_KEYS = ("storePriceCustomId", "title", "description", "mainImageUrl", "ad
 class _Listing(BaseModel):
     """An entry of a listing: a custom one carries the five custom keys, a generic one none."""
 
-    model_config = _STRICT  # the fields are the subclasses', in their documents' order
+    model_config = STRICT  # the fields are the subclasses', in their documents' order
 
     @model_validator(mode="after")
     def _custom_keys(self) -> _Listing:
@@ -90,7 +90,7 @@ class _Listing(BaseModel):
 
 
 def _custom(what: str = "Custom listings only.") -> Any:
-    return _absent(what)
+    return absent(what)
 
 
 class Sku(_Listing):
@@ -125,7 +125,7 @@ class QuantitySku(_Listing):
 
 
 class ProductQuantity(BaseModel):
-    model_config = _STRICT
+    model_config = STRICT
     productId: Int64 = Field(description="Product identifier.")
     totalQuantity: Int32 = Field(ge=1, description="The matching entries' quantities, summed.")
     skus: list[QuantitySku] = Field(min_length=1, description="In the summary's SKU order.")
@@ -146,7 +146,7 @@ class SkuListPrice(_Listing):
 
 
 class StoreCategory(BaseModel):
-    model_config = _STRICT
+    model_config = STRICT
     categoryId: Int32
     name: StrictStr
 
@@ -154,18 +154,18 @@ class StoreCategory(BaseModel):
 class StoreGroup(BaseModel):
     """A group; fields the input lacks are null."""
 
-    model_config = _STRICT
+    model_config = STRICT
     groupId: Int64
     name: StrictStr
     abbreviation: StrictStr | None
     isSupplemental: StrictBool | None
-    publishedOn: Time | None = Field(description=_TIME)
-    modifiedOn: Time | None = Field(description=_TIME)
+    publishedOn: Time | None = Field(description=TIME_DOC)
+    modifiedOn: Time | None = Field(description=TIME_DOC)
     categoryId: Int32
 
 
 class StoreProduct(BaseModel):
-    model_config = _STRICT
+    model_config = STRICT
     productId: Int64 = Field(description="Product identifier.")
     name: StrictStr = Field(description="Product name.")
     category: StrictStr = Field(description="Name of the category of the product.")
@@ -189,26 +189,26 @@ class Category(BaseModel):
     """A category; the live service's keys (categoryDescription, categoryPageTitle, isDirect)
     are on every category when the input carries their column, and absent otherwise."""
 
-    model_config = _STRICT
+    model_config = STRICT
     categoryId: Int32
     name: StrictStr
-    modifiedOn: Time | None = Field(description=_TIME)
+    modifiedOn: Time | None = Field(description=TIME_DOC)
     displayName: StrictStr | None
     seoCategoryName: StrictStr | None
-    categoryDescription: StrictStr | None = _absent(_GIVEN)
-    categoryPageTitle: StrictStr | None = _absent(_GIVEN)
+    categoryDescription: StrictStr | None = absent(_GIVEN)
+    categoryPageTitle: StrictStr | None = absent(_GIVEN)
     sealedLabel: StrictStr | None
     nonSealedLabel: StrictStr | None
     conditionGuideUrl: StrictStr | None
     isScannable: StrictBool | None
     popularity: Int32 | None
-    isDirect: StrictBool | None = _absent(_GIVEN)
+    isDirect: StrictBool | None = absent(_GIVEN)
 
 
 class PagedResponse(BaseModel, Generic[T]):
     """The paged envelope of a successful response (spec 2.1)."""
 
-    model_config = _STRICT
+    model_config = STRICT
     totalItems: Int32 = Field(ge=1, description="All matching items, not only this page's.")
     success: Literal[True]
     errors: list[StrictStr] = Field(max_length=0)
@@ -218,7 +218,7 @@ class PagedResponse(BaseModel, Generic[T]):
 class ResultsResponse(BaseModel, Generic[T]):
     """The envelope of an answer that is not a page: no totalItems."""
 
-    model_config = _STRICT
+    model_config = STRICT
     success: Literal[True]
     errors: list[StrictStr] = Field(max_length=0)
     results: list[T] = Field(min_length=1)
@@ -227,7 +227,7 @@ class ResultsResponse(BaseModel, Generic[T]):
 class ErrorResponse(BaseModel):
     """Every error: no totalItems, one message per problem, no results."""
 
-    model_config = _STRICT
+    model_config = STRICT
     success: Literal[False]
     errors: list[StrictStr] = Field(min_length=1)
     results: list[Any] = Field(max_length=0)

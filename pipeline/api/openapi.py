@@ -9,10 +9,12 @@ import orjson
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from pipeline.api.catalog import CATALOG_OPERATIONS, ID_RANGES, MAX_IDS, CatalogOperation
+from pipeline.api.catalog_models import responses as catalog_responses
 from pipeline.api.docs import parameter
 from pipeline.api.models import OPERATION_RESPONSES, CategoryPage, ErrorResponse, InventoryPage
 from pipeline.api.operations import STORE_OPERATIONS
-from pipeline.api.params import CATEGORY_PARAMETERS, PARAMETER_NAMES
+from pipeline.api.params import CATEGORY_PARAMETERS, INT32, PARAMETER_NAMES
 from pipeline.api.responses import NO_CATEGORIES, NO_PRODUCTS, NO_STORES
 from pipeline.api.urls import VERSION
 
@@ -50,12 +52,46 @@ def _responses(model: type[BaseModel], what: str, empty: str) -> dict[str, Any]:
     }
 
 
+def _path_id(name: str) -> dict[str, Any]:
+    """A catalog operation's path id: one integer, or a comma-separated list of them."""
+    fmt = "int32" if ID_RANGES[name] == INT32 else "int64"
+    if name.endswith("Ids"):
+        what = f"A comma-separated list of 1 to {MAX_IDS} {fmt} identifiers, each answered once."
+        schema: dict[str, Any] = {"type": "string"}
+    else:
+        what, schema = "The identifier.", {"type": "integer", "format": fmt}
+    return {"name": name, "in": "path", "required": True, "description": what, "schema": schema}
+
+
+def _catalog_operation(op: CatalogOperation) -> dict[str, Any]:
+    """A catalog or price operation: its 200 (and 207 for a list of ids), 400 and 404."""
+    ok, partial = catalog_responses(op.operation_id, op.form)
+    answers = _responses(ok, "The answer." if op.form != "page" else "The requested page.", op.none)
+    if partial is not None:
+        answers["207"] = {
+            "description": "Some ids were found: their results, and an error for each other.",
+            "content": {"application/json": {"schema": _ref(partial)}},
+        }
+    path = [_path_id(op.id_name)] if op.id_name else []
+    return {
+        "get": {
+            "operationId": op.operation_id,
+            "summary": op.summary,
+            "description": op.description,
+            "parameters": [*path, *(parameter(n) for n in op.parameters)],
+            "responses": dict(sorted(answers.items())),
+        }
+    }
+
+
 def openapi_document() -> dict[str, Any]:
     """The document: every operation, schemas generated from the models."""
+    catalog = [catalog_responses(op.operation_id, op.form) for op in CATALOG_OPERATIONS]
     models: list[type[BaseModel]] = [
         InventoryPage,
         CategoryPage,
         *OPERATION_RESPONSES.values(),
+        *dict.fromkeys(m for pair in catalog for m in pair if m is not None),
         ErrorResponse,
     ]
     _, schemas = models_json_schema(
@@ -96,6 +132,8 @@ def openapi_document() -> dict[str, Any]:
                 ),
             }
         }
+    for catalog_op in CATALOG_OPERATIONS:
+        paths[f"/{catalog_op.path}"] = _catalog_operation(catalog_op)
     return {
         "openapi": "3.1.0",
         "info": {"title": "Store inventory (static reproduction)", "version": VERSION},

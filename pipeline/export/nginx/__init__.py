@@ -16,7 +16,6 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from pipeline.api.params import PAGING
 from pipeline.api.responses import (
     ALLOWED_METHODS,
     STATUS_MESSAGES,
@@ -39,9 +38,9 @@ from pipeline.api.urls import (
 )
 from pipeline.contract import STORED_KEY_PATTERN
 from pipeline.export.nginx.bucket import BucketOrigin, serve_object, upstream_and_map
-from pipeline.export.nginx.catalog import PAGED, PLAIN, catalog_locations
+from pipeline.export.nginx.catalog import catalog_locations
 from pipeline.export.nginx.operations import store_operation_locations
-from pipeline.export.nginx.params import CATEGORIES, INVENTORY, LISTS, args_pattern, value_map
+from pipeline.export.nginx.params import query_maps
 from pipeline.paths import NGINX_CONF, SITE
 from pipeline.settings import HEADER_BUFFER, ServeSettings, Settings
 
@@ -93,60 +92,6 @@ def _only_get() -> str:
         f"            return 405 {_envelope(method_not_allowed('$request_method'))};\n"
         "        }\n"
     )
-
-
-def _page_maps(prefix: str, names: tuple[str, ...], note: str = "") -> tuple[str, str]:
-    """The two maps of an operation answered from pages named by these parameters:
-    `$<prefix>_static`, 1 when nginx reads the query string as the API does, and
-    `$<prefix>_page`, the page's name from each parameter's canonical piece (`index` for none;
-    `-`, no file, when a value has no canonical piece or the query string is not read)."""
-    pieces = "".join(f"$inv_{n.lower()}" for n in names)
-    static = (
-        f"map $args ${prefix}_static {{\n"
-        "    default 0;\n"
-        f'    "" 1;{note}\n'
-        f'    "~*{args_pattern(names)}" 1;\n'
-        "}"
-    )
-    page = (
-        f'map "${prefix}_static:{pieces}" ${prefix}_page {{\n'
-        '    default "-";\n'
-        '    "1:" "index";\n'
-        f'    "~^1:(?<{prefix}_q>[^!]*)&$" "${prefix}_q";\n'
-        "}"
-    )
-    return static, page
-
-
-def _query_maps() -> str:
-    """The maps from a query string to a page's name: the inventory's, the categories' and the
-    store's lists', over one map per parameter (`params.value_map`)."""
-    inv_static, inv_page = _page_maps(
-        "inv", INVENTORY, "  # regular expressions are not tried on an empty value"
-    )
-    cat_static, cat_page = _page_maps("cat", CATEGORIES)
-    list_static, list_page = _page_maps("list", LISTS)
-    paged_static, paged_page = _page_maps(PAGED, PAGING)
-    plain_static, plain_page = _page_maps(PLAIN, ())
-    values = "\n".join(value_map(n) for n in dict.fromkeys((*INVENTORY, *CATEGORIES, *LISTS)))
-    return f"""\
-# 1 when nginx reads the query string as the API does: the operation's parameters by name
-# (`$arg_`), any other pair ignored. Each parameter's value, canonical or `!`, then names the
-# file; a name with a `!` is no file, and the request goes to the live upstream.
-{inv_static}
-{cat_static}
-{values}
-{inv_page}
-{cat_page}
-# The store's materialised lists (categories, groups): the channel and the paging.
-{list_static}
-{list_page}
-# The catalog's materialised operations: a category's groups (the paging), the others (none).
-{paged_static}
-{paged_page}
-{plain_static}
-{plain_page}
-"""
 
 
 def _request_maps() -> str:
@@ -301,7 +246,7 @@ def render(
 # Materialised pages are served from {site_root}; everything else goes to `pipeline serve`
 # at {upstream}.
 
-{_query_maps()}
+{query_maps()}
 {_request_maps()}
 {upstream_and_map(bucket) if bucket else ""}upstream pipeline_live {{
     server {upstream};

@@ -11,10 +11,7 @@ from collections.abc import Callable
 
 from pipeline.api.catalog import CATALOG_OPERATIONS, ID_RANGES, CatalogOperation
 from pipeline.api.urls import VERSION
-
-# The maps that name a page of each kind of materialised operation (`nginx._page_maps`): the
-# paged ones' by offset and limit, the others' `index` for any query string the API reads.
-PAGED, PLAIN = "pg", "nq"
+from pipeline.export.nginx.params import PAGED, PLAIN
 
 
 def _path(op: CatalogOperation, capture: str) -> tuple[str, str]:

@@ -19,10 +19,14 @@ from pipeline.api.params import (
     CATEGORY_PARAMETERS,
     DEFAULTS,
     INT_RANGES,
+    PAGING,
     PARAMETER_NAMES,
     InventoryParams,
 )
 
+# The maps that name a page of the catalog's materialised operations: a category's groups by
+# their paging, the others `index` for any query string the API reads (they take none).
+PAGED, PLAIN = "pg", "nq"
 # The parameters each operation defines, in the canonical order of its pages' names. The
 # store's lists (categories, groups) share one map: the parameters of either (a parameter only
 # the other defines names no file, and goes to the upstream).
@@ -84,3 +88,57 @@ def value_map(name: str) -> str:
                 lines.append(f'    "~*^{_BLANK}*(?:{aliases}){said}{_BLANK}*$" "{piece}";')
     lines.append("}")
     return "\n".join(lines)
+
+
+def _page_maps(prefix: str, names: tuple[str, ...], note: str = "") -> tuple[str, str]:
+    """The two maps of an operation answered from pages named by these parameters:
+    `$<prefix>_static`, 1 when nginx reads the query string as the API does, and
+    `$<prefix>_page`, the page's name from each parameter's canonical piece (`index` for none;
+    `-`, no file, when a value has no canonical piece or the query string is not read)."""
+    pieces = "".join(f"$inv_{n.lower()}" for n in names)
+    static = (
+        f"map $args ${prefix}_static {{\n"
+        "    default 0;\n"
+        f'    "" 1;{note}\n'
+        f'    "~*{args_pattern(names)}" 1;\n'
+        "}"
+    )
+    page = (
+        f'map "${prefix}_static:{pieces}" ${prefix}_page {{\n'
+        '    default "-";\n'
+        '    "1:" "index";\n'
+        f'    "~^1:(?<{prefix}_q>[^!]*)&$" "${prefix}_q";\n'
+        "}"
+    )
+    return static, page
+
+
+def query_maps() -> str:
+    """The maps from a query string to a page's name: the inventory's, the categories' and the
+    store's lists', over one map per parameter (`params.value_map`)."""
+    inv_static, inv_page = _page_maps(
+        "inv", INVENTORY, "  # regular expressions are not tried on an empty value"
+    )
+    cat_static, cat_page = _page_maps("cat", CATEGORIES)
+    list_static, list_page = _page_maps("list", LISTS)
+    paged_static, paged_page = _page_maps(PAGED, PAGING)
+    plain_static, plain_page = _page_maps(PLAIN, ())
+    values = "\n".join(value_map(n) for n in dict.fromkeys((*INVENTORY, *CATEGORIES, *LISTS)))
+    return f"""\
+# 1 when nginx reads the query string as the API does: the operation's parameters by name
+# (`$arg_`), any other pair ignored. Each parameter's value, canonical or `!`, then names the
+# file; a name with a `!` is no file, and the request goes to the live upstream.
+{inv_static}
+{cat_static}
+{values}
+{inv_page}
+{cat_page}
+# The store's materialised lists (categories, groups): the channel and the paging.
+{list_static}
+{list_page}
+# The catalog's materialised operations: a category's groups (the paging), the others (none).
+{paged_static}
+{paged_page}
+{plain_static}
+{plain_page}
+"""
