@@ -319,7 +319,7 @@ def load_directory(input_dir: Path) -> Data:
 
 
 # ---------------------------------------------------------------------------------------------
-# Query strings, per docs/contract.md §8, written independently.
+# Query strings, per docs/contract.md §9, written independently.
 # ---------------------------------------------------------------------------------------------
 
 SPEC_ORDER = [

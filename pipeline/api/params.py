@@ -1,5 +1,5 @@
 """Request parameters of the API: their names, types, defaults and ranges, their parsing and
-errors (docs/contract.md §8), and the bind parameters of the store inventory SQL."""
+errors (docs/contract.md §9), and the bind parameters of the store inventory SQL."""
 
 from __future__ import annotations
 

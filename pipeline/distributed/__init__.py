@@ -21,7 +21,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from pipeline import db, transform
+from pipeline import db, export, transform
 from pipeline.contract import TABLES, TABLES_BY_NAME
 from pipeline.distributed.bucket_night import Handed, build_to_bucket
 from pipeline.distributed.cluster import connected
@@ -32,6 +32,7 @@ from pipeline.distributed.finalize import (
     finished,
     gather_tables,
     keep_listings_rows,
+    market_steps,
     store_steps,
 )
 from pipeline.distributed.tasks import (
@@ -50,7 +51,7 @@ from pipeline.ingest import IngestedTable, check_input, ingest_table, raw_types,
 from pipeline.ingest.files import InputFile
 from pipeline.ingest.raw import comment_raw_table, create_raw_table
 from pipeline.ingest.remote import RemoteFile, RemoteInput, downloaded, list_input
-from pipeline.paths import INPUT
+from pipeline.paths import INPUT, SITE
 from pipeline.progress import SILENT, Reporter
 from pipeline.publish.bucket import check_url
 from pipeline.publish.commit import start_night
@@ -154,10 +155,10 @@ def _build(night: Night, ray: Any) -> BuildResult:
             results.sort(key=lambda r: r.shard)
             check_shards(results, shards, add_sums(file_sums))
             gather_tables(con, [[r.parquet(t) for r in results] for t in SHARD_TABLES])
-            steps += store_steps(results)
+            steps += [*store_steps(results), *market_steps(con)]
             ordered = [ingested[t.name] for t in TABLES]
             night.audit(con, ordered, steps)
-            site = _union_site(night, results)
+            site = _union_site(night, results, con)
             sums = {t.name: table_sums(con, f"raw.{t.name}") for t in TABLES if t is not LISTINGS}
             sums[LISTINGS.name] = add_sums(file_sums)
             keep_listings_rows(con, night, [r.parquet("raw.listings") for r in results])
@@ -218,16 +219,21 @@ def _store_tables_emptied(con: duckdb.DuckDBPyConnection, typed: dict[str, str])
     transform.run_steps(con, steps=STORE_STEPS)
 
 
-def _union_site(night: Night, results: list[ShardResult]) -> Site:
-    """The release's site from the shards' (`union_sites`), with its changes since the
-    published release and the counts the report gives."""
+def _union_site(night: Night, results: list[ShardResult], con: duckdb.DuckDBPyConnection) -> Site:
+    """The release's site from the shards' and the pages common to all stores, which the driver
+    writes over the gathered tables (`union_sites`), with its changes since the published
+    release and the counts the report gives."""
+    folder = night.work / "common" / SITE
+    folder.mkdir(parents=True)
+    common = export.write_site(con, night.settings, folder, stores=False, common=True)
     sites = [(r.site, Manifest(pl.from_arrow(r.manifest))) for r in results]  # type: ignore[arg-type]
+    sites.append((folder, common.manifest))
     manifest = union_sites(night.release, night.work, sites)
     previous = previous_pages(night.previous)
     changed, removed = manifest.changes(previous.manifest)
     counts: dict[str, int] = {}
-    for result in results:
-        for key, value in result.counts.items():
+    for found in [*(r.counts for r in results), common.counts]:
+        for key, value in found.items():
             counts[key] = counts.get(key, 0) + value
     counts.update(file_counts(manifest, changed, removed))
     stores = {key: record for r in results for key, record in r.stores.items()}

@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import orjson
 import polars as pl
 
+from pipeline import export
 from pipeline.contract import TABLES, TABLES_BY_NAME
 from pipeline.distributed.bucket_shard import PART_NAMES, ShardSummary, build_shard_to_bucket
 from pipeline.distributed.compose import MEMORY, compose_release_files
@@ -25,12 +27,15 @@ from pipeline.distributed.finalize import (
     finished,
     gather_tables,
     keep_listings_rows,
+    market_steps,
     store_steps,
 )
 from pipeline.distributed.parts import (
     BucketShard,
+    Common,
     fetch_manifest,
     fetch_parts,
+    publish_common,
     read_records,
     records_by_shard,
 )
@@ -46,9 +51,9 @@ from pipeline.export.records.digests import (
 from pipeline.export.records.manifest import Manifest
 from pipeline.export.records.report import BucketFigures
 from pipeline.ingest import IngestedTable
-from pipeline.paths import MANIFEST_PARQUET
+from pipeline.paths import MANIFEST_PARQUET, SITE, STORES
 from pipeline.publish.bucket import RELEASES as BUCKET_RELEASES
-from pipeline.publish.bucket import Release
+from pipeline.publish.bucket import VERSIONED_RECORDS, Release
 from pipeline.publish.commit import NightStart, commit_night
 from pipeline.publish.night import Night
 from pipeline.publish.release import BuildResult
@@ -57,6 +62,7 @@ from pipeline.transform import StepResult
 
 LISTINGS = TABLES_BY_NAME["listings"]
 PARTS_DIR = "parts"  # in the night's work folder: the shards' parts, downloaded
+COUNTS = "counts.json"  # beside the driver's common pages: their counts for the report
 
 
 @dataclass(frozen=True)
@@ -91,13 +97,12 @@ def build_to_bucket(
             task = ray.remote(build_shard_to_bucket)
             task = task.options(num_cpus=config.cpus_per_shard, **options)
             previous = records_by_shard(start.records, shards)
-            common = start.current.common if start.current is not None else None
             build = f"{night.build_id}.{start.token}"
             pending = [
                 task.remote(
                     settings,
                     Shard(i, shards),
-                    BucketShard(start.url, build, start.token, previous[i], common),
+                    BucketShard(start.url, build, start.token, previous[i]),
                     handed.catalog,
                     handed.stores[i],
                     handed.empty,
@@ -113,17 +118,18 @@ def build_to_bucket(
             for summary, folder in zip(results, folders, strict=True):
                 fetch_parts(start.url, summary.parts, PART_NAMES, folder)
             gather_tables(con, [[f / f"{t}.parquet" for f in folders] for t in SHARD_TABLES])
-            steps = [*handed.steps, *store_steps(results)]
+            steps = [*handed.steps, *store_steps(results), *market_steps(con)]
+            common = _common_pages(night, start, con)
             ordered = [handed.ingested[t.name] for t in TABLES]
             night.audit(con, ordered, steps)
-            site, versions = _bucket_site(night, start, results, folders)
+            site, versions = _bucket_site(night, start, results, [*folders, common.folder])
             sums = {t.name: table_sums(con, f"raw.{t.name}") for t in TABLES if t is not LISTINGS}
             sums[LISTINGS.name] = add_sums(handed.file_sums)
             keep_listings_rows(con, night, [f / "raw.listings.parquet" for f in folders])
             night.distributed = figures(shards, handed.listings_files, handed.read, results)
             night.distributed.bucket = BucketFigures(
-                puts=sum(r.puts for r in results),
-                bytes=sum(r.uploaded_bytes for r in results),
+                puts=sum(r.puts for r in results) + common.uploaded.puts,
+                bytes=sum(r.uploaded_bytes for r in results) + common.uploaded.bytes,
                 stores_new=sum(r.stores_new for r in results),
             )
     except BaseException:
@@ -136,7 +142,7 @@ def build_to_bucket(
     new = Release(
         release_id,
         night.build_id,
-        results[0].common or "",
+        common.uploaded.version,
         versions,
         f"{BUCKET_RELEASES}{release_id}/{MANIFEST_PARQUET}",
         sealed,
@@ -144,6 +150,27 @@ def build_to_bucket(
     )
     commit_night(start, result.release, new)
     return result
+
+
+@dataclass(frozen=True)
+class _CommonPages:
+    folder: Path  # its site and its manifest part, as a shard's folder holds them
+    uploaded: Common
+
+
+def _common_pages(night: Night, start: NightStart, con: duckdb.DuckDBPyConnection) -> _CommonPages:
+    """The pages common to all stores, written by the driver over the gathered tables and
+    uploaded as the night's common version (`parts.publish_common`), with their manifest part
+    and their counts beside them for `_bucket_site`."""
+    folder = night.work / PARTS_DIR / "common"
+    (folder / SITE).mkdir(parents=True)
+    site = export.write_site(con, night.settings, folder / SITE, stores=False, common=True)
+    site.manifest.frame.write_parquet(folder / MANIFEST_PARQUET, statistics=False)
+    pl.DataFrame(schema=VERSIONED_RECORDS).write_parquet(folder / STORES)
+    (folder / COUNTS).write_bytes(orjson.dumps(site.counts))
+    previous = start.current.common if start.current is not None else None
+    uploaded = publish_common(start.url, start.token, previous, folder, site.manifest)
+    return _CommonPages(folder, uploaded)
 
 
 def _bucket_site(
@@ -170,8 +197,9 @@ def _bucket_site(
     composed = night.work / "composed"
     parts = [f / MANIFEST_PARQUET for f in folders]
     counts: dict[str, int] = {}
-    for result in results:
-        for key, value in result.counts.items():
+    common = orjson.loads((folders[-1] / COUNTS).read_bytes())
+    for found in [*(r.counts for r in results), common]:
+        for key, value in found.items():
             counts[key] = counts.get(key, 0) + value
     counts.update(compose_release_files(composed, parts, base, list(versions), MEMORY))
     none = pl.Series("path", [], pl.String)

@@ -34,7 +34,6 @@ class ShardSummary:
 
     shard: Shard
     parts: str  # the prefix of its attempt's parts in the bucket
-    common: str | None  # the common pages' version (shard 0)
     counts: dict[str, int]
     steps: list[StepResult]
     sums: TableSums
@@ -85,6 +84,7 @@ def build_shard_to_bucket(
                 settings.model_copy(update={"shard": shard}),
                 folder / SITE,
                 carried_records=records,
+                common=False,  # the driver's, once every shard's rows are gathered
             )
             copy_tables(con, folder)
             sums = table_sums(con, "raw.listings")
@@ -96,7 +96,6 @@ def build_shard_to_bucket(
         return ShardSummary(
             shard,
             up.parts,
-            up.common,
             site.counts,
             steps,
             sums,

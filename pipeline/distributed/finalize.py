@@ -12,6 +12,7 @@ from typing import Any
 
 import duckdb
 
+from pipeline import transform
 from pipeline.distributed.bucket_shard import ShardSummary
 from pipeline.distributed.tasks import SHARD_TABLES, IngestedPart, ShardResult
 from pipeline.errors import BuildError
@@ -21,7 +22,7 @@ from pipeline.progress import Advance
 from pipeline.publish.night import Night
 from pipeline.shard import Shard
 from pipeline.transform import StepResult
-from pipeline.transform.steps import STORE_STEPS
+from pipeline.transform.steps import MARKET_STEPS, STORE_STEPS
 
 SHARDS_DIR = "shards"  # in the release: each shard's raw listing rows, as Parquet
 
@@ -80,6 +81,12 @@ def store_steps(results: Sequence[ShardResult | ShardSummary]) -> list[StepResul
         )
         for i, step in enumerate(results[0].steps)
     ]
+
+
+def market_steps(con: duckdb.DuckDBPyConnection) -> list[StepResult]:
+    """The marketplace's figures over every store's gathered rows (`MARKET_STEPS`), which the
+    pages common to all stores read."""
+    return transform.run_steps(con, steps=MARKET_STEPS)
 
 
 def keep_listings_rows(con: duckdb.DuckDBPyConnection, night: Night, files: list[Path]) -> None:

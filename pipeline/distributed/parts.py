@@ -1,8 +1,8 @@
 """A Ray night straight to a bucket (`pipeline build --engine ray --to s3://...`), the part the
 bucket plays: the shards share nothing with the driver and each other but the bucket.
 
-- A shard task builds in node-local scratch and uploads its own stores' new versions and the
-  common pages' (shard 0) straight to the bucket, then its parts, as Parquet, under a prefix of
+- A shard task builds in node-local scratch and uploads its own stores' new versions straight
+  to the bucket, then its parts, as Parquet, under a prefix of
   its own attempt (`builds/<build>/shard-<i>-<attempt>/`): its manifest rows (the pages it
   wrote), its stores' records with their versions (carried and new) and its tables. It hands
   the driver only a summary (`ShardSummary` in `bucket_shard`) naming that prefix.
@@ -14,7 +14,9 @@ bucket plays: the shards share nothing with the driver and each other but the bu
   period like any leftover (`bucket.group_of`).
 - The driver downloads the parts to its own disk (streamed), builds the warehouse from their
   tables, and composes the release's manifest on disk from the parts' rows and the carried
-  stores' rows of the previous release's manifest (`compose`), out of core.
+  stores' rows of the previous release's manifest (`compose`), out of core. It writes the
+  pages common to all stores itself, once it has every shard's rows (the marketplace's prices
+  read every store's listings), and uploads them as the common version (`publish_common`).
 """
 
 from __future__ import annotations
@@ -58,13 +60,12 @@ DOWNLOAD_CHUNK = 8 * 1024 * 1024  # bytes a part is streamed to disk by
 class BucketShard:
     """What a shard task of a night straight to a bucket gets beside its rows: where to write,
     the night's token, and its own stores' records at the night's start (`VERSIONED_RECORDS`,
-    as Arrow: O(its stores), never the whole manifest); shard 0 also the common version."""
+    as Arrow: O(its stores), never the whole manifest)."""
 
     url: str
     build: str  # <build_id>.<token>: the night's folder under builds/
     token: str
     previous: pa.Table
-    previous_common: str | None
 
     def parts(self, index: int, attempt: str) -> str:
         """The prefix of one attempt's parts."""
@@ -83,7 +84,6 @@ class Uploaded:
     """What a shard attempt wrote to the bucket."""
 
     parts: str  # its parts' prefix
-    common: str | None  # the common pages' version (shard 0)
     stores_new: int  # stores given a new version
     puts: int  # objects written: pages and parts
     bytes: int
@@ -105,7 +105,7 @@ def publish_shard(
     previous = dict(
         pl.from_arrow(job.previous).select("store_key", "version").iter_rows()  # type: ignore[union-attr]
     )
-    contents, common_content = content_versions(manifest)
+    contents, _ = content_versions(manifest)
     tag = f"{job.token}{attempt}"
     versions: dict[str, str] = {}
     fresh: set[str] = set()
@@ -120,16 +120,9 @@ def publish_shard(
         else:
             versions[key] = f"{contents[key]}-{tag}"
             fresh.add(key)
-    common = None
-    if index == 0:
-        old = job.previous_common
-        common = old if old is not None and same_content(old, common_content) else None
-        common = common or f"{common_content}-{tag}"
-    naming = Release("", "", common or "", versions, "", "")
+    naming = Release("", "", "", versions, "", "")
     frame = manifest.frame.with_columns(store=store_column(pl.col("path")))
-    new_common = index == 0 and common != job.previous_common
-    wanted = pl.col("store").is_in(list(fresh)) | (pl.col("store").is_null() & new_common)
-    upload = frame.filter(wanted)
+    upload = frame.filter(pl.col("store").is_in(list(fresh)))
     pages = [(p, naming.key(p) or "") for p in upload["path"]]
     parts = job.parts(index, attempt)
     _write_parts(folder, manifest, stores, versions)
@@ -143,11 +136,38 @@ def publish_shard(
     part_bytes = sum((folder / n).stat().st_size for n in names)
     return Uploaded(
         parts,
-        common,
         len(fresh),
         len(files),
         int(upload["bytes"].sum()) + part_bytes,
     )
+
+
+@dataclass(frozen=True)
+class Common:
+    """The common pages' version of a night, and what uploading them took."""
+
+    version: str
+    puts: int
+    bytes: int
+
+
+def publish_common(
+    url: str, token: str, previous: str | None, folder: Path, site: Manifest
+) -> Common:
+    """The driver's side: the pages common to all stores (written under `folder/site`), their
+    version kept when their content equals the one at the night's start (no request), else a
+    new one, `<content>-<token>`, uploaded; returns when every upload finished."""
+    _, content = content_versions(site)
+    if previous is not None and same_content(previous, content):
+        return Common(previous, 0, 0)
+    version = f"{content}-{token}"
+    naming = Release("", "", version, {}, "", "")
+    files = [(f"site/{p}", naming.key(p) or "") for p in site.frame["path"]]
+    try:
+        asyncio.run(put_files(open_bucket(url), folder, files, JOBS))
+    except FAILURES as exc:  # past obstore's retries: the night fails, the pointer stays
+        raise BuildError(f"{url}: the common pages: {first_line(exc)}") from None
+    return Common(version, len(files), int(site.frame["bytes"].sum()))
 
 
 def _write_parts(

@@ -163,6 +163,7 @@ def build_shard(
             folder / SITE,
             previous_release=previous_release,
             pool=(settings.output / POOL, folder / f"pool-{secrets.token_hex(4)}"),
+            common=False,  # the driver's, once every shard's rows are gathered
         )
         copy_tables(con, folder)
         return ShardResult(

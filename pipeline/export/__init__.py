@@ -69,9 +69,14 @@ def write_site(
     pool: tuple[Path, Path] | None = None,
     advance: Advance | None = None,
     carried_records: dict[str, StoreRecord] | None = None,
+    stores: bool = True,
+    common: bool | None = None,
 ) -> Site:
     """Write the site; files whose bytes equal the previous release's are hard-linked to it.
-    A shard writes its stores' pages; shard 0 also writes the pages common to all stores.
+    A shard (`settings.shard`) writes its stores' pages; the pages common to all stores
+    (`common`), which the marketplace's prices make depend on every store, by default with
+    shard 0 (a `--shard` build holds every store's rows); a Ray night's shards hold their own
+    stores' rows alone, so its driver writes them (`stores` False) once it gathered theirs.
     `pool`: (the pool of stores' folders, where new ones are staged), see `SiteWriter`.
     `carried_records`: the previous release's records of the stores, whose pages are elsewhere
     (a bucket): a store whose digest equals its record's is carried by the record alone, and
@@ -93,11 +98,14 @@ def write_site(
         previous.files,
         carry_by_record=carried_records is not None,
     ) as writer:
-        counts, stores = write_inventory_pages(
-            con, writer, settings, previous_stores=previous.stores, advance=advance
-        )
+        counts: dict[str, int] = {}
+        records: dict[str, StoreRecord] = {}
+        if stores:
+            counts, records = write_inventory_pages(
+                con, writer, settings, previous_stores=previous.stores, advance=advance
+            )
         counts["category_pages"] = counts["catalog_pages"] = 0
-        if settings.shard is None or settings.shard.index == 0:
+        if common if common is not None else settings.shard is None or settings.shard.index == 0:
             counts["category_pages"] = write_category_pages(con, writer, settings.export)
             counts["catalog_pages"] = write_catalog_pages(con, writer, settings.export)
             write_help(writer)
@@ -105,7 +113,7 @@ def write_site(
     manifest = writer.manifest()
     changed, removed = manifest.changes(previous.manifest)
     counts.update(file_counts(manifest, changed, removed))
-    return Site(manifest, changed, removed, stores, counts, previous.problem, writer.carried())
+    return Site(manifest, changed, removed, records, counts, previous.problem, writer.carried())
 
 
 def write_release_files(release: Path, site: Site, settings: Settings) -> None:

@@ -240,7 +240,7 @@ def test_a_stale_task_attempt_writes_only_keys_no_commit_names(
     con.close()
     token = committed.release.rpartition(".")[2]
     start = pl.DataFrame(schema=VERSIONED_RECORDS).to_arrow()  # the night's start: no release
-    job = BucketShard(url, committed.release, token, start, None)
+    job = BucketShard(url, committed.release, token, start)
     before = len(s3.puts(url))
     stale = build_shard_to_bucket(settings, Shard(0, 2), job, catalog, stores, listings)
     written = s3.puts(url)[before:]
@@ -258,7 +258,7 @@ def test_a_stale_task_attempt_writes_only_keys_no_commit_names(
     start = read_versioned_records(bytes(records.bytes()))
     start = start.with_columns(digest=pl.lit(b"other", pl.Binary))
     mine = records_by_shard(start, 2)[0]
-    job = BucketShard(url, committed.release, token, mine, committed.common)
+    job = BucketShard(url, committed.release, token, mine)
     before = len(s3.puts(url))
     again = build_shard_to_bucket(settings, Shard(0, 2), job, catalog, stores, listings)
     assert again.stores_new == 0 and again.counts["stores_unchanged"] == 0
