@@ -11,6 +11,15 @@ final as (
         "name" as name,
         "rarity" as rarity,
         "number" as number,
+        "cleanName" as clean_name,
+        "imageUrl" as image_url,
+        "url" as url,
+        "modifiedOn" as modified_on,
+        "imageCount" as image_count,
+        -- the input's objects as given: presaleInfo's three keys, every extendedData entry in
+        -- order, each value as text
+        "presaleInfo" as presale_info,
+        "extendedData" as extended_data,
         _source_file as source_file,
         _source_row as source_row
     from valid
