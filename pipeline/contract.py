@@ -23,11 +23,13 @@ class Kind(StrEnum):
     MONEY = "DECIMAL(18,2)"
     TIMESTAMP = "TIMESTAMP"
     TEXT_LIST = "VARCHAR[]"
-    # A JSON object of the column's declared `fields`, and a JSON array of such objects: in
-    # CSV, JSON text; in NDJSON, nested JSON or JSON text; in Parquet, a struct or a list of
-    # structs (or JSON text). Staging holds a STRUCT of the fields (`Column.sql_type`).
+    # A JSON object of the column's `fields`, a JSON array of them; staged as `Column.sql_type`.
     RECORD = "STRUCT"
     RECORD_LIST = "STRUCT[]"
+
+
+# Kinds whose value is a JSON array or object (in NDJSON: nested JSON, or its text).
+NESTED_KINDS = frozenset({Kind.TEXT_LIST, Kind.RECORD, Kind.RECORD_LIST})
 
 
 STORE_KEY_PATTERN = "[A-Za-z0-9_-]{1,64}"
@@ -48,19 +50,13 @@ class Column:
     # the category listing's live-only fields (docs/contract.md §6). Ingest records which ones
     # it saw.
     keyed: bool = False
-    # The keys of a RECORD or RECORD_LIST column's objects, each a scalar column (name, kind,
-    # required); any other key of an object is ignored.
+    # A RECORD's keys (name, scalar kind, required); an object's other keys are ignored.
     fields: tuple[Column, ...] = ()
 
     @property
     def staged_name(self) -> str:
         """The column's name in staging.<table>: snake_case."""
         return "".join("_" + c.lower() if c.isupper() else c for c in self.name)
-
-    @property
-    def nested(self) -> bool:
-        """Whether a value is a JSON array or object (in NDJSON, nested JSON or its text)."""
-        return self.kind in (Kind.TEXT_LIST, Kind.RECORD, Kind.RECORD_LIST)
 
     @property
     def sql_type(self) -> str:
@@ -159,8 +155,7 @@ TABLES: tuple[Table, ...] = (
             _c(
                 "presaleInfo",
                 Kind.RECORD,
-                "Presale state: whether the product is on presale, its release time (no zone) "
-                "and a note",
+                "Presale state: on presale or not, release time (no zone), a note",
                 fields=(
                     _c("isPresale", Kind.BOOL, required=True),
                     _c("releasedOn", Kind.TIMESTAMP),
@@ -170,8 +165,7 @@ TABLES: tuple[Table, ...] = (
             _c(
                 "extendedData",
                 Kind.RECORD_LIST,
-                "Extended fields (card number, rarity, card text, ...) as the input lists them, "
-                "each value as text",
+                "Extended fields (card number, rarity, text, ...) as listed, values as text",
                 fields=(
                     _c("name", Kind.TEXT, required=True),
                     _c("displayName", Kind.TEXT),

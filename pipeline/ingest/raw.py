@@ -20,7 +20,7 @@ import duckdb
 import orjson
 import polars as pl
 
-from pipeline.contract import Table
+from pipeline.contract import NESTED_KINDS, Table
 from pipeline.db import comment_table, quote
 from pipeline.errors import InputError
 
@@ -78,7 +78,7 @@ def json_values(obj: dict[str, Any], scalar_columns: frozenset[str]) -> dict[str
 
 def scalar_columns(table: Table) -> frozenset[str]:
     """The table's declared columns that hold one value, not a JSON array or object."""
-    return frozenset(c.name for c in table.columns if not c.nested)
+    return frozenset(c.name for c in table.columns if c.kind not in NESTED_KINDS)
 
 
 def check_width(path: Path, columns: int, max_columns: int) -> None:

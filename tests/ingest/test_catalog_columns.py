@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import rows, run_pipeline, write_inputs, write_table
+from tests.conftest import SAMPLE, rows, run_pipeline, write_inputs, write_table
 
 PRESALE = {"isPresale": True, "releasedOn": "2026-03-13T00:00:00", "note": "Ships on release"}
 # A number and a boolean value are read as their text.
@@ -345,4 +345,26 @@ def test_printings_display_order_and_modified_on(tmp_path: Path) -> None:
             "not a timestamp without zone (YYYY-MM-DDTHH:MM:SS.fff)",
         ),
     ]
+    con.close()
+
+
+def test_the_sample_gives_every_product_and_printing_its_catalog_fields() -> None:
+    """The shipped sample has what the live service has for every product (a client's model
+    reads them all), and its extendedData agrees with the rarity and number columns."""
+    con = run_pipeline(SAMPLE)
+    assert rows(con, "SELECT count(*) FROM meta.rejects") == [(0,)]
+    assert rows(
+        con,
+        "SELECT count(*), count(clean_name), count(image_url), count(url), count(modified_on), "
+        "count(image_count), count(presale_info), count(extended_data), "
+        "count(*) FILTER (WHERE presale_info.is_presale), "
+        "count(*) FILTER (WHERE rarity IS NOT DISTINCT FROM list_filter(extended_data, "
+        "lambda e: e.name = 'Rarity')[1].value AND number IS NOT DISTINCT FROM "
+        "list_filter(extended_data, lambda e: e.name = 'Number')[1].value) "
+        "FROM staging.products",
+    ) == [(445, *[445] * 7, 2, 445)]
+    assert rows(
+        con,
+        "SELECT count(*) FROM staging.printings WHERE display_order IS NULL OR modified_on IS NULL",
+    ) == [(0,)]
     con.close()
