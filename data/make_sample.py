@@ -5,8 +5,10 @@
 Five real games with their real condition, language and printing vocabularies; seven stores
 from a handful of listings to a few thousand; custom listings with titles and images; a second
 channel; excluded categories; null `number`, `abbr` and `isFeatured`; names with quotes, accents
-and non-Latin scripts; price ties; a SKU whose condition has no row in `conditions`. Tables come
-as CSV, Parquet and NDJSON, and the listings are split over three files of different formats.
+and non-Latin scripts; price ties; a SKU whose condition has no row in `conditions`; every
+product with the catalog's own fields (cleanName, imageUrl, url, modifiedOn, imageCount,
+presaleInfo, extendedData), as the live service has them. Tables come as CSV, Parquet and NDJSON,
+and the listings are split over three files of different formats.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from __future__ import annotations
 import csv
 import json
 import random
+import re
+import unicodedata
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -92,6 +96,7 @@ MISSING_CONDITION = 7  # used by SKUs, deliberately absent from conditions.csv (
 
 
 PRINTINGS = [
+    # id, name, foil (displayOrder: the position; modifiedOn: `printing_modified_on`)
     (1, "Normal", False),
     (2, "Foil", True),
     (3, "Holofoil", True),
@@ -290,9 +295,97 @@ def write_csv(path: Path, header: list[str], rows: list[list[object]]) -> None:
 def _text(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, list):
+    if isinstance(value, list | dict):
         return json.dumps(value, ensure_ascii=False)
     return str(value)
+
+
+# The catalog's own fields of a product, as the live service has them, from the product's row
+# alone (no random draws: the rest of the sample stays as it was).
+SEO_NAMES = {c[0]: c[3] for c in CATEGORIES}
+# Entries of extendedData after Number and Rarity, by category: (name, displayName, values).
+EXTENDED_FIELDS: dict[int, list[tuple[str, str, list[str]]]] = {
+    1: [
+        ("SubType", "Sub Type", ["Legendary Creature — Human", "Instant", "Sorcery", "Artifact"]),
+        ("OracleText", "Oracle Text", ["<p>Flash</p>", "<p>{T}: Add {C}{C}.</p>", "<p>—</p>"]),
+    ],
+    3: [
+        ("CardType", "Card Type", ["Pokemon", "Trainer", "Energy"]),
+        ("HP", "HP", ["60", "70", "120", "230", "310"]),
+        ("Stage", "Stage", ["Basic", "Stage 1", "Stage 2"]),
+    ],
+    2: [
+        ("Attribute", "Attribute", ["LIGHT", "DARK", "EARTH", "WIND"]),
+        ("MonsterType", "Monster Type", ["Dragon/Normal", "Spellcaster/Effect", "Fiend/Effect"]),
+        ("Attack", "ATK", ["3000", "2500", "0"]),
+    ],
+    62: [
+        ("Class", "Class", ["Warrior", "Ninja", "Generic", "Wizard"]),
+        ("PitchValue", "Pitch Value", ["1", "2", "3"]),
+    ],
+    71: [
+        ("InkType", "Ink Type", ["Amber", "Amethyst", "Emerald", "Ruby", "Sapphire", "Steel"]),
+        ("Cost", "Cost", ["1", "2", "4", "7"]),
+    ],
+}
+# Sealed products on presale (the rest: not on presale), by set.
+PRESALE = {
+    "Heavy Hitters": ("2026-03-13T00:00:00", "Ships by the release date"),
+    "Rise of the Floodborn": ("2026-02-27T00:00:00", None),
+}
+
+
+def clean_name(name: str) -> str:
+    """A name as the catalog's cleanName spells it: Latin accents and punctuation dropped
+    ("Lim-Dûl's Vault": "LimDuls Vault"; "ピカチュウ" as it is)."""
+    letters = unicodedata.normalize("NFD", name)
+    plain = "".join(
+        c
+        for i, c in enumerate(letters)
+        if not (unicodedata.category(c) == "Mn" and i and letters[i - 1].isascii())
+    )
+    kept = "".join(c for c in unicodedata.normalize("NFC", plain) if c.isalnum() or c.isspace())
+    return " ".join(kept.split())
+
+
+def catalog_fields(row: list[object], set_name: str) -> list[object]:
+    """cleanName, imageUrl, url, modifiedOn, imageCount, presaleInfo, extendedData of a
+    product row (productId, categoryId, groupId, name, rarity, number)."""
+    product_id, category_id, _, name, rarity, number = row[:6]
+    assert isinstance(product_id, int) and isinstance(category_id, int)
+    n = product_id - 100000
+    words = f"{SEO_NAMES[category_id]} {set_name} {clean_name(str(name))}"
+    slug = re.sub(r"[^a-z0-9]+", "-", words.lower().replace("æ", "ae")).strip("-")
+    modified = datetime(2025, 3, 1) + timedelta(minutes=97 * n, seconds=13 * n)
+    fraction = ("", ".3", ".47", ".813")[n % 4]
+    sealed = rarity is None and number is None
+    released, note = PRESALE.get(set_name, (None, None)) if sealed else (None, None)
+    extended = [{"name": "Number", "displayName": "Card Number", "value": number}] if number else []
+    if rarity:
+        extended.append({"name": "Rarity", "displayName": "Rarity", "value": rarity})
+    if sealed:
+        text = f"<p>{name}: sealed, factory fresh.</p>"
+        extended.append({"name": "Description", "displayName": "Description", "value": text})
+    else:
+        extended += [
+            {"name": key, "displayName": label, "value": values[n % len(values)]}
+            for key, label, values in EXTENDED_FIELDS[category_id]
+        ]
+    return [
+        clean_name(str(name)),
+        f"https://tcgplayer-cdn.tcgplayer.com/product/{product_id}_200w.jpg",
+        f"https://www.tcgplayer.com/product/{product_id}/{slug}",
+        modified.isoformat(timespec="seconds") + fraction,
+        3 if sealed else (0 if n % 17 == 0 else 1),
+        {"isPresale": released is not None, "releasedOn": released, "note": note},
+        extended,
+    ]
+
+
+def printing_modified_on(printing_id: int) -> str:
+    """A printing's modifiedOn, as the live service writes it, from its id."""
+    modified = datetime(2024, 1, 17, 14, 23, 40) + timedelta(days=41 * printing_id)
+    return modified.isoformat(timespec="seconds") + ("", ".603", ".2")[printing_id % 3]
 
 
 def group_dates(group_id: int) -> tuple[bool, str, str]:
@@ -381,7 +474,8 @@ def build_api_dump(groups: list[list[object]]) -> tuple[dict[str, object], list[
                 "imageUrl": f"https://tcgplayer-cdn.tcgplayer.com/product/{product_id}_200w.jpg",
                 "categoryId": 3,
                 "groupId": group_id,
-                "url": f"https://www.tcgplayer.com/product/{product_id}",
+                "url": f"https://www.tcgplayer.com/product/{product_id}/pokemon-base-set-"
+                + re.sub(r"[^a-z0-9]+", "-", clean_name(name).lower()),
                 "modifiedOn": "2025-12-04T15:00:29.8",
                 "imageCount": 1,
                 "presaleInfo": {"isPresale": False, "releasedOn": None, "note": None},
@@ -579,10 +673,15 @@ def main() -> None:
         ],
         groups,
     )
+    set_names = {g[0]: g[2] for g in groups}
     write_csv(
         HERE / "catalog/products.csv",
-        ["productId", "categoryId", "groupId", "name", "rarity", "number"],
-        products,
+        [
+            *("productId", "categoryId", "groupId", "name", "rarity", "number"),
+            *("cleanName", "imageUrl", "url", "modifiedOn", "imageCount"),
+            *("presaleInfo", "extendedData"),
+        ],
+        [[*p, *catalog_fields(p, str(set_names[p[2]]))] for p in products],
     )
     pq.write_table(
         pa.table(
@@ -619,7 +718,9 @@ def main() -> None:
                 + "\n"
             )
     write_csv(
-        HERE / "catalog/printings.csv", ["printingId", "name", "foil"], [list(p) for p in PRINTINGS]
+        HERE / "catalog/printings.csv",
+        ["printingId", "name", "foil", "displayOrder", "modifiedOn"],
+        [[*p, order, printing_modified_on(p[0])] for order, p in enumerate(PRINTINGS, start=1)],
     )
 
     write_csv(HERE / "stores/stores.csv", ["storeKey", "name"], [[s[0], s[1]] for s in STORES])

@@ -23,6 +23,13 @@ class Kind(StrEnum):
     MONEY = "DECIMAL(18,2)"
     TIMESTAMP = "TIMESTAMP"
     TEXT_LIST = "VARCHAR[]"
+    # A JSON object of the column's `fields`, a JSON array of them; staged as `Column.sql_type`.
+    RECORD = "STRUCT"
+    RECORD_LIST = "STRUCT[]"
+
+
+# Kinds whose value is a JSON array or object (in NDJSON: nested JSON, or its text).
+NESTED_KINDS = frozenset({Kind.TEXT_LIST, Kind.RECORD, Kind.RECORD_LIST})
 
 
 STORE_KEY_PATTERN = "[A-Za-z0-9_-]{1,64}"
@@ -43,11 +50,21 @@ class Column:
     # the category listing's live-only fields (docs/contract.md §6). Ingest records which ones
     # it saw.
     keyed: bool = False
+    # A RECORD's keys (name, scalar kind, required); an object's other keys are ignored.
+    fields: tuple[Column, ...] = ()
 
     @property
     def staged_name(self) -> str:
         """The column's name in staging.<table>: snake_case."""
         return "".join("_" + c.lower() if c.isupper() else c for c in self.name)
+
+    @property
+    def sql_type(self) -> str:
+        """The staged value's DuckDB type."""
+        if self.kind not in (Kind.RECORD, Kind.RECORD_LIST):
+            return str(self.kind)
+        struct = ", ".join(f"{f.staged_name} {f.sql_type}" for f in self.fields)
+        return f"STRUCT({struct})" + ("[]" if self.kind is Kind.RECORD_LIST else "")
 
 
 @dataclass(frozen=True)
@@ -130,6 +147,31 @@ TABLES: tuple[Table, ...] = (
             _c("name", Kind.TEXT, "Product name", required=True),
             _c("rarity", Kind.TEXT, "Rarity label (may be null)"),
             _c("number", Kind.TEXT, "Card number (may be null)"),
+            _c("cleanName", Kind.TEXT, "Name without punctuation, as the catalog spells it"),
+            _c("imageUrl", Kind.TEXT, "URL of the product's image"),
+            _c("url", Kind.TEXT, "URL of the product's page on the marketplace"),
+            _c("modifiedOn", Kind.TIMESTAMP, "Last modification time (no zone)"),
+            _c("imageCount", Kind.INT32, "Number of images of the product"),
+            _c(
+                "presaleInfo",
+                Kind.RECORD,
+                "Presale state: on presale or not, release time (no zone), a note",
+                fields=(
+                    _c("isPresale", Kind.BOOL, required=True),
+                    _c("releasedOn", Kind.TIMESTAMP),
+                    _c("note", Kind.TEXT),
+                ),
+            ),
+            _c(
+                "extendedData",
+                Kind.RECORD_LIST,
+                "Extended fields (card number, rarity, text, ...) as listed, values as text",
+                fields=(
+                    _c("name", Kind.TEXT, required=True),
+                    _c("displayName", Kind.TEXT),
+                    _c("value", Kind.TEXT),
+                ),
+            ),
         ),
         doc="Products (cards, sealed items)",
         key=("productId",),
@@ -182,6 +224,8 @@ TABLES: tuple[Table, ...] = (
             _c("printingId", Kind.INT32, "Printing identifier", required=True),
             _c("name", Kind.TEXT, "Printing name", required=True),
             _c("foil", Kind.BOOL, "Whether the printing is foil (a null is published as false)"),
+            _c("displayOrder", Kind.INT32, "Order in printing lists"),
+            _c("modifiedOn", Kind.TIMESTAMP, "Last modification time (no zone)"),
         ),
         doc="Printings (Normal, Foil, Holofoil, ...)",
         key=("printingId",),

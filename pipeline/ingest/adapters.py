@@ -9,7 +9,9 @@
   listing has a (source file, row) of its own.
 - TCGplayer catalog API page dumps (`catalog/{categories,groups,products}[/...].json`): a JSON
   envelope `{"success": .., "errors": .., "results": [..]}` as public daily catalog mirrors
-  publish it; a product's `extendedData` carries `Rarity` and `Number`.
+  publish it, one row per result with every key it has (an object or array as its JSON text:
+  a product's `presaleInfo` and `extendedData`, an extra column); a product's `extendedData`
+  also gives `rarity` (its `Rarity` entry) and `number` (`Number`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 import orjson
 import polars as pl
 
+from pipeline.contract import Table
 from pipeline.ingest.raw import (
     MAX_RECORD_BYTES,
     PARSE_ERROR,
@@ -27,6 +30,8 @@ from pipeline.ingest.raw import (
     SOURCE_ROW,
     TOO_LONG,
     json_text,
+    json_values,
+    scalar_columns,
     text_frame,
 )
 
@@ -104,21 +109,18 @@ def _extended(product: dict[str, Any], name: str) -> str | None:
     return None
 
 
-def _row(item: dict[str, Any], table: str) -> dict[str, str | int | None]:
-    """A catalog API result's values, as text."""
-    if table == "products":
-        row: dict[str, str | int | None] = {
-            k: json_text(item.get(k)) for k in ("productId", "categoryId", "groupId", "name")
-        }
+def _row(item: dict[str, Any], table: Table) -> dict[str, str | None]:
+    """A catalog API result's values, as text, or its parse error (`json_values`)."""
+    row = json_values(item, scalar_columns(table))
+    if table.name == "products" and "extendedData" in item and PARSE_ERROR not in row:
         row["rarity"] = _extended(item, "Rarity")
         row["number"] = _extended(item, "Number")
-        return row
-    return {k: json_text(v) for k, v in item.items() if not isinstance(v, dict | list)}
+    return row
 
 
-def read_api_dump(path: Path, table: str, max_columns: int) -> pl.DataFrame:
-    """Rows (text, `_source_row` = position in `results`) of one catalog API page dump, of at
-    most `max_columns` columns."""
+def read_api_dump(path: Path, table: Table, max_columns: int) -> pl.DataFrame:
+    """Rows (text, `_source_row` = position in `results`) of one catalog API page dump of
+    `table`, of at most `max_columns` columns."""
     try:
         if path.stat().st_size > MAX_PAGE_BYTES:
             raise AdapterError(
@@ -140,15 +142,11 @@ def read_api_dump(path: Path, table: str, max_columns: int) -> pl.DataFrame:
         if not isinstance(item, dict):
             row[PARSE_ERROR] = "not a JSON object"
         else:
-            try:
-                values = _row(item, table)
-            except orjson.JSONEncodeError as exc:  # a value nested deeper than orjson writes
-                row[PARSE_ERROR] = f"nested too deeply ({exc})"
+            values = _row(item, table)
+            text = sum(len(v.encode()) for v in values.values() if isinstance(v, str))
+            if PARSE_ERROR not in values and text > MAX_RECORD_BYTES:  # as a text file's record
+                row[PARSE_ERROR] = TOO_LONG
             else:
-                text = sum(len(v.encode()) for v in values.values() if isinstance(v, str))
-                if text > MAX_RECORD_BYTES:  # as a record of a text file
-                    row[PARSE_ERROR] = TOO_LONG
-                else:
-                    row.update(values)
+                row.update(values)
         rows.append(row)
     return text_frame(rows, path=path, max_columns=max_columns)

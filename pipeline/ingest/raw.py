@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import orjson
 import polars as pl
 
-from pipeline.contract import Table
+from pipeline.contract import NESTED_KINDS, Table
 from pipeline.db import comment_table, quote
 from pipeline.errors import InputError
 
@@ -56,6 +57,28 @@ def json_text(value: object) -> str | None:
     if value is None:
         return None
     return value if isinstance(value, str) else orjson.dumps(value).decode()
+
+
+def json_values(obj: dict[str, Any], scalar_columns: frozenset[str]) -> dict[str, str | None]:
+    """A JSON record's values as text (`json_text`; an object or an array as its JSON text,
+    kept whole: a nested column of the contract, or an extra column), or its parse error: an
+    object or array in a declared column that holds a value (`scalar_columns`), or a value
+    nested deeper than JSON is written here (orjson's limit): a reject, not a crash."""
+    nested = [k for k, v in obj.items() if isinstance(v, dict | list) and k in scalar_columns]
+    if nested:
+        return {PARSE_ERROR: f"{nested[0]}: a JSON object or array, not a value"}
+    values: dict[str, str | None] = {}
+    for key, value in obj.items():
+        try:
+            values[key] = json_text(value)
+        except orjson.JSONEncodeError as exc:
+            return {PARSE_ERROR: f"{key}: nested too deeply ({exc})"}
+    return values
+
+
+def scalar_columns(table: Table) -> frozenset[str]:
+    """The table's declared columns that hold one value, not a JSON array or object."""
+    return frozenset(c.name for c in table.columns if c.kind not in NESTED_KINDS)
 
 
 def check_width(path: Path, columns: int, max_columns: int) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import orjson
 import polars as pl
 
-from pipeline.contract import Kind, Table
+from pipeline.contract import Table
 from pipeline.errors import InputError
 from pipeline.ingest.adapters import (
     AdapterError,
@@ -30,7 +30,8 @@ from pipeline.ingest.raw import (
     TOO_LONG,
     check_names,
     check_width,
-    json_text,
+    json_values,
+    scalar_columns,
     text_frame,
 )
 from pipeline.ingest.records import RecordLines, TooLong, bounded_lines, record_ends
@@ -205,22 +206,12 @@ def _has_bad_bytes(fields: list[str]) -> bool:
     return any("\udc80" <= c <= "\udcff" for f in fields for c in f)
 
 
-def _json_texts(obj: dict[str, object]) -> dict[str, str | None]:
-    """Each value of a record as its JSON text, or the record's parse error for a list nested
-    deeper than JSON is written here (orjson's limit): a reject, not a crash."""
-    values: dict[str, str | None] = {}
-    for key, value in obj.items():
-        try:
-            values[key] = json_text(value)
-        except orjson.JSONEncodeError as exc:
-            return {PARSE_ERROR: f"{key}: nested too deeply ({exc})"}
-    return values
-
-
-def read_ndjson(file: InputFile, list_columns: frozenset[str], max_columns: int) -> Frames:
+def read_ndjson(file: InputFile, scalars: frozenset[str], max_columns: int) -> Frames:
     """One row per non-blank line, a batch of lines at a time; a line that is not a JSON
-    object, that has an object or an array where a scalar belongs, or that is longer than
-    MAX_RECORD_BYTES (read past in pieces) is kept with a parse error."""
+    object, that has an object or an array in a declared column that holds a value
+    (`scalars`), or that is longer than MAX_RECORD_BYTES (read past in pieces) is kept with a
+    parse error. An object or array elsewhere (a nested column, an extra one) is its JSON
+    text."""
     records: list[dict[str, str | int | None]] = []
     columns: set[str] = set()
     size = cells = 0
@@ -232,7 +223,7 @@ def read_ndjson(file: InputFile, list_columns: frozenset[str], max_columns: int)
                     continue
                 if not line.strip():
                     continue
-                records.append(_ndjson_record(line_no, line, list_columns))
+                records.append(_ndjson_record(line_no, line, scalars))
                 size += len(line)
                 cells += len(records[-1])
                 if cells >= BATCH_CELLS or size >= BATCH_BYTES:
@@ -254,7 +245,7 @@ def _ndjson_frame(
 
 
 def _ndjson_record(
-    line_no: int, line: bytes, list_columns: frozenset[str]
+    line_no: int, line: bytes, scalars: frozenset[str]
 ) -> dict[str, str | int | None]:
     record: dict[str, str | int | None] = {SOURCE_ROW: line_no}
     try:
@@ -267,11 +258,7 @@ def _ndjson_record(
     elif any(k in RESERVED for k in obj):
         record[PARSE_ERROR] = "uses a reserved key (_source_file, ...)"
     else:
-        nested = [k for k, v in obj.items() if isinstance(v, dict | list) and k not in list_columns]
-        if nested:
-            record[PARSE_ERROR] = f"{nested[0]}: a JSON object or array, not a value"
-        else:
-            record.update(_json_texts(obj))
+        record.update(json_values(obj, scalars))
     return record
 
 
@@ -283,7 +270,7 @@ def read_file(file: InputFile, table: Table, source: str, max_columns: int) -> F
     (`pipeline.ingest.parquet`)."""
     if file.format == "json":
         try:
-            yield read_api_dump(file.path, table.name, max_columns)
+            yield read_api_dump(file.path, table, max_columns)
         except AdapterError as exc:
             raise InputError(f"{file.path}: {exc}") from exc
         return
@@ -296,5 +283,4 @@ def read_file(file: InputFile, table: Table, source: str, max_columns: int) -> F
                     raise InputError(f"{file.path}: {exc}") from exc
             yield frame
         return
-    lists = frozenset(c.name for c in table.columns if c.kind is Kind.TEXT_LIST)
-    yield from read_ndjson(file, lists, max_columns)
+    yield from read_ndjson(file, scalar_columns(table), max_columns)

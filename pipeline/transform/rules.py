@@ -57,16 +57,42 @@ def parsed(column: Column, raw_type: str = TEXT) -> str:
     """The value of a column as the contract's type (SQL), null when empty or unparseable
     (a row whose value does not parse is rejected before staging reads it)."""
     value = cell(column, raw_type)
-    kind = column.kind
     if raw_type != TEXT:  # try_cast: DuckDB may cast before the rejects are left out
-        return f"try_cast({value} AS {kind})"
+        return f"try_cast({value} AS {column.sql_type})"
+    return _parsed_text(column, value)
+
+
+def _parsed_text(column: Column, value: str) -> str:
+    """`parsed` of the text `value` (SQL)."""
+    kind = column.kind
     if kind is Kind.TEXT:
         return value
     if kind is Kind.BOOL:
         return f"as_bool({value})"
     if kind is Kind.TEXT_LIST:
         return f"""CAST(from_json({value}, '["VARCHAR"]') AS VARCHAR[])"""
+    if kind is Kind.RECORD:
+        obj = f"try_cast({value} AS JSON)"
+        record = f"CASE WHEN json_type({obj}) = 'OBJECT' THEN {_struct(column, obj)} END"
+        return f"CAST({record} AS {column.sql_type})"
+    if kind is Kind.RECORD_LIST:
+        entries = f"try_cast(try_cast({value} AS JSON) AS JSON[])"
+        records = f"list_transform({entries}, lambda e: {_struct(column, 'e')})"
+        return f"CAST({records} AS {column.sql_type})"
     return f"try_cast(trim({value}) AS {kind})"
+
+
+def _struct(column: Column, obj: str) -> str:
+    """The fields of the JSON object `obj` as a struct of their staged names (SQL)."""
+    fields = (f"{quote(f.staged_name)} := {_parsed_text(f, _field(f, obj))}" for f in column.fields)
+    return f"struct_pack({', '.join(fields)})"
+
+
+def _field(field: Column, obj: str) -> str:
+    """A field of the JSON object `obj` as text (SQL): a string as it is, a number or a boolean
+    as JSON writes it, null when missing or null; empty text is no value but for text fields."""
+    text = f"json_extract_string({obj}, '$.{field.name}')"
+    return text if field.kind is Kind.TEXT else f"nullif({text}, '')"
 
 
 def _typed_rules(column: Column, raw_type: str) -> list[tuple[str, str]]:
@@ -83,9 +109,9 @@ def _typed_rules(column: Column, raw_type: str) -> list[tuple[str, str]]:
     return rules
 
 
-def _rules(column: Column) -> list[tuple[str, str]]:
+def _rules(column: Column, v: str = "v") -> list[tuple[str, str]]:
     """(failing condition over `v`, reason) for one column; `v` is the cell text, not null."""
-    t = "trim(v)"
+    t = f"trim({v})"
     kind = column.kind
     rules: list[tuple[str, str]] = []
     if kind in (Kind.INT32, Kind.INT64):
@@ -121,18 +147,67 @@ def _rules(column: Column) -> list[tuple[str, str]]:
         # try_cast, never a cast: DuckDB evaluates both sides of an AND.
         rules.append(
             (
-                "NOT coalesce(json_type(try_cast(v AS JSON)) = 'ARRAY' AND coalesce(list_bool_and("
-                "list_transform(json_extract(try_cast(v AS JSON), '$[*]'), "
+                f"NOT coalesce(json_type(try_cast({v} AS JSON)) = 'ARRAY' AND coalesce("
+                f"list_bool_and(list_transform(json_extract(try_cast({v} AS JSON), '$[*]'), "
                 "lambda x: json_type(x) = 'VARCHAR')), true), false)",
                 "not a JSON array of strings",
             )
         )
+    elif kind in (Kind.RECORD, Kind.RECORD_LIST):
+        rules += _record_rules(column, f"try_cast({v} AS JSON)")
     if column.non_negative:
         rules.append((f"try_cast({t} AS {kind}) < 0", "negative value"))
     if column.pattern is not None:
         rules.append(
-            (f"NOT regexp_full_match(v, '{column.pattern}')", f"does not match {column.pattern}")
+            (f"NOT regexp_full_match({v}, '{column.pattern}')", f"does not match {column.pattern}")
         )
+    return rules
+
+
+def _record_rules(column: Column, value: str) -> list[tuple[str, str]]:
+    """(failing condition, reason) for a RECORD or RECORD_LIST column whose text, as JSON, is
+    `value` (null when it is no JSON): JSON text `null` is no value; an object's other keys
+    are ignored."""
+    if column.kind is Kind.RECORD:
+        rules = [
+            (f"NOT coalesce(json_type({value}) IN ('OBJECT', 'NULL'), false)", "not a JSON object")
+        ]
+        for field in column.fields:
+            for condition, reason in _field_rules(field, value):
+                rules.append(
+                    (f"json_type({value}) = 'OBJECT' AND ({condition})", f"{field.name}: {reason}")
+                )
+        return rules
+    entries = f"try_cast({value} AS JSON[])"
+    rules = [
+        (f"NOT coalesce(json_type({value}) IN ('ARRAY', 'NULL'), false)", "not a JSON array"),
+        (
+            f"list_bool_or(list_transform({entries}, lambda e: json_type(e) <> 'OBJECT'))",
+            "an entry is not a JSON object",
+        ),
+    ]
+    for field in column.fields:
+        for condition, reason in _field_rules(field, "e"):
+            rules.append(
+                (
+                    f"list_bool_or(list_transform({entries}, "
+                    f"lambda e: json_type(e) = 'OBJECT' AND coalesce({condition}, false)))",
+                    f"an entry's {field.name}: {reason}",
+                )
+            )
+    return rules
+
+
+def _field_rules(field: Column, obj: str) -> list[tuple[str, str]]:
+    """(failing condition, reason) for a field of the JSON object `obj`: a value (not an object
+    or an array), there when required, and its text as a column of its kind (`_rules`)."""
+    found = f"json_type({obj}, '$.{field.name}')"
+    rules = [(f"{found} IN ('OBJECT', 'ARRAY')", "an object or array, not a value")]
+    if field.required:
+        rules.append((f"coalesce({found}, 'NULL') = 'NULL'", "missing value"))
+    text = _field(field, obj)
+    scalar = f"{found} NOT IN ('OBJECT', 'ARRAY') AND {text} IS NOT NULL"
+    rules += [(f"{scalar} AND ({condition})", reason) for condition, reason in _rules(field, text)]
     return rules
 
 

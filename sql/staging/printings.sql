@@ -8,8 +8,8 @@ final as (
         "printingId" as printing_id,
         "name" as name,
         coalesce("foil", false) as foil,
-        null::integer as display_order,
-        null::timestamp as modified_on,
+        "displayOrder" as display_order,
+        "modifiedOn" as modified_on,
         _source_file as source_file,
         _source_row as source_row
     from valid

@@ -11,13 +11,15 @@ final as (
         "name" as name,
         "rarity" as rarity,
         "number" as number,
-        null::varchar as clean_name,
-        null::varchar as image_url,
-        null::varchar as url,
-        null::timestamp as modified_on,
-        null::integer as image_count,
-        null::struct(is_presale boolean, released_on timestamp, note varchar) as presale_info,
-        null::struct(name varchar, display_name varchar, value varchar)[] as extended_data,
+        "cleanName" as clean_name,
+        "imageUrl" as image_url,
+        "url" as url,
+        "modifiedOn" as modified_on,
+        "imageCount" as image_count,
+        -- the input's objects as given: presaleInfo's three keys, every extendedData entry in
+        -- order, each value as text
+        "presaleInfo" as presale_info,
+        "extendedData" as extended_data,
         _source_file as source_file,
         _source_row as source_row
     from valid

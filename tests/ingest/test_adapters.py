@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.contract import TABLES_BY_NAME
 from pipeline.errors import InputError
 from pipeline.ingest.adapters import SELLER_PORTAL_COLUMNS, SELLER_PORTAL_REQUIRED, read_api_dump
 from pipeline.ingest.files import InputFile
@@ -174,10 +175,24 @@ def test_catalog_api_page_dumps_become_catalog_rows(tmp_path: Path) -> None:
     (catalog / "products" / "page-2.json").write_text(_page(products[1:]))
     con = run_pipeline(input_dir)
     assert rows(
-        con, "SELECT * EXCLUDE (source_file, source_row) FROM staging.products ORDER BY 1"
+        con,
+        "SELECT product_id, category_id, group_id, name, rarity, number, presale_info, "
+        "extended_data FROM staging.products ORDER BY 1",
     ) == [
-        (100, 1, 10, "Sol Ring", "Uncommon", "270"),
-        (101, 1, 10, "Alpha Booster Box", None, None),
+        (
+            100,
+            1,
+            10,
+            "Sol Ring",
+            "Uncommon",
+            "270",
+            {"is_presale": False, "released_on": None, "note": None},
+            [
+                {"name": "Number", "display_name": "Card Number", "value": "270"},
+                {"name": "Rarity", "display_name": "Rarity", "value": "Uncommon"},
+            ],
+        ),
+        (101, 1, 10, "Alpha Booster Box", None, None, None, []),
     ]
     assert rows(
         con,
@@ -259,7 +274,7 @@ def test_ndjson_and_api_dumps_read_values_alike(tmp_path: Path) -> None:
     dump = tmp_path / "categories.json"
     dump.write_text(_page([values]))
     [lines] = read_ndjson(InputFile(ndjson, "ndjson"), frozenset(), 100)  # one batch
-    page = read_api_dump(dump, "categories", 100)
+    page = read_api_dump(dump, TABLES_BY_NAME["categories"], 100)
     expected = {"categoryId": "1.0", "name": "1e+20", "popularity": "0.00001"}
     for frame in (lines, page):
         assert frame.row(0, named=True) | expected == frame.row(0, named=True)

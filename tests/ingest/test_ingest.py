@@ -284,11 +284,11 @@ def test_a_value_nested_too_deeply_is_a_reject_not_a_crash(tmp_path: Path) -> No
     (tmp_path / "catalog" / "products.json").write_text(
         '{"success":true,"errors":[],"results":['
         '{"productId":7,"categoryId":1,"groupId":10,"name":"x"},'
-        f'{{"productId":8,"categoryId":1,"groupId":10,"name":{deep}}}]}}',
+        f'{{"productId":8,"categoryId":1,"groupId":10,"name":"y","skus":{deep}}}]}}',
         encoding="utf-8",
     )
     products = _load(tmp_path, "products")
     assert [(r[1], r[2], r[3]) for r in products] == [
         (1, None, "7"),
-        (2, "nested too deeply (Recursion limit reached)", None),
+        (2, "skus: nested too deeply (Recursion limit reached)", None),
     ]

@@ -3,7 +3,9 @@ the good rows go on."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
@@ -200,3 +202,119 @@ def test_typed_parquet_listings_are_checked_like_text(tmp_path: Path) -> None:
         "DECIMAL(20,2)",
     )
     assert found["text"][2]["price"] == "VARCHAR"
+
+
+def _product(product_id: int, **kw: object) -> dict[str, object]:
+    return {"productId": product_id, "categoryId": 1, "groupId": 10, "name": "Card", **kw}
+
+
+TIMESTAMP_REASON = "not a timestamp without zone (YYYY-MM-DDTHH:MM:SS.fff)"
+
+
+def test_malformed_presale_info_and_extended_data_are_rejected_by_row_and_column(
+    pipeline_for: Pipeline,
+) -> None:
+    """A presaleInfo that is no object of {isPresale, releasedOn, note}, an extendedData that is
+    no list of {name, displayName, value}: a reject naming the row and the column; the other
+    rows load."""
+    bad = [
+        ("presaleInfo", "not json"),  # 3
+        ("presaleInfo", "[true]"),  # 4
+        ("presaleInfo", '{"isPresale": "yes"}'),  # 5
+        ("presaleInfo", '{"releasedOn": "2026-01-01", "note": "soon"}'),  # 6
+        ("presaleInfo", '{"isPresale": true, "releasedOn": "next week"}'),  # 7
+        ("presaleInfo", '{"isPresale": true, "releasedOn": "2026-01-01T00:00:00+01:00"}'),  # 8
+        ("presaleInfo", '{"isPresale": false, "note": {"text": "x"}}'),  # 9
+        ("extendedData", '{"name": "Number", "value": "1"}'),  # 10
+        ("extendedData", '[{"name": "Number", "value": "1"}, "Rare"]'),  # 11
+        ("extendedData", '[{"displayName": "Card Number", "value": "1"}]'),  # 12
+        ("extendedData", '[{"name": "Number", "value": [1]}]'),  # 13
+        ("extendedData", '[{"name": "Number"'),  # 14
+        ("imageCount", "1.5"),  # 15
+        ("modifiedOn", "yesterday"),  # 16
+    ]
+    con = pipeline_for(
+        products=[
+            _product(100, presaleInfo='{"isPresale": true, "releasedOn": "2026-01-01"}'),
+            _product(101, extendedData='[{"name": "Rarity", "displayName": "R", "value": 1}]'),
+            *(_product(102 + i, **{column: value}) for i, (column, value) in enumerate(bad)),
+        ]
+    )
+    p = "catalog/products.csv"
+    assert rows(
+        con,
+        "SELECT source_file, source_row, column_name, value, reason FROM meta.rejects "
+        "ORDER BY source_row, reason",
+    ) == [
+        (p, 3, "presaleInfo", "not json", "not a JSON object"),
+        (p, 4, "presaleInfo", "[true]", "not a JSON object"),
+        (p, 5, "presaleInfo", bad[2][1], "isPresale: not a boolean (true, false, 1, 0)"),
+        (p, 6, "presaleInfo", bad[3][1], "isPresale: missing value"),
+        (p, 7, "presaleInfo", bad[4][1], f"releasedOn: {TIMESTAMP_REASON}"),
+        (p, 8, "presaleInfo", bad[5][1], f"releasedOn: {TIMESTAMP_REASON}"),
+        (p, 9, "presaleInfo", bad[6][1], "note: an object or array, not a value"),
+        (p, 10, "extendedData", bad[7][1], "not a JSON array"),
+        (p, 11, "extendedData", bad[8][1], "an entry is not a JSON object"),
+        (p, 12, "extendedData", bad[9][1], "an entry's name: missing value"),
+        (p, 13, "extendedData", bad[10][1], "an entry's value: an object or array, not a value"),
+        (p, 14, "extendedData", bad[11][1], "not a JSON array"),
+        (p, 15, "imageCount", "1.5", "not a 32-bit integer"),
+        (p, 16, "modifiedOn", "yesterday", TIMESTAMP_REASON),
+    ]
+    assert rows(
+        con, "SELECT product_id, presale_info, extended_data FROM staging.products ORDER BY 1"
+    ) == [
+        (100, {"is_presale": True, "released_on": datetime(2026, 1, 1), "note": None}, None),
+        (101, None, [{"name": "Rarity", "display_name": "R", "value": "1"}]),
+    ]
+
+
+def test_malformed_nested_values_of_ndjson_and_api_pages_are_rejected(tmp_path: Path) -> None:
+    """Nested JSON of the wrong shape is rejected as its text would be, naming the file and
+    the row (NDJSON: the line; a catalog API page: the position in `results`)."""
+    input_dir = write_inputs(tmp_path)
+    (input_dir / "catalog" / "products.csv").unlink()
+    folder = input_dir / "catalog" / "products"
+    folder.mkdir()
+    (folder / "a.ndjson").write_text(
+        json.dumps(_product(100, presaleInfo=[True], extendedData=[{"name": "Number"}]))
+        + "\n"
+        + json.dumps(_product(102, extendedData={"name": "Number", "value": "1"}))
+        + "\n",
+        encoding="utf-8",
+    )
+    page = {
+        "success": True,
+        "errors": [],
+        "results": [
+            _product(101, presaleInfo={"isPresale": False, "releasedOn": None, "note": None}),
+            _product(103, presaleInfo={"isPresale": "no"}, extendedData=[{"name": 5}]),
+        ],
+    }
+    (folder / "b.json").write_text(json.dumps(page), encoding="utf-8")
+    con = run_pipeline(input_dir)
+    assert rows(
+        con,
+        "SELECT source_file, source_row, column_name, value, reason FROM meta.rejects "
+        "WHERE table_name = 'products' ORDER BY ALL",
+    ) == [
+        ("catalog/products/a.ndjson", 1, "presaleInfo", "[true]", "not a JSON object"),
+        (
+            "catalog/products/a.ndjson",
+            2,
+            "extendedData",
+            '{"name":"Number","value":"1"}',
+            "not a JSON array",
+        ),
+        (
+            "catalog/products/b.json",
+            2,
+            "presaleInfo",
+            '{"isPresale":"no"}',
+            "isPresale: not a boolean (true, false, 1, 0)",
+        ),
+    ]
+    assert rows(con, "SELECT product_id, source_file FROM staging.products ORDER BY 1") == [
+        (101, "catalog/products/b.json"),
+    ]
+    con.close()
