@@ -29,6 +29,10 @@ FULL_PAGES = (
     "v1.39.0/stores/card-cellar/inventory/products/channelId=1.json",
     "v1.39.0/stores/3d05ef67/inventory/categories/index.json",
     "v1.39.0/stores/3d05ef67/inventory/groups/channelId=1.json",
+    "v1.39.0/catalog/categories/1/groups/index.json",
+    "v1.39.0/catalog/categories/3/printings/index.json",
+    "v1.39.0/catalog/conditions/index.json",
+    "v1.39.0/pricing/group/1001/index.json",
 )
 
 
