@@ -1,0 +1,121 @@
+"""A public client reads the catalog and the marketplace prices unchanged: `tcgplayer-client`
+2.0.3 calls `pricing/group/{id}`, `pricing/product/{ids}`, `catalog/categories/{id}`,
+`catalog/groups/{id}`, `catalog/products` and `catalog/conditions` with its own methods,
+through `pipeline serve` and through nginx (docs/contract.md §7), and reads what the servers
+answer, unchanged. Like the live API, a partly found list of ids is a 207, which the client
+raises as an API error with the body.
+
+The package is installed with pip, at a pinned version, into a throwaway folder; without the
+package index (an offline machine), the test is skipped with the reason."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests import reference
+from tests.serve.conftest import request
+
+PACKAGES = ("tcgplayer-client==2.0.3",)
+PIP = ("-m", "pip", "install", "-q", "--disable-pip-version-check")
+
+# The client's own calls, against the server named by argv[1] (`.../v1.39.0`), reached through
+# the unix-domain socket argv[2] when given (nginx's in the tests). The token request is the
+# live service's business: a token is set instead.
+SCRIPT = """
+import asyncio, json, sys
+import aiohttp
+if len(sys.argv) > 2:
+    aiohttp.TCPConnector = lambda *args, **kwargs: aiohttp.UnixConnector(path=sys.argv[2])
+from tcgplayer_client import TCGPlayerClient
+from tcgplayer_client.config import ClientConfig
+from tcgplayer_client.exceptions import APIError
+
+async def main(base):
+    client = TCGPlayerClient("public", "private", config=ClientConfig(base_url=base, enable_caching=False))
+    client.auth.access_token = "token"
+    catalog, pricing = client.endpoints.catalog, client.endpoints.pricing
+    read = {
+        "pricing/group/1001": await pricing.get_product_prices_by_group(1001),
+        "pricing/product/100001,100002,300005": await pricing.get_market_prices([100001, 100002, 300005]),
+        "catalog/categories/3": await catalog.get_category_details(3),
+        "catalog/groups/1009": await catalog.get_group_details(1009),
+        "catalog/products?categoryId=3&limit=5&offset=5": await catalog.get_products(category_id=3, limit=5, offset=5),
+        "catalog/products?groupId=1001&productName=sol": await catalog.get_products(group_id=1001, product_name="sol"),
+        "catalog/conditions": await catalog.get_condition_names(),
+    }
+    try:
+        await pricing.get_market_prices([100001, 7])
+        read["partial"] = None
+    except APIError as exc:
+        read["partial"] = [exc.status_code, json.loads(exc.response_data)]
+    print(json.dumps(read))
+
+asyncio.run(main(sys.argv[1]))
+"""
+
+
+@pytest.fixture(scope="module")
+def client_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("tcgplayer-client")
+    try:
+        done = subprocess.run(
+            [sys.executable, *PIP, "--target", str(target), *PACKAGES],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.skip("pip install took over 180 s (is the package index reachable?)")
+    if done.returncode != 0:
+        pytest.skip(f"pip install {PACKAGES[0]} failed (offline?): {done.stderr.strip()[-300:]}")
+    return target
+
+
+def _read(client_path: Path, base: str, *via: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, base, *via],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(client_path)},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+@pytest.mark.slow
+def test_tcgplayer_client_reads_the_catalog_and_prices(
+    client_path: Path, serve_port: int, nginx_socket: Path, sample_data: reference.Data
+) -> None:
+    # nginx's host names no server: only its socket answers.
+    for address, base, via in (
+        (serve_port, f"http://127.0.0.1:{serve_port}/v1.39.0", ()),
+        (nginx_socket, "http://nginx.invalid/v1.39.0", (str(nginx_socket),)),
+    ):
+        read = _read(client_path, base, *via)
+        partial = read.pop("partial")
+        for target, body in read.items():  # what the client read is the answer, unchanged
+            got = request(address, f"/v1.39.0/{target}")
+            assert (got.status, body) == (200, json.loads(got.body)), target
+        got = request(address, "/v1.39.0/pricing/product/100001,7")
+        assert (got.status, partial) == (207, [207, json.loads(got.body)])
+    # and it holds the sample's catalog (the independent reference model's reading of it)
+    errors = json.loads(got.body)["errors"]
+    assert errors == ["No product price was found for productId 7."]
+    assert read["catalog/categories/3"]["results"][0]["name"] == sample_data.categories[3]["name"]
+    assert read["catalog/groups/1009"]["results"][0]["categoryId"] == 3
+    in_category = [p for p, row in sample_data.products.items() if row["categoryId"] == 3]
+    page = read["catalog/products?categoryId=3&limit=5&offset=5"]
+    assert page["totalItems"] == len(in_category) and len(page["results"]) == 5
+    conditions = read["catalog/conditions"]["results"]
+    assert sorted(c["conditionId"] for c in conditions) == sorted(sample_data.conditions)
+    group = {p for p, row in sample_data.products.items() if row["groupId"] == 1001}
+    prices = read["pricing/group/1001"]["results"]
+    assert {p["productId"] for p in prices} <= group and len(prices) >= len(group)
