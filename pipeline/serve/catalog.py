@@ -4,7 +4,7 @@ page from its file, anything else from the warehouse by the operation's SQL file
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import duckdb
 
@@ -53,6 +53,15 @@ def live_answer(
     return Response(207 if missing else 200, results_envelope(results, missing))
 
 
+def materialised_page(
+    op: CatalogOperation, ids: list[int], params: InventoryParams
+) -> PurePosixPath | None:
+    """The site file that may answer a request (None: only the warehouse can)."""
+    if not op.materialised or len(ids) > 1:
+        return None
+    return page_path(op, ids[0] if ids else None, params)
+
+
 def answer(
     warehouse: Callable[[], duckdb.DuckDBPyConnection],
     site: Path | None,
@@ -62,8 +71,7 @@ def answer(
 ) -> Response:
     """The response to a request of the operation: 400s first, then its page or the warehouse."""
     ids, params = parse(op, segment, query)
-    if site is not None and op.materialised and len(ids) <= 1:
-        page = site / page_path(op, ids[0] if ids else None, params)
-        if is_page(page):
-            return Response(200, page.read_bytes())
+    page = materialised_page(op, ids, params)
+    if site is not None and page is not None and is_page(site / page):
+        return Response(200, (site / page).read_bytes())
     return live_answer(warehouse(), op, ids, params)

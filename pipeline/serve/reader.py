@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
-from pipeline.api import operations, urls
+from pipeline.api import catalog, operations, urls
 from pipeline.api.params import CATEGORY_PARAMETERS, parse_inventory_params
 from pipeline.api.responses import ApiError
 from pipeline.errors import BuildError, first_line
@@ -27,6 +27,7 @@ from pipeline.publish.bucket import (
     open_bucket,
 )
 from pipeline.publish.pointer import PointerEntry, read_pointer
+from pipeline.serve import catalog as catalog_operations
 from pipeline.serve.operations import parse
 from pipeline.serve.routes import BAD_ESCAPE, normalize_path, origin_form
 
@@ -64,6 +65,12 @@ def site_path(target: str) -> str | None:
             return str(
                 urls.categories_page_path(parse_inventory_params(query, CATEGORY_PARAMETERS))
             )
+        found = catalog.match(path)
+        if found is not None:
+            page = catalog_operations.materialised_page(
+                found[0], *catalog_operations.parse(*found, query)
+            )
+            return None if page is None else str(page)
         if path == urls.HELP_PATH:
             return str(urls.HELP_FILE)
         if path == urls.OPENAPI_PATH:

@@ -27,7 +27,7 @@ import polars as pl
 from pipeline.export.records.manifest import Manifest
 from pipeline.export.records.report import BuildReport
 from pipeline.paths import CHANGES, CURRENT, MANIFEST
-from pipeline.tools.bench_floors import Span, scan_floor, write_floor
+from pipeline.tools.bench_floors import Span, catalog_pages_seconds, scan_floor, write_floor
 from pipeline.tools.bench_live import live_latency, report
 from pipeline.tools.bench_ray import bucket_nights, ray_build
 from pipeline.tools.generate import generate
@@ -173,6 +173,7 @@ def _build_and_floors(work: Work, settle_seconds: float) -> tuple[dict[str, Any]
     build, peak_mb, report = run_build(work.input, work.output)
     build_s, site = build.seconds, report.site
     live = live_latency(work.output)
+    catalog_s = catalog_pages_seconds(work.output, work.trash / "catalog-pages")
     settle(settle_seconds)
     written = write_floor(work.output / CURRENT, work.floor_files)
     write_s = written.seconds
@@ -191,6 +192,9 @@ def _build_and_floors(work: Work, settle_seconds: float) -> tuple[dict[str, Any]
         "scan_floor_seconds": round(scan_s, 2),
         "write_floor_seconds": round(write_s, 2),
         "ratio_to_floors": round(build_s / (scan_s + write_s), 2),
+        # the catalog and price pages' share of the build (`export.catalog_operations`)
+        "catalog_pages_seconds": round(catalog_s, 2),
+        "catalog_pages_share_of_build": round(catalog_s / build_s, 3),
         **build.figures("build"),
         **written.figures("write_floor"),
     }

@@ -11,8 +11,13 @@ from pathlib import Path
 
 import duckdb
 
+from pipeline import db
 from pipeline.export.files import FRAME_FILES, Body, Folders, create
+from pipeline.export.pages.catalog import write_catalog_pages
 from pipeline.export.records.manifest import Manifest
+from pipeline.export.writer import SiteWriter
+from pipeline.paths import CURRENT, WAREHOUSE
+from pipeline.settings import ExportSettings
 
 TICK_SECONDS = 1 / os.sysconf("SC_CLK_TCK")
 
@@ -92,3 +97,17 @@ def write_floor(release: Path, target: Path) -> Span:
             create((targets, bodies, [None] * len(targets)), folders)
     folders.close()
     return span
+
+
+def catalog_pages_seconds(output: Path, folder: Path) -> float:
+    """Seconds the build's catalog and price pages take (`write_catalog_pages`, as the build
+    writes them), written again from the published warehouse into `folder`: their share of a
+    build."""
+    con = db.connect(output / CURRENT / WAREHOUSE, read_only=True)
+    try:
+        started = time.perf_counter()
+        with SiteWriter(folder) as writer:
+            write_catalog_pages(con, writer, ExportSettings())
+        return time.perf_counter() - started
+    finally:
+        con.close()

@@ -37,6 +37,7 @@ from typing import Any
 import duckdb
 
 from pipeline.paths import CURRENT, WAREHOUSE
+from pipeline.serve import routes
 from pipeline.tools.bench_servers import (
     Connect,
     UnixHTTPConnection,
@@ -68,7 +69,16 @@ TARGETS: dict[str, float] = {
     "live_skuprices_largest_p50_ms": 10,
     "live_requests_per_second_4_clients": 300,
     "live_serve_rss_mb": 2048,
+    # The catalog and price operations (docs/contract.md §7): lists of 50 ids, a filtered page of
+    # products, and the largest group's prices answered from the warehouse (not its page).
+    "live_pricing_sku_50_p50_ms": 5,
+    "live_pricing_product_50_p50_ms": 5,
+    "live_catalog_products_50_p50_ms": 5,
+    "live_catalog_products_filtered_p50_ms": 5,
+    "live_pricing_group_largest_p50_ms": 20,
 }
+IDS = 50  # ids a request of a list operation names
+
 AT_LEAST = ("live_requests_per_second_4_clients",)
 
 
@@ -112,6 +122,57 @@ def summary_pages(output: Path, store_key: str) -> list[str]:
     ]
 
 
+def catalog_targets(output: Path) -> dict[str, list[str]]:
+    """Each catalog figure's requests, PAGES of each: lists of IDS listed SKUs or products (a
+    deterministic spread over the catalog), and the pages of the category with the most
+    products, filtered by it and a name."""
+    with _warehouse(output) as con:
+
+        def ids(sql: str) -> list[str]:
+            found = [str(r[0]) for r in con.execute(sql, [IDS * PAGES]).fetchall()]
+            return [",".join(found[i : i + IDS]) for i in range(0, len(found), IDS)]
+
+        skus = ids(
+            "SELECT sku_id FROM marts.sku_market WHERE listing_count > 0 "
+            "ORDER BY hash(sku_id), sku_id LIMIT $1"
+        )
+        products = ids(
+            "SELECT product_id FROM staging.products ORDER BY hash(product_id), product_id LIMIT $1"
+        )
+        category = con.execute(
+            "SELECT category_id FROM staging.products GROUP BY ALL ORDER BY count(*) DESC, 1 "
+            "LIMIT 1"
+        ).fetchall()[0][0]
+    query = f"categoryId={category}&productName=a"
+    return {
+        "pricing_sku_50": [f"/v1.39.0/pricing/sku/{i}" for i in skus],
+        "pricing_product_50": [f"/v1.39.0/pricing/product/{i}" for i in products],
+        "catalog_products_50": [f"/v1.39.0/catalog/products/{i}" for i in products],
+        "catalog_products_filtered": [
+            f"/v1.39.0/catalog/products?{query}&offset={10 * page}" for page in range(PAGES)
+        ],
+    }
+
+
+def largest_group_prices(output: Path, count: int) -> dict[str, float]:
+    """`pricing/group` of the group with the most entries, answered from the warehouse as
+    `pipeline serve` answers a request its site has no page for (in process: the site has
+    every group's page)."""
+    with _warehouse(output) as con:
+        group = con.execute(
+            "SELECT group_id FROM marts.product_market GROUP BY ALL ORDER BY count(*) DESC, 1 "
+            "LIMIT 1"
+        ).fetchall()[0][0]
+        target = f"/v1.39.0/pricing/group/{group}"
+        timings = []
+        for _ in range(count):
+            started = time.perf_counter()
+            assert routes.answer(con, target).status == 200
+            timings.append(time.perf_counter() - started)
+    p50, p95 = percentiles(timings)
+    return {"live_pricing_group_largest_p50_ms": p50, "live_pricing_group_largest_p95_ms": p95}
+
+
 @contextmanager
 def _warehouse(output: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     con = duckdb.connect(str(output / CURRENT / WAREHOUSE), read_only=True)
@@ -139,6 +200,7 @@ def live_latency(output: Path, count: int = 200, seconds: float = 5.0) -> dict[s
         ],
         "categories": [_store(median_key, f"categories?{LIST_QUERY}")],
         "groups": [_store(median_key, f"groups?{LIST_QUERY}")],
+        **catalog_targets(output),
     }
     mixed = [*targets["smallest"], *targets["median"]]
     figures: dict[str, Any] = {"live_orders": ",".join(ORDERS), "live_load_average": _load()}
@@ -164,6 +226,7 @@ def live_latency(output: Path, count: int = 200, seconds: float = 5.0) -> dict[s
 
             figures |= _throughputs(proxied, mixed, seconds, pid, "live_nginx")
         figures["live_serve_rss_mb"], figures["live_serve_peak_rss_mb"] = rss_mb(pid)
+    figures |= largest_group_prices(output, count)
     figures["live_load_average_after"] = _load()
     return figures
 
