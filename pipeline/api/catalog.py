@@ -219,10 +219,13 @@ CATALOG_OPERATIONS: tuple[CatalogOperation, ...] = (
 MATERIALISED_CATALOG = tuple(op.operation_id for op in CATALOG_OPERATIONS if op.materialised)
 
 
+_PATTERNS = {op: op.pattern for op in CATALOG_OPERATIONS}
+
+
 def match(path: str) -> tuple[CatalogOperation, str | None] | None:
     """The operation a (normalised) path names, and its path id's segment."""
-    for op in CATALOG_OPERATIONS:
-        found = op.pattern.fullmatch(path)
+    for op, pattern in _PATTERNS.items():
+        found = pattern.fullmatch(path)
         if found:
             return op, found.group(1) if op.id_name else None
     return None

@@ -46,6 +46,11 @@ OTHERS = [
     "/v1.39.0/stores/3d05ef67/inventory/categories?channelId=1",
     "/v1.39.0/stores/3d05ef67/inventory/skuprices",
     "/v1.39.0/catalog/categories?sortDesc=true",
+    "/v1.39.0/catalog/categories/1/groups?limit=3&offset=3",
+    "/v1.39.0/catalog/products/100001,5?getExtendedFields=true",
+    "/v1.39.0/pricing/sku/5000001,5000132",
+    "/v1.39.0/pricing/group/0001001",
+    "/v1.39.0/pricing/group/x",
     "/v1.39.0/nowhere",
     "/current/stores/3d05ef67/inventory/products",
 ]
