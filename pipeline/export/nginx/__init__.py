@@ -41,7 +41,7 @@ from pipeline.export.nginx.bucket import BucketOrigin, serve_object, upstream_an
 from pipeline.export.nginx.operations import store_operation_locations
 from pipeline.export.nginx.params import CATEGORIES, INVENTORY, LISTS, args_pattern, value_map
 from pipeline.paths import NGINX_CONF, SITE
-from pipeline.settings import HEADER_BUFFER, ServeSettings, Settings
+from pipeline.settings import FIRST_HEADER_BUFFER, HEADER_BUFFER, ServeSettings, Settings
 
 
 def _envelope(message: str) -> str:
@@ -174,7 +174,9 @@ def _limits(limits: ServeSettings) -> str:
     timeout = f"{limits.channel_timeout}s"
     return f"""\
     # The limits of `pipeline serve` (settings `serve.*`), with the same numbers. A request or
-    # header line fits one buffer ({HEADER_BUFFER} bytes: a target past {MAX_TARGET} is 414).
+    # header line fits one buffer ({HEADER_BUFFER} bytes: a target past {MAX_TARGET} is 414);
+    # `pipeline serve` reads a head into these buffers as nginx does (`serve.protocol`).
+    client_header_buffer_size {FIRST_HEADER_BUFFER};
     large_client_header_buffers {limits.max_request_header_size // HEADER_BUFFER} {HEADER_BUFFER};
     client_max_body_size {limits.max_request_body_size};
     keepalive_timeout {timeout};
