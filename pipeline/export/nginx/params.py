@@ -22,6 +22,7 @@ from pipeline.api.params import (
     PARAMETER_NAMES,
     InventoryParams,
 )
+from pipeline.export.nginx.syntax import quoted
 
 # The parameters each operation defines, in the canonical order of its pages' names. The
 # store's lists (categories, groups) share one map: the parameters of either (a parameter only
@@ -65,19 +66,21 @@ def value_map(name: str) -> str:
     if name in INT_RANGES:  # plain digits, as many as always fit the type; zeros folded
         capture = f"{arg}_v"
         if default is not None:
-            lines.append(f'    "~^0*{default}$" "";')
+            lines.append(f'    {quoted(f"~^0*{default}$")} "";')
         digits = len(str(INT_RANGES[name][1])) - 1
-        lines.append(f'    "~^0*(?<{capture}>[0-9]{{1,{digits}}})$" "{name}=${capture}&";')
+        pattern = f"~^0*(?<{capture}>[0-9]{{1,{digits}}})$"
+        lines.append(f"    {quoted(pattern)} {quoted(f'{name}=${capture}&')};")
     elif name in BOOLS:
         for value in (True, False):
             piece = "" if value == default else f"{name}={str(value).lower()}&"
-            lines.append(f'    "~*^{str(value).lower()}$" "{piece}";')
+            lines.append(f"    {quoted(f'~*^{str(value).lower()}$')} {quoted(piece)};")
     elif name == "sort":
         for field, aliases in (("price", "price|minprice"), ("name", "name|productname")):
             for direction in ("asc", "desc"):
                 said = f"{_SPACE}+desc" if direction == "desc" else f"(?:{_SPACE}+asc)?"
                 canonical = f"{field} {direction}"
                 piece = "" if canonical == default else f"{name}={quote(canonical, safe='')}&"
-                lines.append(f'    "~*^{_BLANK}*(?:{aliases}){said}{_BLANK}*$" "{piece}";')
+                pattern = f"~*^{_BLANK}*(?:{aliases}){said}{_BLANK}*$"
+                lines.append(f"    {quoted(pattern)} {quoted(piece)};")
     lines.append("}")
     return "\n".join(lines)
