@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import http.server
 import re
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,8 +18,11 @@ import orjson
 import pytest
 
 from pipeline.api.responses import JSON, UNAVAILABLE
+from pipeline.errors import BuildError
 from pipeline.export import nginx
+from pipeline.export.nginx.syntax import quoted
 from tests.serve.conftest import (
+    NGINX,
     envelope,
     live_locations,
     live_requests,
@@ -199,3 +203,33 @@ def test_the_live_upstream_down_is_503_with_the_envelope_everywhere(
         JSON,
         envelope(UNAVAILABLE),
     )
+
+
+def test_a_site_folder_of_any_name_is_written_by_nginx_grammar(tmp_path: Path) -> None:
+    """Spaces, quotes, `;`, braces, `#` and backslashes in the folder: `nginx -t` accepts the
+    configuration; a `$`, which nginx would read as a variable, is refused by name."""
+    site = tmp_path / 'a "b";{c} #d\\e\\t'
+    conf = nginx.render(site, f"unix:{tmp_path / 'n.sock'}", "127.0.0.1:9")
+    (tmp_path / "site.conf").write_text(conf)
+    (tmp_path / "main.conf").write_text(
+        f"pid {tmp_path / 'pid'};\nevents {{ }}\nhttp {{ include {tmp_path / 'site.conf'}; }}\n"
+    )
+    assert NGINX
+    checked = subprocess.run(
+        [
+            NGINX,
+            "-t",
+            "-p",
+            str(tmp_path),
+            "-c",
+            str(tmp_path / "main.conf"),
+            "-e",
+            str(tmp_path / "e.log"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert checked.returncode == 0, checked.stderr
+    assert f"root {quoted(str(site))};" in conf
+    with pytest.raises(BuildError, match=re.escape("the site's folder '/srv/$site'")):
+        nginx.render(Path("/srv/$site"), "127.0.0.1:8080", "127.0.0.1:9")
