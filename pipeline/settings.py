@@ -134,6 +134,7 @@ class VolumeSettings(BaseModel):
 
 
 HEADER_BUFFER = 16384  # bytes: nginx's header buffer, the longest request or header line
+FIRST_HEADER_BUFFER = 1024  # bytes: nginx's buffer a request is read into first
 
 
 class ServeSettings(BaseModel):
@@ -162,8 +163,9 @@ class ServeSettings(BaseModel):
         default=65536,
         ge=HEADER_BUFFER,
         multiple_of=HEADER_BUFFER,
-        description="Bytes of request line and headers; more, or a header line over 16 KiB: "
-        "431 (nginx: large_client_header_buffers <this / 16k> 16k)",
+        description="Bytes of nginx's large header buffers (after a first of 1 KiB): a head "
+        "they cannot hold as nginx fills them, or a header line over 16 KiB: 431 "
+        "(nginx: large_client_header_buffers <this / 16k> 16k)",
     )
     max_request_body_size: int = Field(
         default=1048576,

@@ -1,10 +1,16 @@
 """What waitress answers before the application, as nginx does, with the error envelope.
 
-The request head is read as nginx reads it: a request line past nginx's buffer is 414, a header
-line past it 431 (as well as a head past `max_request_header_size`); an HTTP version from 2 on is
-505 and one below 1.0 malformed; an HTTP/1.1 request without `Host`, two `Host` headers, and
+The request head is read as nginx reads it: its lines may end in CRLF or a bare LF; bytes that
+cannot begin a request line (a TLS ClientHello on the plain port) are 400 at once; a request
+line past nginx's buffer is 414; a head nginx's buffers cannot hold as nginx fills them (a first
+buffer, then `max_request_header_size / 16 KiB` large ones, each a partial line carried over
+from the last), a header line past one buffer or more than 1000 header lines are 431; a control
+character in the request line, a header line folded onto the last (obs-fold) are 400, a header
+line with no colon is a header with an empty value; an HTTP version from 2 on is 505 and one
+below 1.0 malformed; an HTTP/1.1 request without `Host`, two `Host` headers, and
 `Transfer-Encoding` beside `Content-Length` or in HTTP/1.0 (a request-smuggling shape) are
-malformed (400). Every refusal is the error envelope with nginx's status and message.
+malformed (400). `Expect: 100-continue` on a request without a body is answered at once. Every
+refusal is the error envelope with nginx's status and message, on an `HTTP/1.1` status line.
 """
 
 from __future__ import annotations
@@ -23,13 +29,22 @@ from waitress.utilities import (  # type: ignore[import-untyped]
 )
 
 from pipeline.api.responses import INTERNAL_ERROR, JSON, STATUS_MESSAGES, error_body
-from pipeline.settings import HEADER_BUFFER
+from pipeline.settings import FIRST_HEADER_BUFFER, HEADER_BUFFER
 
 # The HTTP version at the end of a request line, as nginx reads it: a major version from 2 on is
 # 505; 0.x, or a leading zero, is malformed; 1.1 and later need a Host header.
 UNSUPPORTED_VERSION = re.compile(rb" HTTP/(?:[2-9]|1[0-9])[^ ]*")
 MALFORMED_VERSION = re.compile(rb" HTTP/0[^ ]*")
 HOST_REQUIRED = re.compile(rb" HTTP/1\.0*[1-9][0-9]*")
+# A line's end and the head's (a blank line), as nginx reads them: CRLF or a bare LF.
+LINE_END = re.compile(rb"\r?\n")
+HEAD_END = re.compile(rb"\n\r?\n")
+# What may begin a request as nginx reads it: blank lines, then a method (A-Z, `_`, `-`) and a
+# space; any other byte is 400 there and then.
+REQUEST_START = re.compile(rb"[\r\n]*(?:[A-Z_-]+(?: |\Z)|\Z)")
+CONTROL = re.compile(rb"[\x00-\x1f\x7f]")
+# nginx refuses a request of more header lines (a count of its own, not a setting).
+MAX_HEADER_LINES = 1000
 
 # Descriptors `pipeline serve` needs beside its connections: listeners, the wake-up pipe, the
 # warehouse, a file per thread being read, standard streams, logging.
@@ -46,15 +61,24 @@ class VersionNotSupported(Error):  # type: ignore[misc]
     reason = "HTTP Version Not Supported"
 
 
-def _refusal(first_line: bytes, head: bytes) -> Error | None:
-    """What nginx refuses in a request head before any location (None: nothing)."""
+def _refusal(first_line: bytes, head: bytes, sent: bytes, large_buffers: int) -> Error | None:
+    """What nginx refuses in a request head before any location (None: nothing), in the order
+    nginx reads it: the request line, the head in its buffers (`sent`: the head as sent, b""
+    for none), the header lines, then the headers read."""
     if len(first_line) + 2 > HEADER_BUFFER:  # the line with its CRLF must fit nginx's buffer
         return TargetTooLong("request line longer than nginx's buffer")
+    if CONTROL.search(first_line):
+        return BadRequest("a control character in the request line")
     version = first_line[first_line.rfind(b" ") :] if b" " in first_line else b""
     if UNSUPPORTED_VERSION.fullmatch(version):
         return VersionNotSupported("HTTP version not supported")
     if MALFORMED_VERSION.fullmatch(version):
         return BadRequest("HTTP version below 1.0")
+    overflow = _overflow(sent, large_buffers) if sent else None
+    if overflow is not None:
+        return overflow
+    if any(line.startswith((b" ", b"\t")) for line in head.split(b"\r\n")):
+        return BadRequest("a header line folded onto the last (obs-fold)")
     names = [line.split(b":", 1)[0].lower() for line in head.split(b"\r\n")]
     hosts = names.count(b"host")
     if hosts > 1 or (hosts == 0 and HOST_REQUIRED.fullmatch(version)):
@@ -64,52 +88,101 @@ def _refusal(first_line: bytes, head: bytes) -> Error | None:
     return None
 
 
+def head_limit(max_request_header_size: int) -> int:
+    """waitress's `max_request_header_size` for the `serve` setting: one byte past what
+    nginx's buffers can hold (waitress refuses a size equal to its limit); within it, whether
+    a head fits is `_overflow`'s to say."""
+    return FIRST_HEADER_BUFFER + max_request_header_size + 1
+
+
+def _overflow(head: bytes, large_buffers: int) -> Error | None:
+    """Whether nginx's buffers hold this head (its bytes as sent, through the blank line): read
+    into a first buffer, then into large ones, each started with the line the last one cut;
+    a line that outgrows a large buffer, or a head that needs one more than there are, is 431
+    (414 for the request line), and so are more than MAX_HEADER_LINES header lines."""
+    ends = [found.end() for found in LINE_END.finditer(head)]
+    if len(ends) - 2 > MAX_HEADER_LINES:  # the request line and the blank line are no headers
+        return RequestHeaderFieldsTooLarge("more header lines than nginx reads")
+    start, buffer_end, busy = 0, FIRST_HEADER_BUFFER, 0
+    for number, end in enumerate(ends):
+        while end > buffer_end:
+            if buffer_end - start >= HEADER_BUFFER or busy == large_buffers:
+                if number == 0:
+                    return TargetTooLong("request line longer than nginx's buffer")
+                return RequestHeaderFieldsTooLarge("a head nginx's buffers cannot hold")
+            busy, buffer_end = busy + 1, start + HEADER_BUFFER
+        start = end
+    return None
+
+
 class RequestParser(HTTPRequestParser):  # type: ignore[misc]
     """waitress's request parser, reading a request head as nginx does (see the module): a head
-    past `max_request_header_size` is read (and dropped) to its end before the 431 (or 414) is
+    past what nginx's buffers hold is read (and dropped) to its end before the 431 (or 414) is
     sent. Closing the connection with the rest unread would reset it, and the client would lose
     the answer."""
 
+    header_plus: bytes = b""  # waitress's: the head as received so far
+    completed: bool = False  # waitress's: the request (or the refusal) is ready
     _refused: Error | None = None  # what nginx answers instead of waitress's 400
     _dropping = False  # reading an oversized head to its end
     _dropped = 0
     _tail = b""  # the last bytes seen, in case the blank line ending the head is split
+    _sent_head = b""  # the head as the client sent it (its line ends), for `_overflow`
 
     def received(self, data: bytes) -> int:
         if self._dropping:
             return self._drop(data)
+        if self.completed or self.body_rcv is not None:
+            return int(super().received(data))
         seen = self.header_plus + data
-        consumed: int = super().received(data)
+        if not REQUEST_START.match(seen):  # no request line can begin so: answer now
+            self.header_plus = b""
+            HTTPRequestParser.parse_header(self, b"GET / HTTP/1.1\r\n")
+            self.error, self.completed = BadRequest("not a request line"), True
+            return len(data)
+        end = HEAD_END.search(seen)
+        if end is None:
+            consumed = int(super().received(data))
+        else:  # the head, its line ends made CRLF for waitress
+            self._sent_head = seen[: end.end()].lstrip()
+            taken = end.end() - len(self.header_plus)
+            self.header_plus = b""
+            super().received(LINE_END.sub(b"\r\n", seen[: end.end()]))
+            consumed = taken
         if self._refused is not None:
             self.error = self._refused
         elif isinstance(self.error, RequestHeaderFieldsTooLarge):
-            line_end = seen.find(b"\r\n")
-            if (line_end if line_end >= 0 else len(seen)) + 2 > HEADER_BUFFER:
+            line_end = LINE_END.search(seen)
+            if (line_end.start() if line_end else len(seen)) + 2 > HEADER_BUFFER:
                 self.error = TargetTooLong("request line longer than nginx's buffer")
-            if b"\r\n\r\n" not in seen:
+            if end is None:
                 self.completed, self._dropping, self._tail = False, True, seen[-3:]
         return consumed
 
     def _drop(self, data: bytes) -> int:
         seen = self._tail + data
-        end = seen.find(b"\r\n\r\n")
+        end = HEAD_END.search(seen)
         self._dropped += len(data)
-        if end < 0 and self._dropped < 4 * self.adj.max_request_header_size:
+        if end is None and self._dropped < 4 * self.adj.max_request_header_size:
             self._tail = seen[-3:]
             return len(data)
         self.completed = True  # the head ended (or goes on without end: answer and close)
-        return len(data) if end < 0 else end + 4 - len(self._tail)
+        return len(data) if end is None else end.end() - len(self._tail)
 
     def parse_header(self, header_plus: bytes) -> None:
         first_line, _, head = header_plus.partition(b"\r\n")
-        self._refused = _refusal(first_line.rstrip(), head)
+        # The head as sent, when this is the whole head (not waitress's stand-in for a head
+        # past its limit, which has no blank line).
+        sent = (self._sent_head or header_plus) if header_plus.endswith(b"\r\n\r\n") else b""
+        large_buffers = (self.adj.max_request_header_size - head_limit(0)) // HEADER_BUFFER
+        self._refused = _refusal(first_line.rstrip(), head, sent, large_buffers)
         if self._refused is not None:
             raise ParsingError(self._refused.body)
-        super().parse_header(header_plus)
-        lines = head.split(b"\r\n")  # the request line is the target's (414)
-        if any(len(line) + 2 > HEADER_BUFFER for line in lines):
-            self._refused = RequestHeaderFieldsTooLarge("a header line past nginx's buffer")
-            raise ParsingError("header line too long")
+        # nginx reads a line with no colon as a header with an empty value
+        lines = [line if b":" in line or not line else line + b":" for line in head.split(b"\r\n")]
+        super().parse_header(first_line + b"\r\n" + b"\r\n".join(lines))
+        if self.body_rcv is None:  # nothing to wait for: no 100 Continue, the answer
+            self.expect_continue = False
 
 
 class _ErrorTask(ErrorTask):  # type: ignore[misc]
@@ -117,6 +190,7 @@ class _ErrorTask(ErrorTask):  # type: ignore[misc]
     the error envelope with nginx's status and message."""
 
     def execute(self) -> None:
+        self.version = "1.1"  # nginx's status line, whatever the request's version
         status = int(self.request.error.code)
         body = error_body([STATUS_MESSAGES.get(status, INTERNAL_ERROR)])
         self.status = f"{status} {HTTPStatus(status).phrase}"

@@ -38,7 +38,7 @@ from pipeline.api.responses import (
 )
 from pipeline.paths import CURRENT, SITE, WAREHOUSE
 from pipeline.serve.cache import AnswerCache
-from pipeline.serve.protocol import Channel, raise_open_files_limit
+from pipeline.serve.protocol import Channel, head_limit, raise_open_files_limit
 from pipeline.serve.routes import answer, origin_form
 from pipeline.settings import ServeSettings
 
@@ -175,7 +175,7 @@ def serve(
         connection_limit=limits.connection_limit,
         channel_timeout=limits.channel_timeout,
         # waitress refuses a size equal to its limit, nginx one past it
-        max_request_header_size=limits.max_request_header_size + 1,
+        max_request_header_size=head_limit(limits.max_request_header_size),
         max_request_body_size=limits.max_request_body_size + 1,
         asyncore_use_poll=True,  # select() cannot watch a descriptor past 1023
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import getpass
 import json
+import re
 import shutil
 import signal
 import subprocess
@@ -15,17 +16,28 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import boto3
+import orjson
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
+from pipeline.api.responses import JSON, UNAVAILABLE
 from pipeline.api.urls import HELP_PATH, OPENAPI_PATH
 from pipeline.build import build
+from pipeline.contract import STORE_KEY_PATTERN, STORED_KEY_PATTERN
+from pipeline.errors import BuildError
+from pipeline.export import nginx
+from pipeline.export.nginx.bucket import BucketOrigin, release_map
 from pipeline.publish.objectstore import publish_release
-from pipeline.serve.reader import BucketReader, write_nginx
+from pipeline.serve.reader import RELEASE_MAP, BucketReader, write_nginx
 from pipeline.settings import load_settings
 from tests.conftest import SAMPLE, run_cli
 from tests.publish.conftest import S3Server, raise_prices
 from tests.serve.conftest import (
     NGINX,
+    envelope,
+    live_locations,
+    live_requests,
     materialised_targets,
     preview_server,
     request,
@@ -56,10 +68,9 @@ OTHERS = [
 ]
 
 
-@contextmanager
-def nginx_on(folder: Path) -> Iterator[Path]:
-    """nginx on the configuration `pipeline nginx-bucket` wrote into `folder`, on a unix
-    socket there."""
+def main_conf(folder: Path, more: str = "") -> Path:
+    """nginx's own configuration around the one `pipeline nginx-bucket` wrote into `folder`
+    (with `more` in `http { }`)."""
     assert NGINX, "nginx is not installed: run `make system-deps` (or `make test`)"
     temp = " ".join(
         f"{name}_temp_path {folder / name};"
@@ -68,8 +79,17 @@ def nginx_on(folder: Path) -> Iterator[Path]:
     (folder / "main.conf").write_text(
         f"daemon off;\nmaster_process off;\nuser {getpass.getuser()};\npid {folder / 'nginx.pid'};\n"
         f"error_log {folder / 'error.log'} warn;\nevents {{ worker_connections 512; }}\n"
-        f"http {{ access_log off; {temp} include {folder / 'nginx.conf'}; }}\n"
+        f"http {{ access_log off; {temp} include {folder / 'nginx.conf'}; {more} }}\n"
     )
+    return folder / "main.conf"
+
+
+@contextmanager
+def nginx_on(folder: Path, more: str = "") -> Iterator[Path]:
+    """nginx on the configuration `pipeline nginx-bucket` wrote into `folder`, on a unix
+    socket there."""
+    assert NGINX
+    main_conf(folder, more)
     log = folder / "error.log"
     with log.open("ab") as stderr:
         process = subprocess.Popen(
@@ -180,3 +200,95 @@ def test_nginx_in_front_of_the_bucket_answers_as_local_nginx_and_one_release_at_
                 file = site / (path.lstrip("/") + "/" + (query or "index") + ".json")
                 assert request(bucket, target).body == file.read_bytes(), target
             assert any(request(bucket, t).body != old[t] for t in cellar)  # new prices
+
+
+# --- what is written into nginx's files ----------------------------------------------------------
+
+# Words a map reads as its own parameters, and keys beyond the contract's pattern (a release
+# document written otherwise): a regular expression's `~`, a backslash, quotes, braces.
+KEYWORDS = ["default", "include", "hostnames", "volatile"]
+store_keys = st.one_of(
+    st.sampled_from(KEYWORDS),
+    st.from_regex(STORED_KEY_PATTERN, fullmatch=True),
+    st.from_regex(STORE_KEY_PATTERN, fullmatch=True),
+    st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=1, max_size=12),
+    st.from_regex(r"~[A-Za-z0-9_-]{0,8}|\\[A-Za-z0-9_\\-]{0,8}", fullmatch=True),
+)
+versions = st.from_regex(r"[0-9a-f]{16}-[0-9a-z]{1,12}", fullmatch=True)
+# A server beside the API's that answers a store key (header X-Store) with its version.
+PROBE = (
+    "server {{ listen unix:{sock}; location / {{ set $bk_store $http_x_store; "
+    'return 200 "[$bk_version]"; }} }}'
+)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    stores=st.dictionaries(store_keys, versions, min_size=1, max_size=6).filter(
+        lambda d: len({k.lower() for k in d}) == len(d)  # nginx's map keys have no case
+    ),
+    common=versions,
+)
+@example(stores={k: "0123456789abcdef-x" for k in KEYWORDS}, common="0123456789abcdef-x")
+def test_every_store_key_is_a_key_of_the_release_map(
+    stores: dict[str, str], common: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Whatever a store key spells (`default`, `include`, ...), `nginx -t` accepts the
+    configuration and the release's map, and the map gives each key its version."""
+    folder = tmp_path_factory.mktemp("keys")
+    origin = BucketOrigin("http://127.0.0.1:9", "/bucket/pre fix", folder / RELEASE_MAP)
+    (folder / RELEASE_MAP).write_text(release_map(stores, common))
+    conf = nginx.render(folder, f"unix:{folder / 'nginx.sock'}", "127.0.0.1:9", bucket=origin)
+    (folder / "nginx.conf").write_text(conf)
+    main = main_conf(folder, PROBE.format(sock=folder / "probe.sock"))
+    assert NGINX
+    checked = subprocess.run(
+        [NGINX, "-t", "-p", str(folder), "-c", str(main), "-e", str(folder / "error.log")],
+        capture_output=True,
+        text=True,
+    )
+    assert checked.returncode == 0, checked.stderr
+    with nginx_on(folder, PROBE.format(sock=folder / "probe.sock")):
+        for key, version in stores.items():
+            got = request(folder / "probe.sock", "/", headers={"X-Store": key})
+            assert got.body == f"[{version}]".encode(), key
+        assert request(folder / "probe.sock", "/", headers={"X-Store": "absent"}).body == b"[]"
+
+
+@pytest.mark.parametrize(
+    ("stores", "common", "named"),
+    [
+        ({"a": "v$1"}, "c", "store 'a': version 'v$1'"),
+        ({"a": "v"}, "c\n", "the common version 'c\\n'"),
+    ],
+)
+def test_a_version_nginx_cannot_write_is_refused_by_name(
+    stores: dict[str, str], common: str, named: str
+) -> None:
+    with pytest.raises(BuildError, match=re.escape(named)):
+        release_map(stores, common)
+
+
+def test_the_live_upstream_down_is_503_with_the_envelope_in_front_of_the_bucket(
+    s3: S3Server, sample_build: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Every way to the live upstream (`live_requests`: a store the release lacks, a key nginx
+    reads no object for, an object the bucket lacks, a precondition), with nothing listening
+    there: the error envelope's 503, not nginx's HTML 502."""
+    url = s3.bucket("down")
+    readable(s3, url)
+    publish_release((sample_build / "current").resolve(), url)
+    folder = tmp_path_factory.mktemp("nd")
+    no_live = f"unix:{folder / 'nobody.sock'}"
+    assert write_nginx(url, folder, f"unix:{folder / 'nginx.sock'}", no_live)
+    paths = [target.partition("?")[0] for target, _ in live_requests()]
+    for location in live_locations((folder / "nginx.conf").read_text()):
+        assert any(location.fullmatch(path) for path in paths), location.pattern
+    with nginx_on(folder) as bucket:
+        for target, headers in live_requests():
+            got = request(bucket, target, headers=headers)
+            assert (got.status, got.content_type, orjson.loads(got.body)) == (
+                503,
+                JSON,
+                envelope(UNAVAILABLE),
+            ), target

@@ -26,8 +26,18 @@ import orjson
 import pytest
 from hypothesis import strategies as st
 
-from pipeline.api.urls import HELP_PATH
+from pipeline.api.catalog import CATALOG_OPERATIONS
+from pipeline.api.operations import STORE_OPERATIONS
+from pipeline.api.urls import (
+    CATEGORIES_PATH,
+    HELP_PATH,
+    OPENAPI_PATH,
+    PRODUCTS_DIR,
+    STORES_DIR,
+    VERSION,
+)
 from pipeline.export import nginx
+from pipeline.export.nginx.live import LIVE
 from tests import reference
 from tests.conftest import SAMPLE
 
@@ -252,3 +262,42 @@ def materialised_targets(output: Path) -> list[str]:
             query = name.removesuffix(".json")
             targets.append(f"/{resource}" + ("" if query == "index" else f"?{query}"))
     return targets
+
+
+# A request that goes to the live upstream, with its headers.
+LiveRequest = tuple[str, dict[str, str]]
+
+
+def live_requests() -> list[LiveRequest]:
+    """A request for each way nginx goes to the live upstream, from the operation registry: each
+    store operation (the summary, and every one of `STORE_OPERATIONS`) for a store with no
+    file (lower case: its file is missing) and a key nginx reads no file for (upper case), the
+    category listing in an order that has no file, a request with a precondition, and each
+    catalog and price operation (`CATALOG_OPERATIONS`)."""
+    requests: list[LiveRequest] = []
+    operations = [PRODUCTS_DIR, *(op.path.replace("{productId}", "1") for op in STORE_OPERATIONS)]
+    for store in ("nobody", "NOBODY"):
+        requests += [(f"/{STORES_DIR}/{store}/{path}", {}) for path in operations]
+    requests += [(f"{CATEGORIES_PATH}?sortOrder=categoryId", {}), (OPENAPI_PATH, {"If-Match": "*"})]
+    # each catalog and price operation, for an id no page has, or a query string nginx does not
+    # read as the API does (a page's location goes to the upstream when it has no file)
+    any_id = re.compile(r"\{\w+\}")
+    requests += [
+        (f"/{VERSION}/{any_id.sub('999999', op.path)}{'' if op.id_name else '?x=%FF'}", {})
+        for op in CATALOG_OPERATIONS
+    ]
+    return requests
+
+
+LOCATION = re.compile(r'\n    location ~ "((?:[^"\\]|\\.)*)" \{\n(.*?)\n    \}', re.DOTALL)
+
+
+def live_locations(conf: str) -> list[re.Pattern[str]]:
+    """The regular expressions of the configuration's locations that may go to `@live`, as
+    Python reads them (nginx's escapes undone, PCRE's named groups renamed)."""
+    patterns = []
+    for found in LOCATION.finditer(conf):
+        if LIVE in found[2]:
+            pattern = re.sub(r"\\(.)", r"\1", found[1]).replace("(?<", "(?P<")
+            patterns.append(re.compile(pattern))
+    return patterns

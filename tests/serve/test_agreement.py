@@ -7,17 +7,20 @@ from __future__ import annotations
 
 import http.client
 import socket
+import ssl
 from email.utils import formatdate
 from pathlib import Path
 
 import duckdb
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pipeline.api.responses import TOO_LONG, VERSION_NOT_SUPPORTED
 from pipeline.api.urls import HELP_PATH, OPENAPI_FILE, OPENAPI_PATH
 from pipeline.build import build
-from pipeline.settings import load_settings
+from pipeline.settings import FIRST_HEADER_BUFFER, HEADER_BUFFER, load_settings
 from tests.conftest import write_inputs
 from tests.serve.conftest import (
     Address,
@@ -106,14 +109,17 @@ def test_headers_past_the_limit_are_431(
 # --- request heads nginx refuses, fragments, ranges, preconditions (issue 15, item 10, review) ---
 
 
-def raw_request(address: Address, head: bytes) -> Reply:
-    """One request sent as these bytes (its head: request line, headers, blank line)."""
-    conn = connection(address)
+def raw_request(address: Address, head: bytes, timeout: float = 30) -> Reply:
+    """One request sent as these bytes (its head: request line, headers, blank line); an
+    interim 100 Continue is skipped. `timeout` bounds each read."""
+    conn = connection(address, timeout)
     try:
         conn.connect()
         assert conn.sock is not None
         conn.sock.sendall(head)
-        response = http.client.HTTPResponse(conn.sock, method=head.split(b" ", 1)[0].decode())
+        response = http.client.HTTPResponse(
+            conn.sock, method="HEAD" if head.startswith(b"HEAD ") else "GET"
+        )
         response.begin()
         body = response.read()
         headers = {k.lower(): v for k, v in response.getheaders()}
@@ -122,8 +128,8 @@ def raw_request(address: Address, head: bytes) -> Reply:
         conn.close()
 
 
-def raw_both(nginx_socket: Path, serve_port: int, head: bytes) -> Reply:
-    a, b = raw_request(nginx_socket, head), raw_request(serve_port, head)
+def raw_both(nginx_socket: Path, serve_port: int, head: bytes, timeout: float = 30) -> Reply:
+    a, b = raw_request(nginx_socket, head, timeout), raw_request(serve_port, head, timeout)
     assert (a.status, a.content_type, a.body) == (b.status, b.content_type, b.body), head[:200]
     return a
 
@@ -225,6 +231,162 @@ def test_ranges_and_preconditions_get_the_whole_body(
     ):
         got, _ = both(nginx_socket, serve_port, target, headers=headers)
         assert (got.status, got.body) == (200, whole), headers
+
+
+# --- requests answered at once, as nginx answers them -------------------------------------------
+
+# Short: a server that holds the connection without answering fails the test in seconds.
+PROMPT = 5.0
+
+
+def client_hello() -> bytes:
+    """The first bytes a TLS client sends (its ClientHello), as Python's ssl writes them."""
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = ssl.create_default_context().wrap_bio(incoming, outgoing, server_hostname="localhost")
+    with pytest.raises(ssl.SSLWantReadError):
+        tls.do_handshake()
+    return outgoing.read()
+
+
+@pytest.mark.parametrize("target", [OPENAPI_PATH, f"{INVENTORY}?limit=3"])
+def test_expect_100_continue_without_a_body_is_answered(
+    nginx_socket: Path, serve_port: int, target: str
+) -> None:
+    """nginx sends 100 Continue, then the answer; `pipeline serve` the answer (a 100 is only
+    an invitation to send a body, and there is none)."""
+    head = f"GET {target} HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n\r\n".encode()
+    got = raw_both(nginx_socket, serve_port, head, PROMPT)
+    assert (got.status, got.body) == (200, request(serve_port, target).body)
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        f"GET {OPENAPI_PATH} HTTP/1.1\nHost: a\n\n",
+        f"GET {OPENAPI_PATH} HTTP/1.1\r\nHost: a\nAccept: */*\r\n\n",
+        f"GET {OPENAPI_PATH} HTTP/1.0\n\r\n",
+        f"GET {INVENTORY}?limit=3 HTTP/1.1\nHost: a\nX-Long: {'a' * 5000}\n\n",
+    ],
+    ids=["lf", "mixed", "lf-crlf-1.0", "query"],
+)
+def test_a_head_with_bare_lf_line_ends_is_read(
+    nginx_socket: Path, serve_port: int, head: str
+) -> None:
+    target = head.split(" ")[1]
+    got = raw_both(nginx_socket, serve_port, head.encode(), PROMPT)
+    assert (got.status, got.body) == (200, request(serve_port, target).body)
+
+
+def test_a_tls_client_hello_on_the_plain_port_is_400_at_once(
+    nginx_socket: Path, serve_port: int
+) -> None:
+    got = raw_both(nginx_socket, serve_port, client_hello(), PROMPT)
+    assert (got.status, orjson.loads(got.body)) == (400, envelope(MALFORMED))
+
+
+# --- request heads read as nginx reads them ------------------------------------------------------
+
+
+def status_line(address: Address, head: bytes) -> bytes:
+    """The status line of the answer to these bytes."""
+    conn = connection(address, PROMPT)
+    try:
+        conn.connect()
+        assert conn.sock is not None
+        conn.sock.sendall(head)
+        return conn.sock.makefile("rb").readline().rstrip(b"\r\n")
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize(
+    ("lines", "status"),
+    [
+        (["X-A: b", " c"], 400),  # obs-fold: a line folded onto the last
+        (["X-A: b", "\tc"], 400),
+        (["XYZ"], 200),  # no colon: a header with an empty value
+        (["Accept: */*", "X-Flag", "Accept-Language: en"], 200),
+    ],
+    ids=["obs-fold", "obs-fold-tab", "no-colon", "no-colon-between"],
+)
+def test_a_header_line_is_read_as_nginx_reads_it(
+    nginx_socket: Path, serve_port: int, lines: list[str], status: int
+) -> None:
+    head = f"GET {OPENAPI_PATH} HTTP/1.1\r\nHost: a\r\n" + "".join(f"{h}\r\n" for h in lines)
+    got = raw_both(nginx_socket, serve_port, head.encode() + b"\r\n", PROMPT)
+    assert got.status == status
+    if status == 400:
+        assert orjson.loads(got.body) == envelope(MALFORMED)
+
+
+@pytest.mark.parametrize("character", ["\t", "\x01", "\x1f", "\x7f"])
+@pytest.mark.parametrize("target", [OPENAPI_PATH, f"{INVENTORY}?limit=3", "/nowhere"])
+def test_a_control_character_in_the_target_is_400(
+    nginx_socket: Path, serve_port: int, target: str, character: str
+) -> None:
+    head = f"GET {target}{character}x HTTP/1.1\r\nHost: a\r\n\r\n".encode()
+    got = raw_both(nginx_socket, serve_port, head, PROMPT)
+    assert (got.status, orjson.loads(got.body)) == (400, envelope(MALFORMED))
+
+
+def head_of(lines: list[int], request_line: str = f"GET {OPENAPI_PATH} HTTP/1.1") -> bytes:
+    """A head of header lines of these sizes (each with its CRLF; at least 12 bytes), after
+    `Host`."""
+    head = f"{request_line}\r\nHost: a\r\n".encode()
+    for n, size in enumerate(lines):
+        name = b"X-%05d: " % n
+        head += name + b"a" * (size - len(name) - 2) + b"\r\n"
+    return head + b"\r\n"
+
+
+def _filled() -> list[int]:
+    """Header lines that fill nginx's buffers to the byte: the first buffer, then the four
+    large ones (the default 64 KiB), leaving room for the blank line: 66,560 bytes."""
+    first = FIRST_HEADER_BUFFER - len(head_of([])) + 2
+    return [first, HEADER_BUFFER, HEADER_BUFFER, HEADER_BUFFER, HEADER_BUFFER - 2]
+
+
+@pytest.mark.parametrize(
+    ("lines", "status"),
+    [
+        ([12] * 999, 200),  # with Host: 1000 header lines
+        ([12] * 1000, 431),  # 1001
+        (_filled(), 200),  # 65 KiB, more than 64 KiB
+        ([*_filled()[:-1], _filled()[-1] + 1], 431),  # one byte more
+        ([5500] * 9, 431),  # 49,500 bytes, but a large buffer holds two lines of 5500, not three
+        ([5500] * 8, 200),
+        ([16384, 16384, 16384, 16384], 431),  # four full buffers: the blank line needs a fifth
+    ],
+    ids=["1000-lines", "1001-lines", "65k-filled", "65k-filled+1", "9x5500", "8x5500", "4x16k"],
+)
+def test_a_head_fits_as_nginx_fills_its_buffers(
+    nginx_socket: Path, serve_port: int, lines: list[int], status: int
+) -> None:
+    """nginx reads a head into a first buffer of 1 KiB, then into the large ones, each begun
+    with the line the last one cut; more than 1000 header lines are 431 too. The 431 has an
+    HTTP/1.1 status line, as nginx's."""
+    head = head_of(lines)
+    got = raw_both(nginx_socket, serve_port, head, PROMPT)
+    assert got.status == status, len(head)
+    if status == 431:
+        assert orjson.loads(got.body) == envelope(HEADERS_TOO_LARGE)
+        assert status_line(serve_port, head).startswith(b"HTTP/1.1 431 ")
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    lines=st.lists(st.integers(12, HEADER_BUFFER + 100), min_size=3, max_size=12),
+    target=st.integers(0, 3000),
+)
+def test_both_servers_refuse_the_same_heads(
+    nginx_socket: Path, serve_port: int, lines: list[int], target: int
+) -> None:
+    """Heads around the limit, of lines of any size and a target of any length: the same
+    answer from both servers."""
+    head = head_of(lines, f"GET {OPENAPI_PATH}?{'a' * target} HTTP/1.1")
+    raw_both(nginx_socket, serve_port, head, PROMPT)
 
 
 # --- idle connections ---------------------------------------------------------------------------

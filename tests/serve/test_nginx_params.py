@@ -9,13 +9,27 @@ from __future__ import annotations
 
 import http.server
 import re
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import orjson
 import pytest
 
-from tests.serve.conftest import materialised_targets, request, running_nginx
+from pipeline.api.responses import JSON, UNAVAILABLE
+from pipeline.errors import BuildError
+from pipeline.export import nginx
+from pipeline.export.nginx.syntax import quoted
+from tests.serve.conftest import (
+    NGINX,
+    envelope,
+    live_locations,
+    live_requests,
+    materialised_targets,
+    request,
+    running_nginx,
+)
 
 PRODUCTS = "/v1.39.0/stores/tiny7/inventory/products"
 CATEGORIES = "/v1.39.0/catalog/categories"
@@ -165,3 +179,57 @@ def test_nginx_keeps_its_connections_to_the_live_upstream(
     assert [r.status for r in replies] == [200, 200, 200]
     assert [r.body for r in replies] == [f'{{"path":"{t}"}}'.encode() for t in targets]
     assert len(accepted) == 1
+
+
+def test_every_way_to_the_live_upstream_is_probed() -> None:
+    """Each location that may go to `@live` is matched by one of `live_requests`, so that a
+    location added to the configuration is probed below (or this fails)."""
+    conf = nginx.render(Path("/srv/site"), "127.0.0.1:8080", "127.0.0.1:8000")
+    paths = [target.partition("?")[0] for target, _ in live_requests()]
+    for location in live_locations(conf):
+        assert any(location.fullmatch(path) for path in paths), location.pattern
+
+
+@pytest.mark.parametrize(("target", "headers"), live_requests())
+def test_the_live_upstream_down_is_503_with_the_envelope_everywhere(
+    nginx_alone: Path, target: str, headers: dict[str, str]
+) -> None:
+    """Whichever location sends a request to the live upstream (a missing file, a store key
+    nginx reads no file for, a request with a precondition), nginx answers its failure with
+    the error envelope's 503, not its own HTML 502."""
+    got = request(nginx_alone, target, headers=headers)
+    assert (got.status, got.content_type, orjson.loads(got.body)) == (
+        503,
+        JSON,
+        envelope(UNAVAILABLE),
+    )
+
+
+def test_a_site_folder_of_any_name_is_written_by_nginx_grammar(tmp_path: Path) -> None:
+    """Spaces, quotes, `;`, braces, `#` and backslashes in the folder: `nginx -t` accepts the
+    configuration; a `$`, which nginx would read as a variable, is refused by name."""
+    site = tmp_path / 'a "b";{c} #d\\e\\t'
+    conf = nginx.render(site, f"unix:{tmp_path / 'n.sock'}", "127.0.0.1:9")
+    (tmp_path / "site.conf").write_text(conf)
+    (tmp_path / "main.conf").write_text(
+        f"pid {tmp_path / 'pid'};\nevents {{ }}\nhttp {{ include {tmp_path / 'site.conf'}; }}\n"
+    )
+    assert NGINX
+    checked = subprocess.run(
+        [
+            NGINX,
+            "-t",
+            "-p",
+            str(tmp_path),
+            "-c",
+            str(tmp_path / "main.conf"),
+            "-e",
+            str(tmp_path / "e.log"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert checked.returncode == 0, checked.stderr
+    assert f"root {quoted(str(site))};" in conf
+    with pytest.raises(BuildError, match=re.escape("the site's folder '/srv/$site'")):
+        nginx.render(Path("/srv/$site"), "127.0.0.1:8080", "127.0.0.1:9")

@@ -302,5 +302,5 @@ def test_nginx_serves_materialised_pages_from_files(sample_build: Path, tmp_path
 
 def test_the_build_emits_the_nginx_configuration(sample_build: Path) -> None:
     conf = (sample_build / "nginx.conf").read_text()
-    assert f"root {(sample_build / 'site').absolute()};" in conf
+    assert f'root "{(sample_build / "site").absolute()}";' in conf
     assert "tiny7" not in conf, "the configuration lists no store keys"

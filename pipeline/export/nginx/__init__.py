@@ -39,10 +39,12 @@ from pipeline.api.urls import (
 from pipeline.contract import STORED_KEY_PATTERN
 from pipeline.export.nginx.bucket import BucketOrigin, serve_object, upstream_and_map
 from pipeline.export.nginx.catalog import catalog_locations
+from pipeline.export.nginx.live import LIVE, LIVE_LOCATIONS, RECURSIVE, TO_LIVE
 from pipeline.export.nginx.operations import store_operation_locations
 from pipeline.export.nginx.params import query_maps
+from pipeline.export.nginx.syntax import literal, regex_location
 from pipeline.paths import NGINX_CONF, SITE
-from pipeline.settings import HEADER_BUFFER, ServeSettings, Settings
+from pipeline.settings import FIRST_HEADER_BUFFER, HEADER_BUFFER, ServeSettings, Settings
 
 
 def _envelope(message: str) -> str:
@@ -128,7 +130,9 @@ def _limits(limits: ServeSettings) -> str:
     timeout = f"{limits.channel_timeout}s"
     return f"""\
     # The limits of `pipeline serve` (settings `serve.*`), with the same numbers. A request or
-    # header line fits one buffer ({HEADER_BUFFER} bytes: a target past {MAX_TARGET} is 414).
+    # header line fits one buffer ({HEADER_BUFFER} bytes: a target past {MAX_TARGET} is 414);
+    # `pipeline serve` reads a head into these buffers as nginx does (`serve.protocol`).
+    client_header_buffer_size {FIRST_HEADER_BUFFER};
     large_client_header_buffers {limits.max_request_header_size // HEADER_BUFFER} {HEADER_BUFFER};
     client_max_body_size {limits.max_request_body_size};
     keepalive_timeout {timeout};
@@ -143,20 +147,19 @@ def _page_locations(serve: Callable[[str, str], str]) -> str:
     store key nginx does not serve from a file, from the live upstream; 404 elsewhere."""
     only_get = _only_get()
     stores_re, products_re = re.escape(STORES_DIR), re.escape(PRODUCTS_DIR)
-    return f"""    location ~ "^/{stores_re}/(?<inv_store>{STORED_KEY_PATTERN})/{products_re}/?$" {{
-{only_get}{serve(f"/{STORES_DIR}/$inv_store/{PRODUCTS_DIR}/$inv_page.json", "@live")}    }}
-    location ~ "^/{stores_re}/[^/]+/{products_re}/?$" {{
-{only_get}        error_page 418 = @live;
-        return 418;
-    }}
+    store = f"(?<inv_store>{STORED_KEY_PATTERN})"
+    return f"""{regex_location(f"^/{stores_re}/{store}/{products_re}/?$")}
+{only_get}{serve(f"/{STORES_DIR}/$inv_store/{PRODUCTS_DIR}/$inv_page.json", LIVE)}    }}
+{regex_location(f"^/{stores_re}/[^/]+/{products_re}/?$")}
+{only_get}{TO_LIVE}    }}
 {store_operation_locations(only_get, serve)}
 {catalog_locations(only_get, serve)}
-    location ~ "^{re.escape(CATEGORIES_PATH)}/?$" {{
-{only_get}{serve(f"/{CATEGORIES_DIR}/$cat_page.json", "@live")}    }}
-    location ~ "^{re.escape(HELP_PATH)}/?$" {{
+{regex_location(f"^{re.escape(CATEGORIES_PATH)}/?$")}
+{only_get}{serve(f"/{CATEGORIES_DIR}/$cat_page.json", LIVE)}    }}
+{regex_location(f"^{re.escape(HELP_PATH)}/?$")}
 {only_get}        types {{ text/html html; }}
 {serve(f"/{HELP_FILE}", "=404")}    }}
-    location ~ "^{re.escape(OPENAPI_PATH)}/?$" {{
+{regex_location(f"^{re.escape(OPENAPI_PATH)}/?$")}
 {only_get}{serve(f"/{OPENAPI_FILE}", "=404")}    }}
     location / {{
 {only_get}        types {{ }}
@@ -166,31 +169,14 @@ def _page_locations(serve: Callable[[str, str], str]) -> str:
 """
 
 
-# The live upstream: `@live` for a page with no file, `/.live` for a request with a precondition.
-_LIVE_LOCATIONS = """    location @live {
-        proxy_pass http://pipeline_live;
-        proxy_set_header Host $host;
-        proxy_http_version 1.1;
-        proxy_set_header Connection "";
-    }
-    location = /.live {
-        internal;
-        proxy_pass http://pipeline_live$request_uri;
-        proxy_set_header Host $host;
-        proxy_http_version 1.1;
-        proxy_set_header Connection "";
-    }
-"""
-
-
 def _server(
     site_root: Path, listen: str, limits: ServeSettings, serve: Callable[[str, str], str]
 ) -> str:
     """The server block: whole bodies only, the limits, the error pages, the locations."""
     error_pages, error_locations = _error_pages()
     return f"""server {{
-    listen {listen};
-    root {site_root};
+    listen {literal(listen, "the address to listen on")};
+    root {literal(str(site_root), "the site's folder")};
     default_type application/json;
     charset utf-8;
     charset_types application/json;
@@ -204,9 +190,10 @@ def _server(
 
 {_limits(limits)}
     # Error pages are internal URIs, not named locations: a request nginx rejects while
-    # reading the request line has no URI to carry into a named location.
+    # reading the request line has no URI to carry into a named location. They apply after a
+    # location's hop to @live too (`live.py`).
 {error_pages}
-
+{RECURSIVE}
     if ($target_too_long) {{
         return 414 {_envelope(TOO_LONG)};
     }}
@@ -217,7 +204,7 @@ def _server(
     }}
 
 {_page_locations(serve)}
-{_LIVE_LOCATIONS}{error_locations}
+{LIVE_LOCATIONS}{error_locations}
 }}
 """
 
@@ -249,7 +236,7 @@ def render(
 {query_maps()}
 {_request_maps()}
 {upstream_and_map(bucket) if bucket else ""}upstream pipeline_live {{
-    server {upstream};
+    server {literal(upstream, "the live upstream")};
     keepalive {limits.threads};
     keepalive_timeout {max(1, limits.channel_timeout - 1)}s;
 }}

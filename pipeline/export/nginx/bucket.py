@@ -17,8 +17,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 from pipeline.api.urls import STORES_DIR
+from pipeline.export.nginx.syntax import included, literal, map_key, quoted
 
 # The headers of the bucket's answer that the local configuration does not send (whole bodies
 # only, no validators), and the client's that would make the bucket answer otherwise.
@@ -43,14 +45,19 @@ class BucketOrigin:
     def scheme(self) -> str:
         return self.endpoint.partition("://")[0]
 
+    @property
+    def key_prefix(self) -> str:
+        """`path` as the start of a request's URI to the bucket (percent-encoded)."""
+        return quote(self.path, safe="/")
+
 
 def upstream_and_map(origin: BucketOrigin) -> str:
     """The bucket's upstream and the release's map, at the configuration's top level."""
     return (
         f"# The committed release: store -> version, and the common pages' version.\n"
-        f"include {origin.release_map};\n"
+        f"include {included(str(origin.release_map))};\n"
         "upstream pipeline_bucket {\n"
-        f"    server {origin.host};\n"
+        f"    server {literal(origin.host, 'the bucket endpoint')};\n"
         "}\n"
     )
 
@@ -59,24 +66,27 @@ def serve_object(origin: BucketOrigin, path: str, fallback: str, error_pages: st
     """The directives that answer a location from the object of the site file at `path`
     (nginx variables allowed, `$..._store` naming the store), `fallback` where it has none."""
     store = re.fullmatch(rf"/{re.escape(STORES_DIR)}/(\$\w+)/(.*)", path)
+    literal(origin.key_prefix, "the bucket's path")  # refused where nginx cannot write it
+    prefix = origin.key_prefix
     if store:
-        key = f"{origin.path}/stores/$bk_store/$bk_version/{store[2]}"
+        key = f"{prefix}/stores/$bk_store/$bk_version/{store[2]}"
         lines = [
-            f"set $bk_store {store[1]};",
-            f"set $bk_key {key};",
+            f"set $bk_store {quoted(store[1])};",
+            f"set $bk_key {quoted(key)};",
             "if ($bk_version = '') {",
             "    return 418;",
             "}",
         ]
     else:
-        lines = [f"set $bk_key {origin.path}/common/$bk_common{path};"]
+        lines = [f"set $bk_key {quoted(f'{prefix}/common/$bk_common{path}')};"]
     missing = "@live" if fallback == "@live" else "/.errors/404"
     tls = origin.scheme == "https"
+    host = literal(origin.host, "the bucket endpoint")
     lines += [
         f"proxy_pass {origin.scheme}://pipeline_bucket$bk_key;",
-        *([f"proxy_ssl_name {origin.host};", "proxy_ssl_server_name on;"] if tls else []),
+        *([f"proxy_ssl_name {host};", "proxy_ssl_server_name on;"] if tls else []),
         "proxy_method GET;",
-        f"proxy_set_header Host {origin.host};",
+        f"proxy_set_header Host {host};",
         *(f'proxy_set_header {name} "";' for name in CLEARED),
         *(f"proxy_hide_header {name};" for name in HIDDEN),
         "proxy_intercept_errors on;",
@@ -89,10 +99,14 @@ def serve_object(origin: BucketOrigin, path: str, fallback: str, error_pages: st
 
 
 def release_map(stores: Mapping[str, str], common: str) -> str:
-    """The map file of one release: its store -> version map and its common version."""
-    lines = [f"    {key} {version};" for key, version in sorted(stores.items())]
+    """The map file of one release: its store -> version map and its common version, each key
+    a string whatever it spells (`default`, `include`: `syntax.map_key`)."""
+    lines = [
+        f"    {map_key(key)} {literal(version, f'store {key!r}: version')};"
+        for key, version in sorted(stores.items())
+    ]
     return (
         "map $bk_store $bk_version {\n"
         '    default "";\n' + "".join(f"{line}\n" for line in lines) + "}\n"
-        f"map $host $bk_common {{\n    default {common};\n}}\n"
+        f"map $host $bk_common {{\n    default {literal(common, 'the common version')};\n}}\n"
     )

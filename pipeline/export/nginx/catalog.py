@@ -11,7 +11,9 @@ from collections.abc import Callable
 
 from pipeline.api.catalog import CATALOG_OPERATIONS, ID_RANGES, CatalogOperation
 from pipeline.api.urls import VERSION
+from pipeline.export.nginx.live import TO_LIVE
 from pipeline.export.nginx.params import PAGED, PLAIN
+from pipeline.export.nginx.syntax import regex_location
 
 
 def _path(op: CatalogOperation, capture: str) -> tuple[str, str]:
@@ -42,10 +44,6 @@ def catalog_locations(only_get: str, serve: Callable[[str, str], str]) -> str:
         re.sub(r"\\\{\w+\\\}", "[^/]+", re.escape(op.path)) for op in CATALOG_OPERATIONS
     )
     blocks.append(
-        f'    location ~ "^/{re.escape(VERSION)}/(?:{every})/?$" {{\n'
-        f"{only_get}"
-        "        error_page 418 = @live;\n"
-        "        return 418;\n"
-        "    }"
+        f"{regex_location(f'^/{re.escape(VERSION)}/(?:{every})/?$')}\n{only_get}{TO_LIVE}    }}"
     )
     return "\n".join(blocks)

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from pipeline.api.operations import STORE_OPERATIONS
 from pipeline.api.urls import STORES_DIR
 from pipeline.contract import STORED_KEY_PATTERN
+from pipeline.export.nginx.live import LIVE, TO_LIVE
+from pipeline.export.nginx.syntax import regex_location
 
 
 def store_operation_locations(only_get: str, serve: Callable[[str, str], str]) -> str:
@@ -22,13 +24,11 @@ def store_operation_locations(only_get: str, serve: Callable[[str, str], str]) -
     )
     store = f"(?<list_store>{STORED_KEY_PATTERN})"
     return (
-        f'    location ~ "^/{stores}/{store}/(?<list_op>{lists})/?$" {{\n'
+        f"{regex_location(f'^/{stores}/{store}/(?<list_op>{lists})/?$')}\n"
         f"{only_get}"
-        + serve(f"/{STORES_DIR}/$list_store/$list_op/$list_page.json", "@live")
+        + serve(f"/{STORES_DIR}/$list_store/$list_op/$list_page.json", LIVE)
         + "    }\n"
-        f'    location ~ "^/{stores}/[^/]+/(?:{every})/?$" {{\n'
-        f"{only_get}"
-        "        error_page 418 = @live;\n"
-        "        return 418;\n"
+        f"{regex_location(f'^/{stores}/[^/]+/(?:{every})/?$')}\n"
+        f"{only_get}{TO_LIVE}"
         "    }"
     )

@@ -23,6 +23,7 @@ from pipeline.api.params import (
     PARAMETER_NAMES,
     InventoryParams,
 )
+from pipeline.export.nginx.syntax import quoted
 
 # The maps that name a page of the catalog's materialised operations: a category's groups by
 # their paging, the others `index` for any query string the API reads (they take none).
@@ -72,20 +73,22 @@ def value_map(name: str) -> str:
     if name in INT_RANGES:  # plain digits, as many as always fit the type; zeros folded
         capture = f"{arg}_v"
         if default is not None:
-            lines.append(f'    "~^0*{default}$" "";')
+            lines.append(f'    {quoted(f"~^0*{default}$")} "";')
         digits = len(str(INT_RANGES[name][1])) - 1
-        lines.append(f'    "~^0*(?<{capture}>[0-9]{{1,{digits}}})$" "{name}=${capture}&";')
+        pattern = f"~^0*(?<{capture}>[0-9]{{1,{digits}}})$"
+        lines.append(f"    {quoted(pattern)} {quoted(f'{name}=${capture}&')};")
     elif name in BOOLS:
         for value in (True, False):
             piece = "" if value == default else f"{name}={str(value).lower()}&"
-            lines.append(f'    "~*^{str(value).lower()}$" "{piece}";')
+            lines.append(f"    {quoted(f'~*^{str(value).lower()}$')} {quoted(piece)};")
     elif name == "sort":
         for field, aliases in (("price", "price|minprice"), ("name", "name|productname")):
             for direction in ("asc", "desc"):
                 said = f"{_SPACE}+desc" if direction == "desc" else f"(?:{_SPACE}+asc)?"
                 canonical = f"{field} {direction}"
                 piece = "" if canonical == default else f"{name}={quote(canonical, safe='')}&"
-                lines.append(f'    "~*^{_BLANK}*(?:{aliases}){said}{_BLANK}*$" "{piece}";')
+                pattern = f"~*^{_BLANK}*(?:{aliases}){said}{_BLANK}*$"
+                lines.append(f"    {quoted(pattern)} {quoted(piece)};")
     lines.append("}")
     return "\n".join(lines)
 
@@ -100,7 +103,7 @@ def _page_maps(prefix: str, names: tuple[str, ...], note: str = "") -> tuple[str
         f"map $args ${prefix}_static {{\n"
         "    default 0;\n"
         f'    "" 1;{note}\n'
-        f'    "~*{args_pattern(names)}" 1;\n'
+        f"    {quoted('~*' + args_pattern(names))} 1;\n"
         "}"
     )
     page = (

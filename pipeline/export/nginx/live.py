@@ -1,0 +1,33 @@
+"""How the generated nginx configuration reaches the live upstream (`pipeline serve`), for
+`pipeline.export.nginx`: the `@live` location, and the two lines by which every other location
+goes there (`TO_LIVE`), or `try_files ... @live` when a file may answer first.
+
+`TO_LIVE` is an `error_page` hop (418, a status nothing else raises), and so is the bucket's
+(a 403 or 404 from the bucket). nginx applies one `error_page` per request unless
+`recursive_error_pages` is on: with it off, a live upstream that is down would answer nginx's
+HTML 502 instead of the error envelope's 503 after such a hop. The server turns it on
+(`RECURSIVE`), and `@live` takes the server's error pages; nothing loops, as the error pages
+answer with `return`, never with another error.
+"""
+
+from __future__ import annotations
+
+LIVE = "@live"
+TO_LIVE = f"        error_page 418 = {LIVE};\n        return 418;\n"
+RECURSIVE = "    recursive_error_pages on;\n"
+
+# `@live` for a page with no file, `/.live` for a request with a precondition.
+LIVE_LOCATIONS = f"""    location {LIVE} {{
+        proxy_pass http://pipeline_live;
+        proxy_set_header Host $host;
+        proxy_http_version 1.1;
+        proxy_set_header Connection "";
+    }}
+    location = /.live {{
+        internal;
+        proxy_pass http://pipeline_live$request_uri;
+        proxy_set_header Host $host;
+        proxy_http_version 1.1;
+        proxy_set_header Connection "";
+    }}
+"""

@@ -1,0 +1,51 @@
+"""Text written into an nginx configuration, by nginx's grammar, for `pipeline.export.nginx`.
+
+Every token we write is double-quoted, its `\\` and `"` escaped: nginx's reader takes `\\\\` and
+`\\"` for the character, and would read `\\t`, `\\n`, `\\r` as a tab or a line end. A token that
+nginx interpolates (a map's value, a path, a host) cannot hold a `$` taken literally (nginx has
+no escape for it), nor a control character; such text is refused, naming what it was. A map's
+key is a string whatever it spells: nginx reads `default`, `include`, `hostnames`, `volatile`
+as the map's own parameters and `~...` as a regular expression, and drops one leading `\\` from
+a key, so every key is written with one.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pipeline.errors import BuildError
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def quoted(text: str) -> str:
+    """`text` as one double-quoted token (a regular expression, a value naming variables)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def literal(text: str, what: str) -> str:
+    """`text` as a token nginx reads as written; BuildError naming `what` where it cannot be."""
+    if "$" in text or _CONTROL.search(text):
+        raise BuildError(
+            f"{what} {text!r}: nginx cannot take a '$' or a control character literally"
+        )
+    return quoted(text)
+
+
+def map_key(text: str) -> str:
+    """`text` as a map's key matched as a string, never a parameter or an expression."""
+    return quoted("\\" + text)
+
+
+def included(path: str) -> str:
+    """The path of an `include`, which nginx reads as a glob: BuildError where it is one."""
+    if re.search(r"[*?\[]", path):
+        raise BuildError(
+            f"the file to include {path!r}: nginx would read '*', '?' or '[' as a glob"
+        )
+    return literal(path, "the file to include")
+
+
+def regex_location(pattern: str) -> str:
+    """The opening line of a location matching the regular expression `pattern`."""
+    return f"    location ~ {quoted(pattern)} {{"
