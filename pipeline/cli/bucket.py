@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from pipeline.cli.boundary import ending_at_once, published_output
+from pipeline.cli.boundary import ending_at_once, published_output, say
 from pipeline.errors import BuildError
 from pipeline.paths import published_release
 from pipeline.publish.collect import GRACE, KEEP, collect
@@ -71,7 +71,7 @@ def publish_command(
     AWS_* variables (see the README)."""
     if collect_only:
         deleted = collect(url, keep=keep, grace=grace, jobs=jobs)
-        click.echo(f"collected {url}: {deleted} objects deleted")
+        say(f"collected {url}: {deleted} objects deleted")
         return
     release = published_release(output_dir)
     if release is None:
@@ -85,7 +85,7 @@ def publish_command(
         keep=keep,
         grace=grace,
     )
-    click.echo(
+    say(  # committed: exit 0 whatever standard output does with the line
         f"published build {r.build_id} to {url} (release {r.release}): {r.uploaded} objects "
         f"uploaded ({r.uploaded_bytes:,} bytes) in {r.stores_new} new store versions, "
         f"{r.unchanged} unchanged, {r.deleted} collected, in {r.seconds:.1f} s"

@@ -6,6 +6,8 @@ refused URLs, a damaged lease or pointer, and the exit code of many publishes in
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -381,3 +383,27 @@ def test_every_successful_publish_exits_0(s3: S3Server, releases: tuple[Path, Pa
         done = run_cli("publish", "--output", output, "--to", url, "--grace", "0")
         assert (done.returncode, done.stderr) == (0, ""), n
         assert done.stdout.startswith("published build ") and done.stdout.endswith(" s\n")
+
+
+@pytest.mark.parametrize("stdout", ["/dev/full", "closed"])
+def test_a_committed_publish_exits_0_whatever_standard_output_does(
+    s3: S3Server, releases: tuple[Path, Path], stdout: str
+) -> None:
+    """The exit code says whether the commit happened: a summary that standard output cannot
+    take (a full device, or closed) is said on stderr, and the publish still exits 0."""
+    second = releases[1]
+    url = s3.bucket("stdout-" + stdout.strip("/").replace("/", "-"))
+    command = [sys.executable, "-m", "pipeline", "publish"]
+    command += ["--output", str(second.parent.parent), "--to", url]
+    if stdout == "closed":  # the command's file descriptor 1 closed, as `>&-` leaves it
+        done = subprocess.run(
+            ["sh", "-c", '"$@" >&-', "sh", *command], capture_output=True, text=True, timeout=300
+        )
+    else:
+        with open(stdout, "w") as full:
+            done = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith(f"published build {second.name} to {url} (release ")
+    assert "standard output could not take this line" in done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert pointer(url)["build_id"] == second.name
