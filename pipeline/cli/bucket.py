@@ -21,6 +21,11 @@ from pipeline.settings import Settings
 @click.option("--to", "url", required=True, help="Object store: s3://bucket/prefix.")
 @click.option("--take-over", is_flag=True, help="Take the lease of a publish known to be dead.")
 @click.option(
+    "--allow-older",
+    is_flag=True,
+    help="Replace the bucket's release though it is of a newer build (a rollback).",
+)
+@click.option(
     "--jobs",
     type=click.IntRange(min=1),
     default=JOBS,
@@ -59,6 +64,7 @@ def publish_command(
     output_dir: Path,
     url: str,
     take_over: bool,
+    allow_older: bool,
     jobs: int,
     lease_seconds: int,
     keep: int,
@@ -81,6 +87,7 @@ def publish_command(
         url,
         jobs=jobs,
         take_over=take_over,
+        allow_older=allow_older,
         lease_seconds=lease_seconds,
         keep=keep,
         grace=grace,

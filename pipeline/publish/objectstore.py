@@ -68,6 +68,7 @@ from pipeline.publish.bucket import (
 from pipeline.publish.collect import GRACE, KEEP, Trace, now
 from pipeline.publish.commit import Committer
 from pipeline.publish.pointer import Lease
+from pipeline.publish.release import built_before
 
 LEASE_SECONDS = 3600  # advisory: past it, another publish starts without asking
 JOBS = 64  # uploads in flight at once
@@ -93,17 +94,20 @@ def publish_release(
     *,
     jobs: int = JOBS,
     take_over: bool = False,
+    allow_older: bool = False,
     lease_seconds: int = LEASE_SECONDS,
     keep: int = KEEP,
     grace: float = GRACE,
     trace: Trace | None = None,
 ) -> Published:
-    """Publish the local `release` (a folder of `OUTPUT/releases/`) to the bucket at `url`."""
+    """Publish the local `release` (a folder of `OUTPUT/releases/`) to the bucket at `url`;
+    over the release of a newer build (`built_before`) only with `allow_older`."""
     problem = damage(release, MANIFEST_PARQUET)
     if problem:
         raise BuildError(f"{problem}; nothing was published")
     store = open_bucket(url)
     run = _Publish(store, url, trace or (lambda step, key: None), jobs)
+    run.allow_older = allow_older
     try:
         return asyncio.run(run.publish(release, jobs, take_over, lease_seconds, keep, grace))
     except FAILURES as exc:
@@ -111,6 +115,8 @@ def publish_release(
 
 
 class _Publish(Committer):
+    allow_older = False  # replace the release of a newer build
+
     async def publish(
         self, release: Path, jobs: int, take_over: bool, lease_seconds: int, keep: int, grace: float
     ) -> Published:
@@ -127,7 +133,17 @@ class _Publish(Committer):
         started = time.perf_counter()
         manifest = Manifest.load(local)
         pointer, pointer_tag = await self._pointer(take_over)
-        previous = await self._current(pointer, take_over)
+        if (
+            pointer is not None
+            and not self.allow_older
+            and built_before(local.name, pointer.build_id)
+        ):
+            raise BuildError(
+                f"{self.url}: the bucket's release is of build {pointer.build_id}, newer than "
+                f"this build ({local.name}); nothing was published (to replace it with an "
+                "older build, publish again with --allow-older)"
+            )
+        previous = await self._current(pointer, pointer_tag, take_over)
         stores, common = versions(manifest, self.token)
         if previous is not None:  # unchanged pages keep their version: nothing to write
             for key, version in stores.items():
