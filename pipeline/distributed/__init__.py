@@ -224,7 +224,7 @@ def _union_site(night: Night, results: list[ShardResult]) -> Site:
     sites = [(r.site, Manifest(pl.from_arrow(r.manifest))) for r in results]  # type: ignore[arg-type]
     manifest = union_sites(night.release, night.work, sites)
     previous = previous_pages(night.previous)
-    changed, removed = manifest.changes(previous.manifest)
+    changed, removed = manifest.changes(previous.changes_base)
     counts: dict[str, int] = {}
     for result in results:
         for key, value in result.counts.items():
