@@ -96,6 +96,7 @@ def publish_command(
         f"published build {r.build_id} to {url} (release {r.release}): {r.uploaded} objects "
         f"uploaded ({r.uploaded_bytes:,} bytes) in {r.stores_new} new store versions, "
         f"{r.unchanged} unchanged, {r.deleted} collected, in {r.seconds:.1f} s"
+        + (f" ({r.repaired} damaged versions in the bucket uploaded again)" if r.repaired else "")
     )
 
 

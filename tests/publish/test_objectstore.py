@@ -39,6 +39,7 @@ from tests.publish.conftest import (
     pointer,
     relay,
     reply,
+    url_of,
 )
 
 CHANGED_STORE = "store-00003"  # 1 of the 20 stores: 5%
@@ -407,3 +408,47 @@ def test_a_committed_publish_exits_0_whatever_standard_output_does(
     assert "standard output could not take this line" in done.stderr
     assert done.stderr.count("\n") == 1, done.stderr
     assert pointer(url)["build_id"] == second.name
+
+
+def test_a_damaged_object_is_refused_by_the_reader_and_uploaded_again_by_the_next_publish(
+    s3: S3Server, releases: tuple[Path, Path]
+) -> None:
+    """A night that changes nothing lists each version it reuses once (keys and sizes) and
+    writes no page. An object of a committed version overwritten, another deleted: the reader
+    refuses them in one line; the next publish finds both versions damaged and uploads them
+    again under versions of its own (exit 0), and every later release is whole."""
+    first, second = releases
+    url = s3.bucket("damaged-pages")
+    store = open_bucket(url)
+    publish_release(first, url, grace=0)
+    release = BucketReader(url).snapshot()
+    assert release is not None
+
+    puts, lists = len(s3.puts(url)), len(s3.lists(url))
+    publish_release(first, url, grace=0)  # nothing changed
+    versions = sorted(p for p in release.prefixes() if not p.startswith(RELEASES))
+    assert sorted(s3.lists(url)[lists:]) == sorted([*versions, "releases/"])
+    assert not [k for k in s3.puts(url)[puts:] if k.startswith(("stores/", "common/"))]
+
+    release = BucketReader(url).snapshot()
+    assert release is not None
+    files = Manifest.load(first)
+    overwritten = files.slice_under("v1.39.0/stores/store-00001")["path"][0]
+    deleted = files.slice_under("v1.39.0/stores/store-00002")["path"][0]
+    obs.put(store, release.key(overwritten), b'{"success":true,"results":[]}')
+    obs.delete(store, release.key(deleted))
+    reader = BucketReader(url)
+    for path in (overwritten, deleted):
+        with pytest.raises(bucket.Damaged, match=f"^{url}/{release.key(path)}: missing, or not"):
+            reader.read(release, [url_of(path)])
+
+    done = run_cli("publish", "--output", str(second.parent.parent), "--to", url, "--grace", "0")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith(" (2 damaged versions in the bucket uploaded again)\n")
+    now = BucketReader(url).snapshot()
+    assert now is not None
+    for key in ("store-00001", "store-00002"):
+        assert now.stores[key] != release.stores[key]
+    assert check_bucket(url, _builds(first, second)) == second.name
+    assert publish_release(first, url, allow_older=True).repaired == 0
+    assert check_bucket(url, _builds(first, second)) == first.name
