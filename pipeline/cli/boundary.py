@@ -81,10 +81,32 @@ def run(main: Callable[[], object]) -> NoReturn:
             print(code, file=sys.stderr)
         code = 0 if code is None else 1
     if _end_at_once:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                if stream is not None:
+                    stream.flush()
+            except (OSError, ValueError):  # said already where it could be (`say`)
+                pass
         os._exit(code)
     sys.exit(code)
+
+
+def say(line: str) -> None:
+    """A command's closing line on standard output, once its work is done: an output that
+    cannot take it (closed, a full device) changes nothing of what was done, nor the exit
+    code, and is said on standard error where that can take it."""
+    try:
+        if sys.stdout is None:
+            raise OSError("standard output is closed")
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+    except (OSError, ValueError) as exc:
+        try:
+            if sys.stderr is not None:
+                sys.stderr.write(f"{line} (standard output could not take this line: {exc})\n")
+                sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
 
 
 published_output = click.option(

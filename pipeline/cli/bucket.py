@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from pipeline.cli.boundary import ending_at_once, published_output
+from pipeline.cli.boundary import ending_at_once, published_output, say
 from pipeline.errors import BuildError
 from pipeline.paths import published_release
 from pipeline.publish.collect import GRACE, KEEP, collect
@@ -20,6 +20,11 @@ from pipeline.settings import Settings
 @published_output
 @click.option("--to", "url", required=True, help="Object store: s3://bucket/prefix.")
 @click.option("--take-over", is_flag=True, help="Take the lease of a publish known to be dead.")
+@click.option(
+    "--allow-older",
+    is_flag=True,
+    help="Replace the bucket's release though it is of a newer build (a rollback).",
+)
 @click.option(
     "--jobs",
     type=click.IntRange(min=1),
@@ -59,6 +64,7 @@ def publish_command(
     output_dir: Path,
     url: str,
     take_over: bool,
+    allow_older: bool,
     jobs: int,
     lease_seconds: int,
     keep: int,
@@ -71,7 +77,7 @@ def publish_command(
     AWS_* variables (see the README)."""
     if collect_only:
         deleted = collect(url, keep=keep, grace=grace, jobs=jobs)
-        click.echo(f"collected {url}: {deleted} objects deleted")
+        say(f"collected {url}: {deleted} objects deleted")
         return
     release = published_release(output_dir)
     if release is None:
@@ -81,14 +87,16 @@ def publish_command(
         url,
         jobs=jobs,
         take_over=take_over,
+        allow_older=allow_older,
         lease_seconds=lease_seconds,
         keep=keep,
         grace=grace,
     )
-    click.echo(
+    say(  # committed: exit 0 whatever standard output does with the line
         f"published build {r.build_id} to {url} (release {r.release}): {r.uploaded} objects "
         f"uploaded ({r.uploaded_bytes:,} bytes) in {r.stores_new} new store versions, "
         f"{r.unchanged} unchanged, {r.deleted} collected, in {r.seconds:.1f} s"
+        + (f" ({r.repaired} damaged versions in the bucket uploaded again)" if r.repaired else "")
     )
 
 

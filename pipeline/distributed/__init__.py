@@ -230,7 +230,7 @@ def _union_site(night: Night, results: list[ShardResult], con: duckdb.DuckDBPyCo
     sites.append((folder, common.manifest))
     manifest = union_sites(night.release, night.work, sites)
     previous = previous_pages(night.previous)
-    changed, removed = manifest.changes(previous.manifest)
+    changed, removed = manifest.changes(previous.changes_base)
     counts: dict[str, int] = {}
     for found in [*(r.counts for r in results), common.counts]:
         for key, value in found.items():

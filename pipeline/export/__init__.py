@@ -111,7 +111,7 @@ def write_site(
             write_help(writer)
     db.release_memory(con, memory_limit)  # the export's, before the manifest is sorted
     manifest = writer.manifest()
-    changed, removed = manifest.changes(previous.manifest)
+    changed, removed = manifest.changes(previous.changes_base)
     counts.update(file_counts(manifest, changed, removed))
     return Site(manifest, changed, removed, records, counts, previous.problem, writer.carried())
 

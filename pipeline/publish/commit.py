@@ -108,15 +108,28 @@ class Committer(Collector):
             got = await get(self.store, POINTER)
             return None, got.e_tag if got else None
 
-    async def _current(self, pointer: Pointer | None, take_over: bool) -> Release | None:
+    async def _current(
+        self, pointer: Pointer | None, pointer_tag: str | None, take_over: bool
+    ) -> Release | None:
+        """The release `pointer` (read with ETag `pointer_tag`) names. One that cannot be read
+        is refused as damaged, or with `take_over` taken as none; but when the pointer moved
+        meanwhile (another publish committed and collected it), the bucket is whole: that is
+        said, and nothing is published."""
         if pointer is None:
             return None
         try:
             return await self._release(pointer.entry)
         except Damaged:
-            if not take_over:
-                raise
-            return None
+            if take_over:
+                return None
+            got = await get(self.store, POINTER)
+            if got is not None and got.e_tag != pointer_tag:
+                raise BuildError(
+                    f"{self.url}: {POINTER} moved while this publish read the release it named "
+                    f"({pointer.release}: another publish committed since, and collected it); "
+                    "the bucket is whole and nothing was published: publish again"
+                ) from None
+            raise
 
     async def _release_files(self, local: Path, new: Release, changes: Path) -> None:
         """The manifest, the stores' records with their versions (what the next night
@@ -153,7 +166,7 @@ def start_night(url: str, *, take_over: bool = False) -> NightStart:
 
     async def read() -> NightStart:
         pointer, tag = await run._pointer(take_over)
-        current = await run._current(pointer, take_over)
+        current = await run._current(pointer, tag, take_over)
         got = None
         if current is not None:
             got = await get(run.store, f"{RELEASES}{current.release}/{STORES}")

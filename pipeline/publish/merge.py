@@ -121,7 +121,7 @@ def _union_site(night: Night, releases: list[Path], reports: list[BuildReport]) 
     manifest = union_sites(
         night.release, night.work, [(r / SITE, Manifest.load(r)) for r in releases]
     )
-    changed, removed = manifest.changes(previous.manifest)
+    changed, removed = manifest.changes(previous.changes_base)
     stores = {key: r for shard in releases for key, r in load_store_records(shard).items()}
     shards = [r.site.model_dump() for r in reports]
     counts = {key: sum(s[key] for s in shards) for key in shards[0]}

@@ -52,6 +52,7 @@ from pipeline.paths import (
     SITE,
 )
 from pipeline.publish.bucket import (
+    COMMON,
     FAILURES,
     LEASE,
     RELEASES,
@@ -68,6 +69,7 @@ from pipeline.publish.bucket import (
 from pipeline.publish.collect import GRACE, KEEP, Trace, now
 from pipeline.publish.commit import Committer
 from pipeline.publish.pointer import Lease
+from pipeline.publish.release import built_before
 
 LEASE_SECONDS = 3600  # advisory: past it, another publish starts without asking
 JOBS = 64  # uploads in flight at once
@@ -85,6 +87,7 @@ class Published:
     stores_new: int  # stores given a new version
     deleted: int  # objects collected after the commit
     seconds: float
+    repaired: int = 0  # versions reused but damaged in the bucket, uploaded again
 
 
 def publish_release(
@@ -93,17 +96,20 @@ def publish_release(
     *,
     jobs: int = JOBS,
     take_over: bool = False,
+    allow_older: bool = False,
     lease_seconds: int = LEASE_SECONDS,
     keep: int = KEEP,
     grace: float = GRACE,
     trace: Trace | None = None,
 ) -> Published:
-    """Publish the local `release` (a folder of `OUTPUT/releases/`) to the bucket at `url`."""
+    """Publish the local `release` (a folder of `OUTPUT/releases/`) to the bucket at `url`;
+    over the release of a newer build (`built_before`) only with `allow_older`."""
     problem = damage(release, MANIFEST_PARQUET)
     if problem:
         raise BuildError(f"{problem}; nothing was published")
     store = open_bucket(url)
     run = _Publish(store, url, trace or (lambda step, key: None), jobs)
+    run.allow_older = allow_older
     try:
         return asyncio.run(run.publish(release, jobs, take_over, lease_seconds, keep, grace))
     except FAILURES as exc:
@@ -111,6 +117,8 @@ def publish_release(
 
 
 class _Publish(Committer):
+    allow_older = False  # replace the release of a newer build
+
     async def publish(
         self, release: Path, jobs: int, take_over: bool, lease_seconds: int, keep: int, grace: float
     ) -> Published:
@@ -127,8 +135,19 @@ class _Publish(Committer):
         started = time.perf_counter()
         manifest = Manifest.load(local)
         pointer, pointer_tag = await self._pointer(take_over)
-        previous = await self._current(pointer, take_over)
-        stores, common = versions(manifest, self.token)
+        if (
+            pointer is not None
+            and not self.allow_older
+            and built_before(local.name, pointer.build_id)
+        ):
+            raise BuildError(
+                f"{self.url}: the bucket's release is of build {pointer.build_id}, newer than "
+                f"this build ({local.name}); nothing was published (to replace it with an "
+                "older build, publish again with --allow-older)"
+            )
+        previous = await self._current(pointer, pointer_tag, take_over)
+        own, own_common = versions(manifest, self.token)
+        stores, common = dict(own), own_common
         if previous is not None:  # unchanged pages keep their version: nothing to write
             for key, version in stores.items():
                 if same_content(previous.stores.get(key), version):
@@ -137,15 +156,16 @@ class _Publish(Committer):
                 common = previous.common
         release_id = f"{local.name}.{self.token}"
         sealed = (local / MANIFEST_PARQUET).read_bytes()
-        new = Release(
-            release_id,
-            local.name,
-            common,
-            stores,
-            f"{RELEASES}{release_id}/{MANIFEST_PARQUET}",
-            sha256(sealed),
-        )
+        manifest_key = f"{RELEASES}{release_id}/{MANIFEST_PARQUET}"
+        new = Release(release_id, local.name, common, stores, manifest_key, sha256(sealed))
         existing = previous.prefixes() if previous is not None else set()
+        damaged = await self._damaged_versions(new, manifest, existing)
+        for group in damaged:  # uploaded again, as a version of this publish's own
+            if group.startswith(COMMON):
+                common = own_common
+            else:
+                stores[group.split("/")[1]] = own[group.split("/")[1]]
+        new = Release(release_id, local.name, common, stores, manifest_key, sha256(sealed))
         keys = [new.key(p) for p in manifest.frame["path"]]
         fresh = [group_of(k or "") not in existing for k in keys]
         upload = manifest.frame.with_columns(key=pl.Series(keys, dtype=pl.String)).filter(
@@ -166,7 +186,34 @@ class _Publish(Committer):
             stores_new=sum(1 for v in stores.values() if v.endswith("-" + self.token)),
             deleted=deleted,
             seconds=time.perf_counter() - started,
+            repaired=len(damaged),
         )
+
+    async def _damaged_versions(
+        self, new: Release, manifest: Manifest, existing: set[str]
+    ) -> set[str]:
+        """The versions `new` reuses (named by the release read, in `existing`) whose objects
+        in the bucket are not the manifest's files: one listing of each such version (its
+        keys and sizes), `jobs` at a time; a version missing an object, holding another, or
+        one of another size (overwritten) is damaged."""
+        expected: dict[str, dict[str, int]] = {}
+        for path, size in manifest.frame.select("path", "bytes").iter_rows():
+            key = new.key(path) or ""
+            group = group_of(key)
+            if group in existing:
+                expected.setdefault(group, {})[key] = size
+        limit = asyncio.Semaphore(self.jobs)
+
+        async def listed(group: str) -> dict[str, int]:
+            async with limit:
+                return {
+                    meta["path"]: meta["size"]
+                    async for batch in obs.list(self.store, group)
+                    for meta in batch
+                }
+
+        found = await asyncio.gather(*map(listed, expected))
+        return {g for g, there in zip(expected, found, strict=True) if there != expected[g]}
 
     async def _take_lease(self, build_id: str, take_over: bool, seconds: int) -> str | None:
         """Hold the lease, or refuse while another publish holds an unexpired one: it saves

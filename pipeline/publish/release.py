@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import secrets
 import shutil
 import time
@@ -75,6 +76,17 @@ def new_build_id() -> str:
     _last_id_us = now_us
     moment = datetime.fromtimestamp(now_us // 1_000_000, UTC)
     return f"{moment:%Y%m%dT%H%M%S}.{now_us % 1_000_000:06d}Z-{secrets.token_hex(3)}"
+
+
+def built_before(build_id: str, other: str) -> bool:
+    """Whether build `build_id` started before build `other`, by the start times their ids
+    begin with (`new_build_id`: to the microsecond, UTC). Two builds of one moment, or an id
+    of another form, are neither before the other."""
+    mine, theirs = _ID_TIME.match(build_id), _ID_TIME.match(other)
+    return bool(mine and theirs and mine[0] < theirs[0])
+
+
+_ID_TIME = re.compile(r"\d{8}T\d{6}\.\d{6}Z(?=-)")  # `new_build_id`'s start time
 
 
 def publish(output: Path, work_db: Path, release: Path, keep: int) -> list[str]:

@@ -6,6 +6,7 @@ A reader that resolves every URL through the release it read never mixes two rel
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 from collections.abc import Coroutine
 from pathlib import Path
@@ -21,8 +22,11 @@ from pipeline.export.nginx.bucket import BucketOrigin, release_map
 from pipeline.paths import NGINX_CONF
 from pipeline.publish.bucket import (
     FAILURES,
+    Damaged,
     Release,
+    damaged,
     get,
+    get_manifest,
     load_release,
     open_bucket,
 )
@@ -93,6 +97,24 @@ class BucketReader:
 
     def __init__(self, url: str) -> None:
         self.url, self.store = url, open_bucket(url)
+        self._digests: dict[str, dict[str, bytes]] = {}  # release -> path -> SHA-256
+
+    def _recorded(self, release: Release) -> dict[str, bytes]:
+        """path -> SHA-256 of every file of `release`, from its manifest (checked against the
+        SHA-256 its document records), read once a release."""
+        if release.release not in self._digests:
+            manifest = self._run(
+                get_manifest(self.store, release.manifest, release.manifest_sha256)
+            )
+            if manifest is None:
+                raise damaged(
+                    self.url, release.manifest, "missing, or not the manifest its release names"
+                )
+            frame = manifest.frame
+            self._digests = {
+                release.release: dict(zip(frame["path"], frame["sha256"], strict=True))
+            }
+        return self._digests[release.release]
 
     def snapshot(self) -> Release | None:
         """The committed release; None before the first publish."""
@@ -109,12 +131,24 @@ class BucketReader:
         return self._run(load_release(self.store, self.url, entry.document, entry.sha256))
 
     def read(self, release: Release, targets: list[str]) -> list[bytes | None]:
-        """The bodies answering `targets` in `release` (None where no object does)."""
+        """The bodies answering `targets` in `release` (None where no object does). A body
+        that is not the bytes the release's manifest records for its file (an object
+        overwritten in the bucket) raises `Damaged`; so does a file of the manifest whose
+        object is missing."""
+        recorded = self._recorded(release)
 
         async def one(target: str) -> bytes | None:
-            key = resolve(release, target)
+            path = site_path(target)
+            key = release.key(path) if path is not None else None
             got = await get(self.store, key) if key is not None else None
-            return got.data if got is not None else None
+            if path is None or key is None or (got is None and path not in recorded):
+                return None
+            if got is None or hashlib.sha256(got.data).digest() != recorded.get(path):
+                raise Damaged(
+                    f"{self.url}/{key}: missing, or not the bytes release {release.release} "
+                    f"records for {path}; publish again to upload its version afresh"
+                )
+            return got.data
 
         async def every() -> list[bytes | None]:
             return list(await asyncio.gather(*(one(t) for t in targets)))

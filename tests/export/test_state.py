@@ -16,6 +16,7 @@ from pipeline.build import build
 from pipeline.export.records.manifest import Manifest
 from pipeline.export.records.state import STATE_FORMAT
 from pipeline.paths import (
+    CHANGES,
     FORMAT,
     HISTORY,
     MANIFEST,
@@ -62,10 +63,8 @@ def _true_manifest(release: Path) -> dict[str, str]:
 @pytest.mark.parametrize(
     ("name", "damage"),
     [
-        (MANIFEST_PARQUET, _truncate),
         (STORES, _truncate),
         (STAT, _truncate),
-        (MANIFEST_PARQUET, _flip),
         (STORES, _flip),
         (FORMAT, _format_three),  # a format this version does not know is not trusted either
     ],
@@ -92,7 +91,10 @@ def test_a_damaged_previous_release_is_rebuilt_from_scratch_and_said(
     manifest = Manifest.load(second.release).frame
     listed = dict(zip(manifest["path"], manifest["sha256"].bin.encode("hex"), strict=True))
     assert listed == _true_manifest(second.release)
-    assert second.report.site.files_unchanged == 0  # nothing carried: compared with none
+    if name == FORMAT:  # nothing of it trusted: the changes are against no release
+        assert second.report.site.files_unchanged == 0
+    else:  # its manifest is whole: the changes are against it, as a clean night's
+        assert (second.release / CHANGES).read_bytes() == _clean_changes(tmp_path, changed)
     # and the next build trusts the new release again
     third = build(
         load_settings(None, input=write_inputs(tmp_path / "b", listings=changed), output=output)
@@ -100,6 +102,55 @@ def test_a_damaged_previous_release_is_rebuilt_from_scratch_and_said(
     assert third.report.build_warnings == []
     assert third.report.site.files_unchanged == third.report.site.files
     assert (third.release / MANIFEST).read_bytes() == (second.release / MANIFEST).read_bytes()
+
+
+def _clean_changes(tmp_path: Path, changed: list[dict[str, object]]) -> bytes:
+    """The `changes.json` of a night that changed `LISTINGS` to `changed`, in an output of its
+    own where nothing was damaged."""
+    output = tmp_path / "clean"
+    for name, listings in (("clean-a", LISTINGS), ("clean-b", changed)):
+        inputs = write_inputs(tmp_path / name, listings=listings)
+        release = build(load_settings(None, input=inputs, output=output)).release
+    return (release / CHANGES).read_bytes()
+
+
+@pytest.mark.parametrize("damage", [_truncate, _flip])
+def test_a_damaged_manifest_parquet_is_read_from_manifest_json_and_the_changes_stay_true(
+    tmp_path: Path, damage: Callable[[Path], None]
+) -> None:
+    """The previous release's manifest.json makes the very Parquet its seal names: it is read
+    instead, with one warning, and nothing is lost (its pages are carried, changes.json lists
+    the changed pages only). With manifest.json damaged too, the warning says that
+    changes.json lists every page."""
+    output = tmp_path / "out"
+    first = build(
+        load_settings(None, input=write_inputs(tmp_path / "a", listings=LISTINGS), output=output)
+    ).release
+    damage(first / MANIFEST_PARQUET)
+    changed = [LISTINGS[0], {**LISTINGS[1], "price": "2.50"}]
+    second = build(
+        load_settings(None, input=write_inputs(tmp_path / "b", listings=changed), output=output)
+    )
+    assert second.report.build_warnings == [
+        f"{first / MANIFEST_PARQUET}: damaged since it was published (its SHA-256 is not the one "
+        f"in {SEAL}); read from its {MANIFEST} instead, which its seal vouches for"
+    ]
+    clean = _clean_changes(tmp_path, changed)
+    assert (second.release / CHANGES).read_bytes() == clean
+    assert 0 < second.report.site.files_unchanged < second.report.site.files  # alpha carried
+
+    damage(second.release / MANIFEST_PARQUET)
+    damage(second.release / MANIFEST)
+    third = build(
+        load_settings(None, input=write_inputs(tmp_path / "b", listings=changed), output=output)
+    )
+    [warning] = third.report.build_warnings
+    assert warning.startswith(f"{second.release / MANIFEST_PARQUET}: damaged since it was ")
+    assert warning.endswith(
+        "; every store's pages are built again, and changes.json lists every page as changed "
+        "(compared with no release)"
+    )
+    assert third.report.site.files_unchanged == 0
 
 
 def test_a_release_that_lost_its_seal_is_not_trusted(tmp_path: Path) -> None:
@@ -114,7 +165,8 @@ def test_a_release_that_lost_its_seal_is_not_trusted(tmp_path: Path) -> None:
     problem = f"{first / SEAL}: missing (the release was published with one)"
     assert second.report.build_warnings == [  # in the order the build met them
         f"{problem}; the volumes are not compared with it",
-        f"{problem}; every store's pages are built again",
+        f"{problem}; every store's pages are built again, and changes.json lists every page "
+        "as changed (compared with no release)",
         f"{problem}; meta.build_run carried on from {first / WAREHOUSE}",  # as it was
     ]
     con = duckdb.connect(str(output / WAREHOUSE), read_only=True)

@@ -6,6 +6,8 @@ refused URLs, a damaged lease or pointer, and the exit code of many publishes in
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -37,6 +39,7 @@ from tests.publish.conftest import (
     pointer,
     relay,
     reply,
+    url_of,
 )
 
 CHANGED_STORE = "store-00003"  # 1 of the 20 stores: 5%
@@ -113,7 +116,7 @@ def test_a_first_publish_then_a_republish_of_5_percent_of_the_stores(
 
     # Past the grace period, a third publish (the first build again) keeps the last two
     # releases' versions: the changed store's first version is named again by a new one.
-    third = publish_release(first, url, keep=2, grace=0)
+    third = publish_release(first, url, keep=2, grace=0, allow_older=True)
     assert third.stores_new == 1 and third.deleted > 0
     before = set(bucket_keys(url))
     assert collect(url, keep=1, grace=3600) == 0  # inside the grace period: nothing goes
@@ -147,20 +150,24 @@ def test_a_commit_collects_the_releases_it_drops_and_finishes_a_collection_cut_s
     listed = len(s3.lists(url))
     with pytest.raises(_CutShort):
         publish_release(second, url, keep=1, grace=0, trace=cut)
-    assert s3.lists(url)[listed:] == []  # its collection comes after the commit
     two = BucketReader(url).snapshot()
     assert one is not None and two is not None and two.build_id == second.name
+    # Before its commit, it listed only the versions it reused (to verify them): its
+    # collection comes after the commit.
+    reused = (one.prefixes() & two.prefixes()) - {f"{RELEASES}{one.release}/"}
+    assert sorted(s3.lists(url)[listed:]) == sorted(reused)
     before = bucket_keys(url)
     assert one.prefixes() | two.prefixes() <= {group_of(k) for k in before}  # none collected
 
     listed = len(s3.lists(url))
-    third = publish_release(first, url, keep=1, grace=0)
+    third = publish_release(first, url, keep=1, grace=0, allow_older=True)
     now = BucketReader(url).snapshot()
     assert now is not None and now.build_id == first.name
     dropped = (one.prefixes() | two.prefixes()) - now.prefixes()
     assert f"{RELEASES}{one.release}/" in dropped and f"{RELEASES}{two.release}/" in dropped
     assert f"{STORES}{CHANGED_STORE}/{two.stores[CHANGED_STORE]}/" in dropped
-    assert sorted(s3.lists(url)[listed:]) == sorted(["releases/", *dropped])
+    reused = {p for p in two.prefixes() & now.prefixes() if not p.startswith(RELEASES)}
+    assert sorted(s3.lists(url)[listed:]) == sorted(["releases/", *reused, *dropped])
     assert third.deleted == sum(group_of(k) in dropped for k in before)
     only_kept_left(url, 1)
     assert check_bucket(url, _builds(first)) == first.name
@@ -381,3 +388,71 @@ def test_every_successful_publish_exits_0(s3: S3Server, releases: tuple[Path, Pa
         done = run_cli("publish", "--output", output, "--to", url, "--grace", "0")
         assert (done.returncode, done.stderr) == (0, ""), n
         assert done.stdout.startswith("published build ") and done.stdout.endswith(" s\n")
+
+
+@pytest.mark.parametrize("stdout", ["/dev/full", "closed"])
+def test_a_committed_publish_exits_0_whatever_standard_output_does(
+    s3: S3Server, releases: tuple[Path, Path], stdout: str
+) -> None:
+    """The exit code says whether the commit happened: a summary that standard output cannot
+    take (a full device, or closed) is said on stderr, and the publish still exits 0."""
+    second = releases[1]
+    url = s3.bucket("stdout-" + stdout.strip("/").replace("/", "-"))
+    command = [sys.executable, "-m", "pipeline", "publish"]
+    command += ["--output", str(second.parent.parent), "--to", url]
+    if stdout == "closed":  # the command's file descriptor 1 closed, as `>&-` leaves it
+        done = subprocess.run(
+            ["sh", "-c", '"$@" >&-', "sh", *command], capture_output=True, text=True, timeout=300
+        )
+    else:
+        with open(stdout, "w") as full:
+            done = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith(f"published build {second.name} to {url} (release ")
+    assert "standard output could not take this line" in done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert pointer(url)["build_id"] == second.name
+
+
+def test_a_damaged_object_is_refused_by_the_reader_and_uploaded_again_by_the_next_publish(
+    s3: S3Server, releases: tuple[Path, Path]
+) -> None:
+    """A night that changes nothing lists each version it reuses once (keys and sizes) and
+    writes no page. An object of a committed version overwritten, another deleted: the reader
+    refuses them in one line; the next publish finds both versions damaged and uploads them
+    again under versions of its own (exit 0), and every later release is whole."""
+    first, second = releases
+    url = s3.bucket("damaged-pages")
+    store = open_bucket(url)
+    publish_release(first, url, grace=0)
+    release = BucketReader(url).snapshot()
+    assert release is not None
+
+    puts, lists = len(s3.puts(url)), len(s3.lists(url))
+    publish_release(first, url, grace=0)  # nothing changed
+    versions = sorted(p for p in release.prefixes() if not p.startswith(RELEASES))
+    assert sorted(s3.lists(url)[lists:]) == sorted([*versions, "releases/"])
+    assert not [k for k in s3.puts(url)[puts:] if k.startswith(("stores/", "common/"))]
+
+    release = BucketReader(url).snapshot()
+    assert release is not None
+    files = Manifest.load(first)
+    overwritten = files.slice_under("v1.39.0/stores/store-00001")["path"][0]
+    deleted = files.slice_under("v1.39.0/stores/store-00002")["path"][0]
+    obs.put(store, release.key(overwritten), b'{"success":true,"results":[]}')
+    obs.delete(store, release.key(deleted))
+    reader = BucketReader(url)
+    for path in (overwritten, deleted):
+        with pytest.raises(bucket.Damaged, match=f"^{url}/{release.key(path)}: missing, or not"):
+            reader.read(release, [url_of(path)])
+
+    done = run_cli("publish", "--output", str(second.parent.parent), "--to", url, "--grace", "0")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith(" (2 damaged versions in the bucket uploaded again)\n")
+    now = BucketReader(url).snapshot()
+    assert now is not None
+    for key in ("store-00001", "store-00002"):
+        assert now.stores[key] != release.stores[key]
+    assert check_bucket(url, _builds(first, second)) == second.name
+    assert publish_release(first, url, allow_older=True).repaired == 0
+    assert check_bucket(url, _builds(first, second)) == first.name

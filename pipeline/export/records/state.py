@@ -31,6 +31,7 @@ from pipeline.paths import (
     CURRENT,
     FORMAT,
     HISTORY,
+    MANIFEST,
     MANIFEST_PARQUET,
     REPORT_JSON,
     SEAL,
@@ -48,6 +49,7 @@ from pipeline.settings import SITE_FILES
 STATE_FORMAT = 2
 SEALED = (MANIFEST_PARQUET, STORES, STAT, HISTORY, REPORT_JSON, FORMAT)
 _REBUILT = "every store's pages are built again"
+_ALL_CHANGED = "changes.json lists every page as changed (compared with no release)"
 _UNCOMPARED = "the volumes are not compared with it"
 _UNREADABLE = (OSError, ValueError, pl.exceptions.PolarsError, orjson.JSONDecodeError)
 
@@ -80,7 +82,7 @@ def damage(release: Path, name: str) -> str | None:
     format is sealed, and its seal names `name` with its SHA-256."""
     seal_file = release / SEAL
     try:
-        sealed = dict(line.split("  ", 1)[::-1] for line in seal_file.read_text().splitlines())
+        sealed = _read_seal(release)
     except FileNotFoundError:
         return f"{seal_file}: missing (the release was published with one)"
     except (OSError, UnicodeDecodeError, ValueError) as exc:
@@ -162,29 +164,72 @@ class PreviousPages:
     stores: dict[str, StoreRecord] = field(default_factory=dict)
     files: pl.DataFrame = field(default_factory=filestat.empty)
     problem: str | None = None
+    # The release's manifest when its pages cannot be carried but its manifest can be trusted:
+    # the changes are still against it.
+    listed: Manifest | None = None
+
+    @property
+    def changes_base(self) -> Manifest:
+        """The manifest the changes (`changes.json`) are against."""
+        return self.manifest if self.listed is None else self.listed
 
 
 def previous_pages(release: Path | None) -> PreviousPages:
     """The pages of `release`, a release of this format (`Baseline.trusted`)."""
     if release is None:
         return PreviousPages()
-    for name in (MANIFEST_PARQUET, STORES, STAT):
-        problem = damage(release, name)
-        if problem:
-            return PreviousPages(problem=f"{problem}; {_REBUILT}")
-    try:
-        manifest = Manifest.load(release)
-    except _UNREADABLE as exc:
-        return PreviousPages(problem=f"{_unreadable(release / MANIFEST_PARQUET, exc)}; {_REBUILT}")
+    manifest, problem = _trusted_manifest(release)
+    if manifest is None:
+        return PreviousPages(problem=f"{problem}; {_REBUILT}, and {_ALL_CHANGED}")
+    for name in (STORES, STAT):
+        damaged = damage(release, name)
+        if damaged:
+            return PreviousPages(problem=f"{damaged}; {_REBUILT}", listed=manifest)
     try:
         stores = load_store_records(release)
     except _UNREADABLE as exc:
-        return PreviousPages(problem=f"{_unreadable(release / STORES, exc)}; {_REBUILT}")
+        unreadable = _unreadable(release / STORES, exc)
+        return PreviousPages(problem=f"{unreadable}; {_REBUILT}", listed=manifest)
     try:
         files = filestat.load(release)
     except _UNREADABLE as exc:
-        return PreviousPages(problem=f"{_unreadable(release / STAT, exc)}; {_REBUILT}")
-    return PreviousPages(release if len(manifest) else None, manifest, stores, files)
+        unreadable = _unreadable(release / STAT, exc)
+        return PreviousPages(problem=f"{unreadable}; {_REBUILT}", listed=manifest)
+    return PreviousPages(release if len(manifest) else None, manifest, stores, files, problem)
+
+
+def _trusted_manifest(release: Path) -> tuple[Manifest | None, str | None]:
+    """The manifest of `release` as its seal vouches for it, and what was wrong with it: its
+    `manifest.parquet`, or, that being damaged, its `manifest.json` when it makes the very
+    Parquet bytes the seal names (then the damage is said, and nothing is lost); None when
+    neither can be trusted (then the changes are against no release)."""
+    problem = damage(release, MANIFEST_PARQUET)
+    if problem is None:
+        try:
+            return Manifest.load(release), None
+        except _UNREADABLE as exc:
+            problem = _unreadable(release / MANIFEST_PARQUET, exc)
+    sealed = _sealed(release).get(MANIFEST_PARQUET)
+    try:
+        manifest = Manifest.load_json(release)
+    except _UNREADABLE:
+        return None, problem
+    if sealed is None or hashlib.sha256(manifest.parquet()).hexdigest() != sealed:
+        return None, problem
+    return manifest, f"{problem}; read from its {MANIFEST} instead, which its seal vouches for"
+
+
+def _read_seal(release: Path) -> dict[str, str]:
+    """name -> SHA-256, as the release's seal says."""
+    return dict(line.split("  ", 1)[::-1] for line in (release / SEAL).read_text().splitlines())
+
+
+def _sealed(release: Path) -> dict[str, str]:
+    """`_read_seal`; empty when it cannot be read (`damage` says why)."""
+    try:
+        return _read_seal(release)
+    except (OSError, UnicodeDecodeError, ValueError):
+        return {}
 
 
 def previous_volumes(release: Path | None) -> tuple[dict[str, int], str | None]:
