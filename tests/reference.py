@@ -260,7 +260,7 @@ def time_text(value: Any) -> str | None:
     return moment.strftime("%Y-%m-%dT%H:%M:%S") + (f".{fraction}" if fraction else "")
 
 
-# The optional catalog columns that the catalog operations publish (DESIGN §3.2), by table.
+# The optional catalog columns that the catalog operations publish, by table.
 CATALOG_COLUMNS = {
     "products": (
         "cleanName",
@@ -788,7 +788,7 @@ def answer_operation(data: Data, path: str, query: str) -> tuple[int, bytes] | N
 
 
 # ---------------------------------------------------------------------------------------------
-# The catalog and marketplace price operations (DESIGN §3.2, §3.3), from the contract alone.
+# The catalog and marketplace price operations (docs/contract.md), from the contract alone.
 # ---------------------------------------------------------------------------------------------
 
 MAX_IDS = 250
