@@ -85,16 +85,19 @@ LONG_LISTS = {
 
 @st.composite
 def catalog_targets(draw: st.DrawFn) -> tuple[str, str]:
-    """A path of one of the operations (or the rarities no input answers), and a query."""
+    """A path of one of the operations and a query string."""
     op = draw(st.sampled_from(sorted(reference.CATALOG_OPS.values(), key=lambda o: o.path)))
     path = op.path
     if op.id_name is not None:
         pool = POOLS[op.id_name]
+        # Mostly ids that parse (known, unknown, leading zeros), so that most lists get answers.
+        parsing = pool[: -len(ODD)]
+        ids = st.sampled_from(parsing if draw(st.integers(0, 3)) else pool)
         if op.id_name.endswith("Ids"):
-            ids = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=5).map(",".join))
-            segment = draw(st.sampled_from([ids, ids, ids, *LONG_LISTS[op.id_name]]))
+            listed = draw(st.lists(ids, min_size=1, max_size=5).map(",".join))
+            segment = draw(st.sampled_from([listed] * 4 + LONG_LISTS[op.id_name]))
         else:
-            segment = draw(st.sampled_from(pool))
+            segment = draw(ids)
         path = path.replace("{}", segment)
     slash = draw(st.sampled_from(["", "/"]))
     return f"/v1.39.0/{path}{slash}", query_string(draw, PARAMS, max_size=5)
@@ -174,14 +177,13 @@ def test_nginx_and_the_preview_server_agree(nginx_socket: Path, serve_port: int)
     for op in reference.CATALOG_OPS.values():
         for segment in ids.get(op.id_name or "", [""]):
             path = f"/v1.39.0/{op.path.replace('{}', segment)}"
-            for query in AGREEMENT_QUERIES:
-                for suffix in ("", "/"):
-                    both(nginx_socket, serve_port, path + suffix + query)
-                    compared += 1
+            for query in [*AGREEMENT_QUERIES, "/", "/?limit=10&offset=0"]:
+                both(nginx_socket, serve_port, path + query)
+                compared += 1
             assert request(nginx_socket, path, "POST").status == 405
     for path in ("/v1.39.0/catalog/categories/3/rarities", "/v1.39.0/pricing/group/"):
         both(nginx_socket, serve_port, path)
-    assert compared > 500
+    assert compared > 300
 
 
 # --- every materialised page against the live answer ----------------------------------------
