@@ -76,7 +76,7 @@ POOLS = {
     "productIds": PRODUCT_IDS,
     "skuIds": SKU_IDS,
 }
-# Lists of exactly 250 and 251 ids as given (repeats count), known and unknown among them.
+# Lists of exactly 250 and 251 ids as given: repeats count, and a leading zero names the same id.
 LONG_LISTS = {
     name: [",".join([pool[0], pool[6]] * 125), ",".join([pool[0]] * 251), ",".join([pool[1]] * 250)]
     for name, pool in POOLS.items()
