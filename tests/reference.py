@@ -8,13 +8,14 @@ disagreement points at a bug in one of the two.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 
-@dataclass
+@dataclass(repr=False)  # a failing example's report names the request, not the data
 class Data:
     categories: dict[int, dict[str, Any]] = field(default_factory=dict)  # id -> row
     groups: dict[int, dict[str, Any]] = field(default_factory=dict)
@@ -26,6 +27,11 @@ class Data:
     stores: set[str] = field(default_factory=set)  # from the stores file, lower-case
     excluded: set[tuple[str, int, int]] = field(default_factory=set)  # (store, channel, category)
     listings: list[dict[str, Any]] = field(default_factory=list)  # canonical listing rows
+    # The catalog operations' objects: a category as the category listing writes it, a
+    # condition and a printing with every key of their catalog shapes.
+    category_objects: dict[int, dict[str, Any]] = field(default_factory=dict)
+    condition_rows: dict[int, dict[str, Any]] = field(default_factory=dict)
+    printing_rows: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     def known_stores(self) -> set[str]:
         return self.stores | {row["storeKey"].lower() for row in self.listings}
@@ -215,7 +221,7 @@ def _read_rows(folder: Path, name: str) -> list[dict[str, Any]]:
                 out += records
         elif file.suffix == ".json":  # a catalog API page
             for item in json.loads(file.read_text(encoding="utf-8"))["results"]:
-                extended = {e["name"]: e["value"] for e in item.get("extendedData", [])}
+                extended = {e["name"]: e["value"] for e in item.get("extendedData") or []}
                 out.append(
                     {**item, "rarity": extended.get("Rarity"), "number": extended.get("Number")}
                 )
@@ -254,15 +260,96 @@ def time_text(value: Any) -> str | None:
     return moment.strftime("%Y-%m-%dT%H:%M:%S") + (f".{fraction}" if fraction else "")
 
 
-def load_directory(input_dir: Path) -> Data:
-    """The accepted content of a valid input directory (no rejects expected)."""
+# The optional catalog columns that the catalog operations publish, by table.
+CATALOG_COLUMNS = {
+    "products": (
+        "cleanName",
+        "imageUrl",
+        "url",
+        "modifiedOn",
+        "imageCount",
+        "presaleInfo",
+        "extendedData",
+    ),
+    "printings": ("displayOrder", "modifiedOn"),
+}
+# The category listing's live-only keys: on every category when the input has their column.
+KEYED_CATEGORY_COLUMNS = ("categoryDescription", "categoryPageTitle", "isDirect")
+
+
+def _nested(value: Any) -> Any:
+    """An object or list as the input gives it: JSON text (CSV, NDJSON) or nested (NDJSON,
+    Parquet, a catalog API dump)."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _presale(value: Any) -> dict[str, Any] | None:
+    info = _nested(value)
+    if info is None:
+        return None
+    return {
+        "isPresale": _bool(info.get("isPresale")),
+        "releasedOn": time_text(info.get("releasedOn")),
+        "note": info.get("note"),
+    }
+
+
+def _extended(value: Any) -> list[dict[str, Any]] | None:
+    entries = _nested(value)
+    if entries is None:
+        return None
+    return [
+        {"name": e.get("name"), "displayName": e.get("displayName"), "value": e.get("value")}
+        for e in entries
+    ]
+
+
+def _category_object(r: dict[str, Any], keyed: set[str]) -> dict[str, Any]:
+    """A category as the category listing writes it: the live-only keys where `keyed`."""
+    obj: dict[str, Any] = {
+        "categoryId": int(r["categoryId"]),
+        "name": r["name"],
+        "modifiedOn": time_text(r.get("modifiedOn")),
+        "displayName": r.get("displayName"),
+        "seoCategoryName": r.get("seoCategoryName"),
+    }
+    for name in ("categoryDescription", "categoryPageTitle"):
+        if name in keyed:
+            obj[name] = r.get(name)
+    obj.update(
+        sealedLabel=r.get("sealedLabel"),
+        nonSealedLabel=r.get("nonSealedLabel"),
+        conditionGuideUrl=r.get("conditionGuideUrl"),
+        isScannable=_bool(r.get("isScannable")),
+        popularity=_int(r.get("popularity")),
+    )
+    if "isDirect" in keyed:
+        obj["isDirect"] = _bool(r.get("isDirect"))
+    return obj
+
+
+def load_directory(input_dir: Path, catalog_columns: Collection[str] | None = None) -> Data:
+    """The accepted content of a valid input directory (no rejects expected).
+
+    `catalog_columns` names the optional columns of CATALOG_COLUMNS (`products.cleanName`, ...)
+    that are read; the others are taken as absent (null), as an input without them. None: every
+    one. The tests pass the columns the pipeline under test declares, so that a column it does
+    not ingest yet is compared as absent, and compared in full once it does."""
     catalog, stores = input_dir / "catalog", input_dir / "stores"
     data = Data()
-    for r in _read_rows(catalog, "categories"):
+
+    def optional(table: str, r: dict[str, Any], name: str) -> Any:
+        wanted = catalog_columns is None or f"{table}.{name}" in catalog_columns
+        return r.get(name) if wanted else None
+
+    category_rows = _read_rows(catalog, "categories")
+    keyed = {k for r in category_rows for k in r if k in KEYED_CATEGORY_COLUMNS}
+    for r in category_rows:
         data.categories[int(r["categoryId"])] = {
             "categoryId": int(r["categoryId"]),
             "name": r["name"],
         }
+        data.category_objects[int(r["categoryId"])] = _category_object(r, keyed)
     for r in _read_rows(catalog, "groups"):
         data.groups[int(r["groupId"])] = {
             "groupId": int(r["groupId"]),
@@ -281,17 +368,35 @@ def load_directory(input_dir: Path) -> Data:
             "name": r["name"],
             "rarity": r.get("rarity"),
             "number": r.get("number"),
+            "cleanName": optional("products", r, "cleanName"),
+            "imageUrl": optional("products", r, "imageUrl"),
+            "url": optional("products", r, "url"),
+            "modifiedOn": time_text(optional("products", r, "modifiedOn")),
+            "imageCount": _int(optional("products", r, "imageCount")),
+            "presaleInfo": _presale(optional("products", r, "presaleInfo")),
+            "extendedData": _extended(optional("products", r, "extendedData")),
         }
     for r in _read_rows(catalog, "skus"):
         data.skus[int(r["skuId"])] = {k: int(v) for k, v in r.items()}
-    data.conditions = {int(r["conditionId"]): r["name"] for r in _read_rows(catalog, "conditions")}
+    for r in _read_rows(catalog, "conditions"):
+        data.conditions[int(r["conditionId"])] = r["name"]
+        data.condition_rows[int(r["conditionId"])] = {
+            "conditionId": int(r["conditionId"]),
+            "name": r["name"],
+            "abbreviation": r.get("abbreviation"),
+            "displayOrder": _int(r.get("displayOrder")),
+        }
     data.languages = {
         int(r["languageId"]): (r["name"], r.get("abbr")) for r in _read_rows(catalog, "languages")
     }
-    data.printings = {
-        int(r["printingId"]): bool(_bool(r.get("foil"), False))
-        for r in _read_rows(catalog, "printings")
-    }
+    for r in _read_rows(catalog, "printings"):
+        data.printings[int(r["printingId"])] = bool(_bool(r.get("foil"), False))
+        data.printing_rows[int(r["printingId"])] = {
+            "printingId": int(r["printingId"]),
+            "name": r["name"],
+            "displayOrder": _int(optional("printings", r, "displayOrder")),
+            "modifiedOn": time_text(optional("printings", r, "modifiedOn")),
+        }
     data.stores = {r["storeKey"].lower() for r in _read_rows(stores, "stores")}
     data.excluded = {
         (r["storeKey"].lower(), _int(r.get("channelId")) or 0, int(r["categoryId"]))
@@ -356,16 +461,10 @@ def parse_query(query: str) -> Request | list[str]:
         raw = first[name.lower()]
         bad = f"The value '{raw}' is not valid for {name}."
         if kind in ("int32", "int64"):
-            bits = 31 if kind == "int32" else 63
-            digits = raw[1:] if raw.startswith("-") else raw
-            if (
-                not digits
-                or not all("0" <= c <= "9" for c in digits)
-                or not -(2**bits) <= int(raw) < 2**bits
-            ):
+            if not _is_int(raw, 31 if kind == "int32" else 63):
                 errors.append(bad)
             else:
-                values[name] = int(raw)
+                values[name] = _int_of(raw)
         elif kind == "bool":
             if raw.lower() in ("true", "false"):
                 values[name] = raw.lower() == "true"
@@ -464,15 +563,27 @@ OPERATION_DEFAULTS: dict[str, Any] = {
     "includeExcludedCategories": False,
     "inStockOnly": True,
     "channelId": 0,
+    "getExtendedFields": False,
+    "includeSkus": False,
     "offset": 0,
     "limit": 10,
 }
 
 
+def _int_of(raw: str) -> int:
+    """A decimal's value, however many its leading zeros (int() refuses over 4300 digits)."""
+    sign = -1 if raw.startswith("-") else 1
+    return sign * int(raw.removeprefix("-").lstrip("0") or "0")
+
+
 def _is_int(raw: str, bits: int) -> bool:
+    """Plain decimal, an optional `-`, any leading zeros, within the signed type of `bits`."""
     digits = raw[1:] if raw.startswith("-") else raw
     return (
-        bool(digits) and all("0" <= c <= "9" for c in digits) and -(2**bits) <= int(raw) < 2**bits
+        bool(digits)
+        and all("0" <= c <= "9" for c in digits)
+        and len(digits.lstrip("0")) <= 19  # no int64 has more digits
+        and -(2**bits) <= _int_of(raw) < 2**bits
     )
 
 
@@ -493,7 +604,7 @@ def parse_operation_query(spec: list[tuple[str, str]], query: str) -> dict[str, 
         raw = first[name.lower()]
         if kind in ("int32", "int64"):
             if _is_int(raw, 31 if kind == "int32" else 63):
-                values[name] = int(raw)
+                values[name] = _int_of(raw)
             else:
                 errors.append(f"The value '{raw}' is not valid for {name}.")
         elif kind == "bool":
@@ -663,7 +774,7 @@ def answer_operation(data: Data, path: str, query: str) -> tuple[int, bytes] | N
     assert isinstance(parsed, dict)
     if store.lower() not in data.known_stores():
         return 404, dumps({"success": False, "errors": ["No stores were found."], "results": []})
-    product_id = None if segment is None else int(segment)
+    product_id = None if segment is None else _int_of(segment)
     results = operation_results(data, operation, store.lower(), product_id, parsed)
     if operation == "quantity":
         page = results
@@ -674,3 +785,367 @@ def answer_operation(data: Data, path: str, query: str) -> tuple[int, bytes] | N
     if operation == "quantity":
         return 200, dumps({"success": True, "errors": [], "results": page})
     return 200, dumps({"totalItems": len(results), "success": True, "errors": [], "results": page})
+
+
+# ---------------------------------------------------------------------------------------------
+# The catalog and marketplace price operations (docs/contract.md), from the contract alone.
+# ---------------------------------------------------------------------------------------------
+
+MAX_IDS = 250
+_PAGING = [("offset", "int32"), ("limit", "int32")]
+_PRODUCT_FLAGS = [("getExtendedFields", "bool"), ("includeSkus", "bool")]
+
+
+@dataclass(frozen=True)
+class CatalogOp:
+    """One operation: its path under /v1.39.0/ (`{}` the path id), the path id's name, its
+    query parameters in the official document's order, and its messages."""
+
+    path: str
+    id_name: str | None
+    parameters: list[tuple[str, str]]
+    none: str
+    missing: str = ""  # an id list's error for an id not found
+
+
+CATALOG_OPS: dict[str, CatalogOp] = {
+    "category_groups": CatalogOp(
+        "catalog/categories/{}/groups", "categoryId", _PAGING, "No groups were found."
+    ),
+    "category_conditions": CatalogOp(
+        "catalog/categories/{}/conditions", "categoryId", [], "No conditions were found."
+    ),
+    "category_languages": CatalogOp(
+        "catalog/categories/{}/languages", "categoryId", [], "No languages were found."
+    ),
+    "category_printings": CatalogOp(
+        "catalog/categories/{}/printings", "categoryId", [], "No printings were found."
+    ),
+    "categories": CatalogOp(
+        "catalog/categories/{}",
+        "categoryIds",
+        [],
+        "No categories were found.",
+        "No category was found for categoryId {}.",
+    ),
+    "groups": CatalogOp(
+        "catalog/groups/{}",
+        "groupIds",
+        [],
+        "No groups were found.",
+        "No group was found for groupId {}.",
+    ),
+    "products": CatalogOp(
+        "catalog/products",
+        None,
+        [
+            ("categoryId", "int32"),
+            ("categoryName", "str"),
+            ("groupId", "int64"),
+            ("groupName", "str"),
+            ("productName", "str"),
+            ("getExtendedFields", "bool"),
+            ("offset", "int32"),
+            ("limit", "int32"),
+            ("includeSkus", "bool"),
+        ],
+        "No products were found.",
+    ),
+    "products_by_ids": CatalogOp(
+        "catalog/products/{}",
+        "productIds",
+        _PRODUCT_FLAGS,
+        "No products were found.",
+        "No product was found for productId {}.",
+    ),
+    "product_skus": CatalogOp("catalog/products/{}/skus", "productId", [], "No SKUs were found."),
+    "skus": CatalogOp(
+        "catalog/skus/{}", "skuIds", [], "No SKUs were found.", "No SKU was found for skuId {}."
+    ),
+    "conditions": CatalogOp("catalog/conditions", None, [], "No conditions were found."),
+    "pricing_group": CatalogOp("pricing/group/{}", "groupId", [], "No products were found."),
+    "pricing_products": CatalogOp(
+        "pricing/product/{}",
+        "productIds",
+        [],
+        "No products were found.",
+        "No product price was found for productId {}.",
+    ),
+    "pricing_skus": CatalogOp(
+        "pricing/sku/{}",
+        "skuIds",
+        [],
+        "No SKU market prices were found.",
+        "No SKU market price was found for skuId {}.",
+    ),
+}
+_ID_BITS = {"categoryId": 31, "categoryIds": 31}  # every other id is an int64
+
+
+def parse_path_ids(name: str, segment: str) -> list[int] | str:
+    """The path id (one, or a comma-separated list of 1 to 250 counted as given), or the 400
+    message."""
+    parts = segment.split(",") if name.endswith("Ids") else [segment]
+    if not all(_is_int(part, _ID_BITS.get(name, 63)) for part in parts):
+        return f"The value '{segment}' is not valid for {name}."
+    if len(parts) > MAX_IDS:
+        return f"{name} must hold between 1 and {MAX_IDS} ids."
+    return [_int_of(part) for part in parts]
+
+
+def market_prices(data: Data) -> dict[int, list[Decimal]]:
+    """SKU -> the prices of its market listings (channel 0, quantity > 0, generic and custom,
+    every store, not of a category the store excludes on channel 0), one per listing."""
+    prices: dict[int, list[Decimal]] = {}
+    for row in data.listings:
+        if row["channelId"] != 0 or row["quantity"] <= 0:
+            continue
+        category = data.products[data.skus[row["skuId"]]["productId"]]["categoryId"]
+        if (row["storeKey"].lower(), 0, category) in data.excluded:
+            continue
+        prices.setdefault(row["skuId"], []).append(row["price"])
+    return prices
+
+
+def _money_or_null(value: Decimal | None) -> float | None:
+    return None if value is None else _money(value)
+
+
+def skus_by_product(data: Data) -> dict[int, list[dict[str, Any]]]:
+    """Product -> its SKUs, by skuId."""
+    found: dict[int, list[dict[str, Any]]] = {}
+    for sku_id in sorted(data.skus):
+        found.setdefault(data.skus[sku_id]["productId"], []).append(data.skus[sku_id])
+    return found
+
+
+def price_entries(
+    data: Data,
+    product_id: int,
+    market: dict[int, list[Decimal]],
+    skus_of: dict[int, list[dict[str, Any]]],
+) -> list[Any]:
+    """The pricing/group entries of a product: one per printing of its SKUs, by printingId."""
+    by_printing: dict[int, list[Decimal]] = {}
+    for sku in skus_of.get(product_id, []):
+        by_printing.setdefault(sku["printingId"], []).extend(market.get(sku["skuId"], []))
+    entries = []
+    for printing_id in sorted(by_printing):
+        prices = sorted(by_printing[printing_id])
+        printing = data.printing_rows.get(printing_id)
+        entries.append(
+            {
+                "productId": product_id,
+                "lowPrice": _money_or_null(prices[0] if prices else None),
+                # The median, each listing once; the lower middle one for an even count.
+                "midPrice": _money_or_null(prices[(len(prices) - 1) // 2] if prices else None),
+                "highPrice": _money_or_null(prices[-1] if prices else None),
+                "marketPrice": None,
+                "directLowPrice": None,
+                "subTypeName": printing["name"] if printing else None,
+            }
+        )
+    return entries
+
+
+def _sku_object(sku: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "skuId": sku["skuId"],
+        "productId": sku["productId"],
+        "languageId": sku["languageId"],
+        "printingId": sku["printingId"],
+        "conditionId": sku["conditionId"],
+    }
+
+
+def catalog_product(
+    product: dict[str, Any], p: dict[str, Any], skus_of: dict[int, list[dict[str, Any]]]
+) -> dict[str, Any]:
+    """A catalog Product: extendedData with getExtendedFields, then skus with includeSkus."""
+    obj = {
+        "productId": product["productId"],
+        "name": product["name"],
+        "cleanName": product.get("cleanName"),
+        "imageUrl": product.get("imageUrl"),
+        "categoryId": product["categoryId"],
+        "groupId": product["groupId"],
+        "url": product.get("url"),
+        "modifiedOn": product.get("modifiedOn"),
+        "imageCount": product.get("imageCount"),
+        "presaleInfo": product.get("presaleInfo"),
+    }
+    if p.get("getExtendedFields"):
+        extended = product.get("extendedData")
+        if extended is None:  # derived from the number and the rarity, each where not null
+            extended = [
+                {"name": name, "displayName": shown, "value": product.get(key)}
+                for key, name, shown in (
+                    ("number", "Number", "Card Number"),
+                    ("rarity", "Rarity", "Rarity"),
+                )
+                if product.get(key) is not None
+            ]
+        obj["extendedData"] = extended
+    if p.get("includeSkus"):
+        obj["skus"] = [_sku_object(s) for s in skus_of.get(product["productId"], [])]
+    return obj
+
+
+def _category_vocabulary(data: Data, category_id: int, key: str) -> set[int]:
+    """The `key` ids (conditionId, ...) of the SKUs of the category's products."""
+    return {
+        s[key]
+        for s in data.skus.values()
+        if data.products[s["productId"]]["categoryId"] == category_id
+    }
+
+
+def _condition_order(c: dict[str, Any]) -> tuple[Any, ...]:
+    return (c["displayOrder"] is None, c["displayOrder"] or 0, c["conditionId"])
+
+
+def _printing_order(r: dict[str, Any]) -> tuple[Any, ...]:
+    return (r["displayOrder"] is None, r["displayOrder"] or 0, r["printingId"])
+
+
+def catalog_results(data: Data, name: str, path_id: int | None, p: dict[str, Any]) -> list[Any]:
+    """Every result of an operation with one path id or none (before paging), in its order."""
+    if name == "category_groups":
+        groups = [g for g in data.groups.values() if g["categoryId"] == path_id]
+        groups.sort(key=lambda g: (fold(g["name"]), g["groupId"]))
+        return [_group_object(g) for g in groups]
+    if name == "category_conditions" and path_id is not None:
+        used = _category_vocabulary(data, path_id, "conditionId")
+        rows = [c for i, c in data.condition_rows.items() if i in used]
+        return sorted(rows, key=_condition_order)
+    if name == "category_languages" and path_id is not None:
+        used = _category_vocabulary(data, path_id, "languageId")
+        return [
+            {"languageId": i, "name": data.languages[i][0], "abbr": data.languages[i][1]}
+            for i in sorted(used)
+            if i in data.languages
+        ]
+    if name == "category_printings" and path_id is not None:
+        used = _category_vocabulary(data, path_id, "printingId")
+        rows = [r for i, r in data.printing_rows.items() if i in used]
+        return sorted(rows, key=_printing_order)
+    if name == "conditions":
+        return sorted(data.condition_rows.values(), key=_condition_order)
+    if name == "product_skus":
+        return [_sku_object(s) for s in skus_by_product(data).get(path_id or 0, [])]
+    if name == "pricing_group":
+        market, skus_of = market_prices(data), skus_by_product(data)
+        products = sorted(i for i, pr in data.products.items() if pr["groupId"] == path_id)
+        return [e for i in products for e in price_entries(data, i, market, skus_of)]
+    assert name == "products", name
+    found = []
+    for product in data.products.values():
+        category = data.categories[product["categoryId"]]
+        group = data.groups[product["groupId"]]
+        if p["categoryId"] is not None and product["categoryId"] != p["categoryId"]:
+            continue
+        if p["categoryName"] is not None and fold(category["name"]) != fold(p["categoryName"]):
+            continue
+        if p["groupId"] is not None and product["groupId"] != p["groupId"]:
+            continue
+        if p["groupName"] is not None and fold(group["name"]) != fold(p["groupName"]):
+            continue
+        if p["productName"] is not None and fold(p["productName"]) not in fold(product["name"]):
+            continue
+        found.append(product)
+    found.sort(key=lambda pr: (fold(pr["name"]), pr["productId"]))
+    skus_of = skus_by_product(data)
+    return [catalog_product(pr, p, skus_of) for pr in found]
+
+
+def catalog_by_ids(
+    data: Data, name: str, ids: list[int], p: dict[str, Any]
+) -> tuple[list[Any], list[int]]:
+    """The results of an operation on a list of ids, in the order first given, and the ids
+    not found (each once)."""
+    market = market_prices(data) if name.startswith("pricing") else {}
+    skus_of = skus_by_product(data)
+    results: list[Any] = []
+    missing: list[int] = []
+    for i in dict.fromkeys(ids):
+        if name == "categories" and i in data.category_objects:
+            results.append(data.category_objects[i])
+        elif name == "groups" and i in data.groups:
+            results.append(_group_object(data.groups[i]))
+        elif name == "products_by_ids" and i in data.products:
+            results.append(catalog_product(data.products[i], p, skus_of))
+        elif name == "skus" and i in data.skus:
+            results.append(_sku_object(data.skus[i]))
+        elif name == "pricing_products" and i in data.products:
+            results += price_entries(data, i, market, skus_of)  # no SKUs: nothing
+        elif name == "pricing_skus" and i in data.skus:
+            low = min(market.get(i, []), default=None)
+            results.append(
+                {
+                    "skuId": i,
+                    "lowPrice": _money_or_null(low),
+                    "lowestShipping": None,
+                    "lowestListingPrice": _money_or_null(low),
+                    "marketPrice": None,
+                    "directLowPrice": None,
+                }
+            )
+        else:
+            missing.append(i)
+    return results, missing
+
+
+def _error(status: int, messages: list[str]) -> tuple[int, bytes]:
+    return status, dumps({"success": False, "errors": messages, "results": []})
+
+
+def answer_catalog(data: Data, path: str, query: str) -> tuple[int, bytes] | None:
+    """(status, body) for GET path?query (path percent-decoded) on a catalog or marketplace
+    price operation; None for a path that is none of them."""
+    import re
+
+    if re.fullmatch(r"/v1\.39\.0/catalog/categories/[^/]+/rarities/?", path):
+        return _error(404, ["URL not found."])
+    matches = [
+        (name, op, found)
+        for name, op in CATALOG_OPS.items()
+        if (
+            found := re.fullmatch(
+                rf"/v1\.39\.0/{re.escape(op.path)}/?".replace(r"\{\}", "([^/]+)"), path
+            )
+        )
+    ]
+    if not matches:
+        return None
+    name, op, match = matches[0]
+    errors: list[str] = []
+    ids: list[int] = []
+    if op.id_name is not None:
+        parsed_ids = parse_path_ids(op.id_name, match.group(1))
+        if isinstance(parsed_ids, str):
+            errors.append(parsed_ids)
+        else:
+            ids = parsed_ids
+    parsed = parse_operation_query(op.parameters, query)
+    if isinstance(parsed, list):
+        errors += parsed
+    if errors:
+        return _error(400, errors)
+    assert isinstance(parsed, dict)
+    if op.missing:
+        results, missing = catalog_by_ids(data, name, ids, parsed)
+        if not results:
+            return _error(404, [op.none])
+        errors = [op.missing.format(i) for i in missing]
+        body = {"success": True, "errors": errors, "results": results}
+        return 207 if errors else 200, dumps(body)
+    results = catalog_results(data, name, ids[0] if ids else None, parsed)
+    if "offset" in parsed:
+        page = results[parsed["offset"] : parsed["offset"] + parsed["limit"]]
+        if not page:
+            return _error(404, [op.none])
+        body = {"totalItems": len(results), "success": True, "errors": [], "results": page}
+        return 200, dumps(body)
+    if not results:
+        return _error(404, [op.none])
+    return 200, dumps({"success": True, "errors": [], "results": results})

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Literal
 
-from pipeline.api.params import INT32, INT64, InventoryParams, invalid_value, path_integer
+from pipeline.api.params import INT32, INT64, InventoryParams, invalid_value, parse_integer
 from pipeline.api.responses import ApiError
 from pipeline.api.urls import VERSION, canonical_query
 
@@ -237,7 +237,7 @@ def parse_ids(name: str, segment: str) -> list[int]:
     bounds = ID_RANGES[name]
     listed = name.endswith("Ids")
     parts = segment.split(",") if listed else [segment]
-    ids = [path_integer(part, bounds) for part in parts]
+    ids = [parse_integer(part, bounds) for part in parts]
     if any(i is None for i in ids):
         raise ApiError(400, [invalid_value(name, segment)])
     if listed and not 1 <= len(ids) <= MAX_IDS:

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from pipeline.api.params import INT64, InventoryParams, path_integer
+from pipeline.api.params import INT64, InventoryParams, parse_integer
 from pipeline.api.urls import STORES_DIR, canonical_query
 
 
@@ -108,7 +108,7 @@ def match(path: str) -> tuple[Operation, str, str | None] | None:
 
 def parse_product_id(segment: str | None) -> int | None:
     """The path's productId, an int64; None (a 400 naming it) when it is not one."""
-    return None if segment is None else path_integer(segment, INT64)
+    return None if segment is None else parse_integer(segment, INT64)
 
 
 def page_path(op: Operation, store_key: str, params: InventoryParams) -> PurePosixPath:

@@ -102,14 +102,17 @@ PARAMETER_NAMES = tuple(
 CATEGORY_PARAMETERS = (*PAGING, "sortOrder", "sortDesc")
 
 
-_PATH_INTEGER = re.compile(r"-?[0-9]{1,19}")
-
-
-def path_integer(text: str, bounds: tuple[int, int]) -> int | None:
-    """A path segment's integer within `bounds` (plain decimal, at most 19 digits), or None."""
-    if not _PATH_INTEGER.fullmatch(text) or not bounds[0] <= int(text) <= bounds[1]:
+def parse_integer(text: str, bounds: tuple[int, int]) -> int | None:
+    """A path id's or a parameter's integer within `bounds`, or None: plain decimal with an
+    optional leading `-` and any number of leading zeros (as nginx folds them), read after
+    them, so that no length reaches int()'s limit on digits."""
+    if not _INTEGER.fullmatch(text):
         return None
-    return int(text)
+    digits = text.removeprefix("-").lstrip("0") or "0"
+    if len(digits) > 19:  # no int64 has more
+        return None
+    value = -int(digits) if text.startswith("-") else int(digits)
+    return value if bounds[0] <= value <= bounds[1] else None
 
 
 def invalid_value(name: str, value: str) -> str:
@@ -157,12 +160,11 @@ def parse_inventory_params(query: str, names: Sequence[str] = PARAMETER_NAMES) -
         if value is None:
             continue
         if name in INT_RANGES:
-            low, high = INT_RANGES[name]
-            digits = value.lstrip("-").lstrip("0")
-            if not _INTEGER.fullmatch(value) or len(digits) > 19 or not low <= int(value) <= high:
+            number = parse_integer(value, INT_RANGES[name])
+            if number is None:
                 errors.append(invalid_value(name, value))
                 continue
-            values[name] = int(value)
+            values[name] = number
         elif name in BOOLS:
             if value.lower() not in ("true", "false"):
                 errors.append(invalid_value(name, value))
