@@ -8,7 +8,6 @@ disagreement points at a bug in one of the two.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -328,19 +327,10 @@ def _category_object(r: dict[str, Any], keyed: set[str]) -> dict[str, Any]:
     return obj
 
 
-def load_directory(input_dir: Path, catalog_columns: Collection[str] | None = None) -> Data:
-    """The accepted content of a valid input directory (no rejects expected).
-
-    `catalog_columns` names the optional columns of CATALOG_COLUMNS (`products.cleanName`, ...)
-    that are read; the others are taken as absent (null), as an input without them. None: every
-    one. The tests pass the columns the pipeline under test declares, so that a column it does
-    not ingest yet is compared as absent, and compared in full once it does."""
+def load_directory(input_dir: Path) -> Data:
+    """The accepted content of a valid input directory (no rejects expected)."""
     catalog, stores = input_dir / "catalog", input_dir / "stores"
     data = Data()
-
-    def optional(table: str, r: dict[str, Any], name: str) -> Any:
-        wanted = catalog_columns is None or f"{table}.{name}" in catalog_columns
-        return r.get(name) if wanted else None
 
     category_rows = _read_rows(catalog, "categories")
     keyed = {k for r in category_rows for k in r if k in KEYED_CATEGORY_COLUMNS}
@@ -368,13 +358,13 @@ def load_directory(input_dir: Path, catalog_columns: Collection[str] | None = No
             "name": r["name"],
             "rarity": r.get("rarity"),
             "number": r.get("number"),
-            "cleanName": optional("products", r, "cleanName"),
-            "imageUrl": optional("products", r, "imageUrl"),
-            "url": optional("products", r, "url"),
-            "modifiedOn": time_text(optional("products", r, "modifiedOn")),
-            "imageCount": _int(optional("products", r, "imageCount")),
-            "presaleInfo": _presale(optional("products", r, "presaleInfo")),
-            "extendedData": _extended(optional("products", r, "extendedData")),
+            "cleanName": r.get("cleanName"),
+            "imageUrl": r.get("imageUrl"),
+            "url": r.get("url"),
+            "modifiedOn": time_text(r.get("modifiedOn")),
+            "imageCount": _int(r.get("imageCount")),
+            "presaleInfo": _presale(r.get("presaleInfo")),
+            "extendedData": _extended(r.get("extendedData")),
         }
     for r in _read_rows(catalog, "skus"):
         data.skus[int(r["skuId"])] = {k: int(v) for k, v in r.items()}
@@ -394,8 +384,8 @@ def load_directory(input_dir: Path, catalog_columns: Collection[str] | None = No
         data.printing_rows[int(r["printingId"])] = {
             "printingId": int(r["printingId"]),
             "name": r["name"],
-            "displayOrder": _int(optional("printings", r, "displayOrder")),
-            "modifiedOn": time_text(optional("printings", r, "modifiedOn")),
+            "displayOrder": _int(r.get("displayOrder")),
+            "modifiedOn": time_text(r.get("modifiedOn")),
         }
     data.stores = {r["storeKey"].lower() for r in _read_rows(stores, "stores")}
     data.excluded = {

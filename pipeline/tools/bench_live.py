@@ -29,15 +29,10 @@ from __future__ import annotations
 import argparse
 import http.client
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
-from pipeline.paths import CURRENT, WAREHOUSE
-from pipeline.serve import routes
+from pipeline.tools.bench_catalog import catalog_targets, largest_group_prices
 from pipeline.tools.bench_servers import (
     Connect,
     UnixHTTPConnection,
@@ -49,6 +44,7 @@ from pipeline.tools.bench_servers import (
     rss_mb,
     serving,
     throughput,
+    warehouse,
 )
 
 # Orders no build materialises by default (see `export.variants`), each over its first pages.
@@ -77,14 +73,13 @@ TARGETS: dict[str, float] = {
     "live_catalog_products_filtered_p50_ms": 5,
     "live_pricing_group_largest_p50_ms": 20,
 }
-IDS = 50  # ids a request of a list operation names
 
 AT_LEAST = ("live_requests_per_second_4_clients",)
 
 
 def stores(output: Path) -> dict[str, tuple[str, int]]:
     """The smallest, median and largest store by listings for sale on channel 0."""
-    with _warehouse(output) as con:
+    with warehouse(output) as con:
         rows = con.execute(
             "SELECT store_key, count(*) AS n FROM marts.listing "
             "WHERE channel_id = 0 AND quantity > 0 GROUP BY store_key ORDER BY n, store_key"
@@ -95,7 +90,7 @@ def stores(output: Path) -> dict[str, tuple[str, int]]:
 def busiest_products(output: Path, store_key: str, count: int) -> list[int]:
     """The store's `count` products with the most entries for sale on channel 0 (then the
     lowest ids)."""
-    with _warehouse(output) as con:
+    with warehouse(output) as con:
         rows = con.execute(
             "SELECT product_id FROM marts.listing WHERE store_key = ? AND channel_id = 0 "
             "AND quantity > 0 GROUP BY product_id ORDER BY count(*) DESC, product_id LIMIT ?",
@@ -108,7 +103,7 @@ def busiest_products(output: Path, store_key: str, count: int) -> list[int]:
 def summary_pages(output: Path, store_key: str) -> list[str]:
     """The store's summary in each of `ORDERS`, its first `PAGES` pages (fewer where it has
     fewer), order after order: every one another combination, and every one a page that exists."""
-    with _warehouse(output) as con:
+    with warehouse(output) as con:
         rows = con.execute(
             "SELECT count(DISTINCT product_id) FROM marts.listing WHERE store_key = ? "
             "AND channel_id = 0 AND quantity > 0 AND NOT is_excluded_category",
@@ -120,66 +115,6 @@ def summary_pages(output: Path, store_key: str) -> list[str]:
         for page in range(pages)
         for order in ORDERS
     ]
-
-
-def catalog_targets(output: Path) -> dict[str, list[str]]:
-    """Each catalog figure's requests, PAGES of each: lists of IDS listed SKUs or products (a
-    deterministic spread over the catalog), and the pages of the category with the most
-    products, filtered by it and a name."""
-    with _warehouse(output) as con:
-
-        def ids(sql: str) -> list[str]:
-            found = [str(r[0]) for r in con.execute(sql, [IDS * PAGES]).fetchall()]
-            return [",".join(found[i : i + IDS]) for i in range(0, len(found), IDS)]
-
-        skus = ids(
-            "SELECT sku_id FROM marts.sku_market WHERE listing_count > 0 "
-            "ORDER BY hash(sku_id), sku_id LIMIT $1"
-        )
-        products = ids(
-            "SELECT product_id FROM staging.products ORDER BY hash(product_id), product_id LIMIT $1"
-        )
-        category = con.execute(
-            "SELECT category_id FROM staging.products GROUP BY ALL ORDER BY count(*) DESC, 1 "
-            "LIMIT 1"
-        ).fetchall()[0][0]
-    query = f"categoryId={category}&productName=a"
-    return {
-        "pricing_sku_50": [f"/v1.39.0/pricing/sku/{i}" for i in skus],
-        "pricing_product_50": [f"/v1.39.0/pricing/product/{i}" for i in products],
-        "catalog_products_50": [f"/v1.39.0/catalog/products/{i}" for i in products],
-        "catalog_products_filtered": [
-            f"/v1.39.0/catalog/products?{query}&offset={10 * page}" for page in range(PAGES)
-        ],
-    }
-
-
-def largest_group_prices(output: Path, count: int) -> dict[str, float]:
-    """`pricing/group` of the group with the most entries, answered from the warehouse as
-    `pipeline serve` answers a request its site has no page for (in process: the site has
-    every group's page)."""
-    with _warehouse(output) as con:
-        group = con.execute(
-            "SELECT group_id FROM marts.product_market GROUP BY ALL ORDER BY count(*) DESC, 1 "
-            "LIMIT 1"
-        ).fetchall()[0][0]
-        target = f"/v1.39.0/pricing/group/{group}"
-        timings = []
-        for _ in range(count):
-            started = time.perf_counter()
-            assert routes.answer(con, target).status == 200
-            timings.append(time.perf_counter() - started)
-    p50, p95 = percentiles(timings)
-    return {"live_pricing_group_largest_p50_ms": p50, "live_pricing_group_largest_p95_ms": p95}
-
-
-@contextmanager
-def _warehouse(output: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    con = duckdb.connect(str(output / CURRENT / WAREHOUSE), read_only=True)
-    try:
-        yield con
-    finally:
-        con.close()
 
 
 def _store(key: str, rest: str) -> str:
@@ -200,7 +135,7 @@ def live_latency(output: Path, count: int = 200, seconds: float = 5.0) -> dict[s
         ],
         "categories": [_store(median_key, f"categories?{LIST_QUERY}")],
         "groups": [_store(median_key, f"groups?{LIST_QUERY}")],
-        **catalog_targets(output),
+        **catalog_targets(output, PAGES),
     }
     mixed = [*targets["smallest"], *targets["median"]]
     figures: dict[str, Any] = {"live_orders": ",".join(ORDERS), "live_load_average": _load()}

@@ -20,8 +20,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import duckdb
+
 from pipeline.export import nginx
-from pipeline.paths import CURRENT, SITE
+from pipeline.paths import CURRENT, SITE, WAREHOUSE
 
 LISTENING = re.compile(r"serving .+ on http://127\.0\.0\.1:(?P<port>[0-9]+)/")
 
@@ -187,3 +189,13 @@ def percentiles(times: list[float]) -> tuple[float, float]:
     p50 = statistics.median(ordered) * 1000
     p95 = ordered[max(0, int(len(ordered) * 0.95) - 1)] * 1000
     return round(p50, 2), round(p95, 2)
+
+
+@contextmanager
+def warehouse(output: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The published build's warehouse, read-only."""
+    con = duckdb.connect(str(output / CURRENT / WAREHOUSE), read_only=True)
+    try:
+        yield con
+    finally:
+        con.close()

@@ -18,29 +18,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline import db
-from pipeline.contract import TABLES_BY_NAME
 from pipeline.serve.routes import answer
 from tests import reference
 from tests.conftest import SAMPLE, rows, run_pipeline, write_inputs, write_table
 from tests.serve.conftest import both, materialised_targets, query_string, request
 
 
-def declared_catalog_columns() -> set[str]:
-    """The optional catalog columns (reference.CATALOG_COLUMNS) that the pipeline's input
-    contract declares: the reference reads those and takes the others as absent, so that the
-    comparison covers a column from the day its ingest lands."""
-    return {
-        f"{table}.{column}"
-        for table, columns in reference.CATALOG_COLUMNS.items()
-        for column in columns
-        if column in TABLES_BY_NAME[table].column_names
-    }
-
-
 @pytest.fixture(scope="module")
 def catalog_data() -> reference.Data:
     """The shipped sample as the reference model reads it, for the pipeline under test."""
-    return reference.load_directory(SAMPLE, declared_catalog_columns())
+    return reference.load_directory(SAMPLE)
 
 
 # --- random requests against the reference model ------------------------------------------
@@ -482,7 +469,7 @@ def test_the_reference_model_agrees_on_the_tiny_input(
     tiny: duckdb.DuckDBPyConnection, tiny_dir: Path
 ) -> None:
     """The hand-checked answers above are the reference model's too."""
-    data = reference.load_directory(tiny_dir, declared_catalog_columns())
+    data = reference.load_directory(tiny_dir)
     for path in (
         "pricing/group/10",
         "pricing/group/20",
@@ -782,9 +769,7 @@ def write_rich_products(input_dir: Path, fmt: str) -> None:
 
 FORMATS = [
     "csv",
-    # Ingest refuses a row whose NDJSON has an object or array in a column it does not declare:
-    # it passes once the contract declares presaleInfo and extendedData (then drop the mark).
-    pytest.param("ndjson-nested", marks=pytest.mark.xfail(strict=True, reason="undeclared")),
+    "ndjson-nested",
     "ndjson-text",
     "parquet",
     "api-dump",
@@ -793,9 +778,8 @@ FORMATS = [
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_optional_catalog_columns_in_every_format(tmp_path: Path, fmt: str) -> None:
-    """The reference model reads each format's optional columns (checked here by hand); the
-    pipeline answers as the reference model does with the columns its contract declares (the
-    others absent: null, and extendedData derived)."""
+    """The reference model reads each format's optional columns (checked here by hand), and
+    the pipeline answers as the reference model does."""
     input_dir = write_inputs(
         tmp_path, categories=CATEGORIES, groups=GROUPS, skus=SKUS, printings=RICH_PRINTINGS
     )
@@ -824,7 +808,6 @@ def test_optional_catalog_columns_in_every_format(tmp_path: Path, fmt: str) -> N
     assert [r["displayOrder"] for r in full.printing_rows.values()] == [2, 1]
     assert full.printing_rows[2]["modifiedOn"] == "2024-05-01T00:00:00"
 
-    declared = reference.load_directory(input_dir, declared_catalog_columns())
     con = run_pipeline(input_dir)
     try:
         for path in (
@@ -835,7 +818,7 @@ def test_optional_catalog_columns_in_every_format(tmp_path: Path, fmt: str) -> N
         ):
             resource, _, query = f"/v1.39.0/{path}".partition("?")
             response = answer(con, f"/v1.39.0/{path}")
-            expected = reference.answer_catalog(declared, resource, query)
+            expected = reference.answer_catalog(full, resource, query)
             assert (response.status, response.body) == expected, path
     finally:
         con.close()

@@ -1,0 +1,63 @@
+"""`make bench`'s live figures of the catalog and price operations (docs/contract.md §7), for
+`bench_live`: their requests, and the largest group's prices answered from the warehouse."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from pipeline.serve import routes
+from pipeline.tools.bench_servers import percentiles, warehouse
+
+IDS = 50  # ids a request of a list operation names
+
+
+def catalog_targets(output: Path, pages: int) -> dict[str, list[str]]:
+    """Each catalog figure's requests, `pages` of each: lists of IDS listed SKUs or products (a
+    deterministic spread over the catalog), and the pages of the category with the most
+    products, filtered by it and a name."""
+    with warehouse(output) as con:
+
+        def ids(sql: str) -> list[str]:
+            found = [str(r[0]) for r in con.execute(sql, [IDS * pages]).fetchall()]
+            return [",".join(found[i : i + IDS]) for i in range(0, len(found), IDS)]
+
+        skus = ids(
+            "SELECT sku_id FROM marts.sku_market WHERE listing_count > 0 "
+            "ORDER BY hash(sku_id), sku_id LIMIT $1"
+        )
+        products = ids(
+            "SELECT product_id FROM staging.products ORDER BY hash(product_id), product_id LIMIT $1"
+        )
+        category = con.execute(
+            "SELECT category_id FROM staging.products GROUP BY ALL ORDER BY count(*) DESC, 1 "
+            "LIMIT 1"
+        ).fetchall()[0][0]
+    query = f"categoryId={category}&productName=a"
+    return {
+        "pricing_sku_50": [f"/v1.39.0/pricing/sku/{i}" for i in skus],
+        "pricing_product_50": [f"/v1.39.0/pricing/product/{i}" for i in products],
+        "catalog_products_50": [f"/v1.39.0/catalog/products/{i}" for i in products],
+        "catalog_products_filtered": [
+            f"/v1.39.0/catalog/products?{query}&offset={10 * page}" for page in range(pages)
+        ],
+    }
+
+
+def largest_group_prices(output: Path, count: int) -> dict[str, float]:
+    """`pricing/group` of the group with the most entries, answered from the warehouse as
+    `pipeline serve` answers a request its site has no page for (in process: the site has
+    every group's page)."""
+    with warehouse(output) as con:
+        group = con.execute(
+            "SELECT group_id FROM marts.product_market GROUP BY ALL ORDER BY count(*) DESC, 1 "
+            "LIMIT 1"
+        ).fetchall()[0][0]
+        target = f"/v1.39.0/pricing/group/{group}"
+        timings = []
+        for _ in range(count):
+            started = time.perf_counter()
+            assert routes.answer(con, target).status == 200
+            timings.append(time.perf_counter() - started)
+    p50, p95 = percentiles(timings)
+    return {"live_pricing_group_largest_p50_ms": p50, "live_pricing_group_largest_p95_ms": p95}
