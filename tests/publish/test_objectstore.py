@@ -88,17 +88,23 @@ def test_a_first_publish_then_a_republish_of_5_percent_of_the_stores(
     assert check_bucket(url, _builds(first)) == first.name
 
     # 5% of the stores changed: the CLI publishes OUTPUT/current; only that store gets a new
-    # version (every one of its pages), the others and the common pages keep theirs.
+    # version (every one of its pages), the others keep theirs, and the common pages get one
+    # (the store's listings move the marketplace's prices).
     done = run_cli("publish", "--output", str(second.parent.parent), "--to", url, "--grace", "0")
     assert done.returncode == 0, done.stderr
-    mine = len(Manifest.load(second).slice_under(f"v1.39.0/stores/{CHANGED_STORE}"))
+    manifest = Manifest.load(second)
+    mine = len(manifest.slice_under(f"v1.39.0/stores/{CHANGED_STORE}"))
+    common = len(manifest.frame) - len(manifest.slice_under("v1.39.0/stores"))
     assert done.stdout.startswith(f"published build {second.name} to {url} (release {second.name}.")
-    assert f": {mine} objects uploaded (" in done.stdout
+    assert f": {mine + common} objects uploaded (" in done.stdout
     assert " in 1 new store versions, " in done.stdout
     new_puts = s3.puts(url)[len(puts) :]
     new_pages = [k for k in new_puts if k.startswith(("stores/", "common/"))]
-    assert len(new_pages) == mine
-    assert {k.split("/")[1] for k in new_pages} == {CHANGED_STORE}
+    assert len(new_pages) == mine + common
+    stores = {k.split("/")[1] for k in new_pages if k.startswith("stores/")}
+    versions = {k.split("/")[1] for k in new_pages if k.startswith("common/")}
+    committed = BucketReader(url).snapshot()
+    assert stores == {CHANGED_STORE} and versions == {committed.common}  # type: ignore[union-attr]
     assert new_puts[-1] == POINTER
     # No key but the pointer and the lease was ever written twice: versions are immutable.
     assert sorted(k for k, n in Counter(s3.puts(url)).items() if n > 1) == [POINTER, LEASE]
