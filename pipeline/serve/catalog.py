@@ -48,8 +48,12 @@ def live_answer(
         return Response(200, envelope(found[0].total_items or 0, results))
     if op.form == "list":
         return Response(200, results_envelope(results))
+    # The ids' results in the order the ids are first given (the SQL's own order within one).
+    given: dict[int | None, int] = {i: place for place, i in enumerate(dict.fromkeys(ids))}
+    found.sort(key=lambda r: given[r.item_id])
+    results = [r.result_json for r in found if r.result_json is not None]
     have = {r.item_id for r in found}
-    missing = [op.missing.format(id=i) for i in dict.fromkeys(ids) if i not in have]
+    missing = [op.missing.format(id=i) for i in given if i not in have]
     return Response(207 if missing else 200, results_envelope(results, missing))
 
 

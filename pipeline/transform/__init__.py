@@ -113,7 +113,10 @@ def run_steps(
     results = []
     for step in steps:
         started = time.perf_counter()
-        rows = _run_staging(con, step) if isinstance(step, Staging) else build_table(con, step.file)
+        if isinstance(step, Staging):
+            rows = _run_staging(con, step)
+        else:
+            rows = build_table(con, step.file, indexes=step.indexes)
         results.append(StepResult(step.file.table, rows, time.perf_counter() - started))
         if advance:
             advance(1)

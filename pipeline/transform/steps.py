@@ -43,6 +43,9 @@ class Staging:
 @dataclass(frozen=True)
 class Model:
     path: str
+    # Columns a live answer looks rows up by, a few ids at a time: each gets an ART index, so
+    # that a lookup reads its rows, not the table (docs/benchmarks.md).
+    indexes: tuple[str, ...] = ()
 
     @property
     def file(self) -> SqlFile:
@@ -75,16 +78,17 @@ STEPS: tuple[Step, ...] = (
     Model("marts/store"),
     Model("marts/listing"),
     Model("marts/store_product"),
-    Model("marts/sku_market"),
+    Model("marts/sku_market", indexes=("sku_id",)),
     Model("marts/product_market"),
     Model("export/product"),
     Model("export/sku_body"),
     Model("export/sku"),
     Model("export/category"),
-    Model("export/catalog_group"),
-    Model("export/catalog_product"),
+    Model("export/catalog_group", indexes=("group_id",)),
+    Model("export/catalog_sku", indexes=("sku_id", "product_id")),
+    Model("export/catalog_product", indexes=("product_id",)),
     Model("export/condition"),
-    Model("export/product_price"),
+    Model("export/product_price", indexes=("product_id",)),
 )
 
 # The steps that read the stores' tables (their rows partition by store: a shard of stores runs
@@ -129,14 +133,11 @@ QUERIES: tuple[SqlFile, ...] = (
     *OPERATION_SQL.values(),
     *CATALOG_SQL.values(),
 )
-# The ids of an operation on a list of ids, which each such operation includes.
-ASKED_IDS = SqlFile("api/asked_ids")
 # Parts of queries, included by them (`-- @include`), never run alone.
 PARTS: tuple[SqlFile, ...] = (
     STORE_INVENTORY_PAGE,
     STORE_PRODUCT_ENTRIES,
     KEPT_PRODUCT_ENTRIES,
-    ASKED_IDS,
 )
 
 

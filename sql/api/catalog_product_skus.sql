@@ -1,20 +1,14 @@
 -- GET /v1.39.0/catalog/products/{productId}/skus (Catalog_GetSkusByProductId),
 -- docs/contract.md §7. One row per SKU of product $item_id, by skuId.
 with
-skus as (select * from staging.skus),
+skus as (select * from export.catalog_sku),
 final as (
     select
         $item_id::bigint as path_id,
         (row_number() over (order by sku_id))::bigint as position,
         (count(*) over ())::bigint as total_items,
         sku_id::bigint as item_id,
-        concat(
-            '{"skuId":', sku_id,
-            ',"productId":', product_id,
-            ',"languageId":', language_id,
-            ',"printingId":', printing_id,
-            ',"conditionId":', condition_id, '}'
-        ) as result_json
+        sku_json as result_json
     from skus
     where product_id = $item_id
 )

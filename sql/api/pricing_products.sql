@@ -1,19 +1,19 @@
 -- GET /v1.39.0/pricing/product/{productIds}, docs/contract.md §7. The entries of pricing/group
--- of the products of $ids found, in the order first given, then by printingId; a product of the
--- catalog with no SKUs has one row with a null result_json (no entry, and no error).
+-- of the products of $ids found, by productId then printingId (the answer takes the products in
+-- the order the ids are first given); a product of the catalog with no SKUs has one row with a
+-- null result_json (no entry, and no error).
 with
--- @include api/asked_ids
-products as (select product_id from staging.products),
-prices as (select * from export.product_price),
+products as (select product_id from export.catalog_product where product_id = any($ids::bigint[])),
+prices as (select * from export.product_price where product_id = any($ids::bigint[])),
 final as (
     select
         null::bigint as path_id,
-        (row_number() over (order by asked.position, prices.printing_id))::bigint as position,
+        (row_number() over (order by products.product_id, prices.printing_id))::bigint
+            as position,
         null::bigint as total_items,
-        asked.id::bigint as item_id,
+        products.product_id::bigint as item_id,
         prices.price_json as result_json
-    from asked
-    join products on products.product_id = asked.id
-    left join prices on prices.product_id = asked.id
+    from products
+    left join prices using (product_id)
 )
 select * from final order by position

@@ -1,6 +1,7 @@
 -- One row per catalog product: the pieces of its catalog Product JSON object (docs/contract.md
--- §7), built once and shared by the product operations' pages and live answers, and its place
--- in the listing's order (by lower-cased name in code-point order, then productId).
+-- §7), built once and shared by the product operations' answers, and its place in the
+-- listing's order (by lower-cased name in code-point order, then productId). Its rows lie by
+-- category and group, so that a page filtered by either reads their row groups alone.
 -- @column product_id: Product identifier
 -- @column category_id: Category of the product
 -- @column group_id: Group of the product
@@ -15,21 +16,9 @@ with
 products as (select * from staging.products),
 categories as (select * from staging.categories),
 groups as (select * from staging.groups),
-skus as (select * from staging.skus),
 product_skus as (
-    select
-        product_id,
-        string_agg(
-            concat(
-                '{"skuId":', sku_id,
-                ',"productId":', product_id,
-                ',"languageId":', language_id,
-                ',"printingId":', printing_id,
-                ',"conditionId":', condition_id, '}'
-            ),
-            ',' order by sku_id
-        ) as skus
-    from skus
+    select product_id, string_agg(sku_json, ',' order by sku_id) as skus
+    from export.catalog_sku
     group by product_id
 ),
 extended as (
@@ -88,4 +77,4 @@ final as (
     join extended on extended.product_id = products.product_id
     left join product_skus on product_skus.product_id = products.product_id
 )
-select * from final order by name_rank
+select * from final order by category_id, group_id, name_rank

@@ -29,7 +29,13 @@ from tests.publish.conftest import (
     start_publish,
 )
 
-TINY = {"channels": [0], "limits": [100], "variants": [], "category_limits": [100]}
+TINY = {
+    "channels": [0],
+    "limits": [100],
+    "variants": [],
+    "category_limits": [100],
+    "catalog_operations": [],
+}
 OPTIONS = {"lease_seconds": 1, "grace": 0}
 
 
