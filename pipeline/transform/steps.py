@@ -138,6 +138,7 @@ PARTS: tuple[SqlFile, ...] = (
     STORE_INVENTORY_PAGE,
     STORE_PRODUCT_ENTRIES,
     KEPT_PRODUCT_ENTRIES,
+    SqlFile("api/catalog_product_json"),
 )
 
 

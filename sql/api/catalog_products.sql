@@ -9,9 +9,6 @@ matching as (
     select
         product_id,
         name_rank,
-        head_json,
-        extended_json,
-        skus_json,
         count(*) over () as total_items
     from products
     where ($category_id is null or category_id = $category_id)
@@ -20,7 +17,7 @@ matching as (
       and ($group_name is null or group_name_key = lower($group_name))
       and ($product_name is null or contains(name_key, lower($product_name)))
 ),
-page as (
+asked as (
     -- The first $last_position products from $first_position on: a top-N, not a sort of every
     -- matching product.
     select *
@@ -29,6 +26,7 @@ page as (
     limit $last_position - coalesce($first_position, 1) + 1
     offset coalesce($first_position, 1) - 1
 ),
+-- @include api/catalog_product_json
 final as (
     select
         null::bigint as path_id,
@@ -36,12 +34,7 @@ final as (
             as position,
         total_items::bigint as total_items,
         product_id::bigint as item_id,
-        concat(
-            head_json,
-            case when $get_extended_fields then extended_json end,
-            case when $include_skus then skus_json end,
-            '}'
-        ) as result_json
-    from page
+        product_json as result_json
+    from written
 )
 select * from final order by position

@@ -2,20 +2,17 @@
 -- row per product of $ids found, written as catalog/products does; the answer takes them in
 -- the order the ids are first given.
 with
-products as (select * from export.catalog_product),
+asked as (
+    select product_id from export.catalog_product where product_id = any($ids::bigint[])
+),
+-- @include api/catalog_product_json
 final as (
     select
         null::bigint as path_id,
         (row_number() over (order by product_id))::bigint as position,
         null::bigint as total_items,
         product_id::bigint as item_id,
-        concat(
-            head_json,
-            case when $get_extended_fields then extended_json end,
-            case when $include_skus then skus_json end,
-            '}'
-        ) as result_json
-    from products
-    where product_id = any($ids::bigint[])
+        product_json as result_json
+    from written
 )
 select * from final order by position

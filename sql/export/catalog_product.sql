@@ -1,7 +1,8 @@
 -- One row per catalog product: the pieces of its catalog Product JSON object (docs/contract.md
--- §7), built once and shared by the product operations' answers, and its place in the
--- listing's order (by lower-cased name in code-point order, then productId). Its rows lie by
--- category and group, so that a page filtered by either reads their row groups alone.
+-- §7) but its `skus` (export.catalog_sku), built once and shared by the product operations'
+-- answers, and its place in the listing's order (by lower-cased name in code-point order, then
+-- productId). Its rows lie by category and group, so that a page filtered by either reads
+-- their row groups alone.
 -- @column product_id: Product identifier
 -- @column category_id: Category of the product
 -- @column group_id: Group of the product
@@ -11,16 +12,10 @@
 -- @column name_rank: The product's place in the listing's order (1-based)
 -- @column head_json: '{"productId":..,..,"presaleInfo":..': every key up to presaleInfo, no closing brace
 -- @column extended_json: ',"extendedData":[..]': the input's list, or Number and Rarity derived
--- @column skus_json: ',"skus":[..]': the product's SKUs by skuId
 with
 products as (select * from staging.products),
 categories as (select * from staging.categories),
 groups as (select * from staging.groups),
-product_skus as (
-    select product_id, string_agg(sku_json, ',' order by sku_id) as skus
-    from export.catalog_sku
-    group by product_id
-),
 extended as (
     select
         product_id,
@@ -69,12 +64,10 @@ final as (
                 ',"note":', json_text(products.presale_info.note), '}'
             ) end
         ) as head_json,
-        concat(',"extendedData":[', array_to_string(extended.entries, ','), ']') as extended_json,
-        concat(',"skus":[', coalesce(product_skus.skus, ''), ']') as skus_json
+        concat(',"extendedData":[', array_to_string(extended.entries, ','), ']') as extended_json
     from products
     join categories on categories.category_id = products.category_id
     join groups on groups.group_id = products.group_id
     join extended on extended.product_id = products.product_id
-    left join product_skus on product_skus.product_id = products.product_id
 )
 select * from final order by category_id, group_id, name_rank
