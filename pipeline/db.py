@@ -247,19 +247,21 @@ def build_table(
     model: SqlFile,
     params: dict[str, object] | None = None,
     column_comments: dict[str, str] | None = None,
-    indexes: tuple[str, ...] = (),
 ) -> int:
-    """CREATE OR REPLACE TABLE <schema>.<name> AS <the file's SELECT>, with an ART index on
-    each column of `indexes`; returns its row count. Column comments come from the file's
-    header, or from `column_comments` (the contract's, for staging tables) with the header's
-    added."""
+    """CREATE OR REPLACE TABLE <schema>.<name> AS <the file's SELECT>; returns its row count.
+    Column comments come from the file's header, or from `column_comments` (the contract's, for
+    staging tables) with the header's added."""
     target = model.table
     con.execute(f"CREATE OR REPLACE TABLE {target} AS\n{model.sql}", params or {})
-    for column in indexes:
-        con.execute(f"CREATE INDEX {model.schema}_{model.name}_{column} ON {target} ({column})")
     comments = (column_comments or {}) | model.column_comments
     comment_table(con, target, model.table_comment, comments)
     return count_rows(con, target)
+
+
+def create_index(con: duckdb.DuckDBPyConnection, model: SqlFile, column: str) -> None:
+    """An ART index on a column of the table `model` builds."""
+    name = f"{model.schema}_{model.name}_{column}"
+    con.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {model.table} ({quote(column)})")
 
 
 def scalar(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> Any:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipeline import db, export
+from pipeline import db, export, transform
 from pipeline.contract import TABLES, TABLES_BY_NAME
 from pipeline.errors import BuildError
 from pipeline.export import Site
@@ -186,6 +186,7 @@ class Night:
                 history.write_history(con, release)
                 summary.write(release)
                 report_html.write(release, summary)
+                transform.create_indexes(con)
                 con.execute("CHECKPOINT")
                 written.result()
                 checked.result()

@@ -14,8 +14,9 @@ IDS = 50  # ids a request of a list operation names
 
 def catalog_targets(output: Path, pages: int) -> dict[str, list[str]]:
     """Each catalog figure's requests, `pages` of each: lists of IDS listed SKUs or products (a
-    deterministic spread over the catalog), and the pages of the category with the most
-    products, filtered by it and a name."""
+    deterministic spread over the catalog), the pages of the category with the most products
+    (filtered by it), and its pages filtered by a name too (`productName`: a substring, which
+    reads every name of the category)."""
     with warehouse(output) as con:
 
         def ids(sql: str) -> list[str]:
@@ -33,13 +34,17 @@ def catalog_targets(output: Path, pages: int) -> dict[str, list[str]]:
             "SELECT category_id FROM staging.products GROUP BY ALL ORDER BY count(*) DESC, 1 "
             "LIMIT 1"
         ).fetchall()[0][0]
-    query = f"categoryId={category}&productName=a"
+    query = f"categoryId={category}"
     return {
         "pricing_sku_50": [f"/v1.39.0/pricing/sku/{i}" for i in skus],
         "pricing_product_50": [f"/v1.39.0/pricing/product/{i}" for i in products],
         "catalog_products_50": [f"/v1.39.0/catalog/products/{i}" for i in products],
         "catalog_products_filtered": [
             f"/v1.39.0/catalog/products?{query}&offset={10 * page}" for page in range(pages)
+        ],
+        "catalog_products_named": [
+            f"/v1.39.0/catalog/products?{query}&productName=a&offset={10 * page}"
+            for page in range(pages)
         ],
     }
 

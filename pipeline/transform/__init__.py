@@ -15,11 +15,11 @@ from dataclasses import dataclass
 import duckdb
 
 from pipeline.contract import TABLES_BY_NAME
-from pipeline.db import build_table, comment_table, count_rows, quote
+from pipeline.db import build_table, comment_table, count_rows, create_index, quote
 from pipeline.ingest.raw import SOURCE_DOCS
 from pipeline.progress import Advance
 from pipeline.transform.rules import Query, duplicate_key_check, parsed, row_checks
-from pipeline.transform.steps import STEPS, Staging, Step
+from pipeline.transform.steps import STEPS, Model, Staging, Step
 
 # The source columns as staging and the findings name them (raw.<table> has them as _<name>).
 STAGED_SOURCE_DOCS = {name.removeprefix("_"): doc for name, doc in SOURCE_DOCS.items()}
@@ -113,10 +113,7 @@ def run_steps(
     results = []
     for step in steps:
         started = time.perf_counter()
-        if isinstance(step, Staging):
-            rows = _run_staging(con, step)
-        else:
-            rows = build_table(con, step.file, indexes=step.indexes)
+        rows = _run_staging(con, step) if isinstance(step, Staging) else build_table(con, step.file)
         results.append(StepResult(step.file.table, rows, time.perf_counter() - started))
         if advance:
             advance(1)
@@ -126,3 +123,13 @@ def run_steps(
 def staged_rows(steps: Sequence[StepResult]) -> dict[str, int]:
     """Accepted rows per input table (its `staging.<table>` step's rows), by table name."""
     return {s.name.removeprefix("staging."): s.rows for s in steps if s.name.startswith("staging.")}
+
+
+def create_indexes(con: duckdb.DuckDBPyConnection) -> None:
+    """The ART indexes of the models live answers look rows up by (`Model.indexes`), made when
+    the build is done with the warehouse: DuckDB holds an index in memory, where no eviction of
+    its cache frees it for the export."""
+    for step in STEPS:
+        if isinstance(step, Model):
+            for column in step.indexes:
+                create_index(con, step.file, column)

@@ -43,8 +43,8 @@ class Staging:
 @dataclass(frozen=True)
 class Model:
     path: str
-    # Columns a live answer looks rows up by, a few ids at a time: each gets an ART index, so
-    # that a lookup reads its rows, not the table (docs/benchmarks.md).
+    # Columns a live answer looks rows up by, a few ids at a time: each gets an ART index
+    # (`transform.create_indexes`), so that a lookup reads its rows, not the table.
     indexes: tuple[str, ...] = ()
 
     @property

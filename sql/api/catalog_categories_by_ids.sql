@@ -6,7 +6,7 @@ categories as (select * from export.category),
 final as (
     select
         null::bigint as path_id,
-        (row_number() over (order by category_id))::bigint as position,
+        category_id::bigint as position,
         null::bigint as total_items,
         category_id::bigint as item_id,
         category_json as result_json

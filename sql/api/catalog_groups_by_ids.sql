@@ -5,7 +5,7 @@ groups as (select * from export.catalog_group),
 final as (
     select
         null::bigint as path_id,
-        (row_number() over (order by group_id))::bigint as position,
+        group_id::bigint as position,
         null::bigint as total_items,
         group_id::bigint as item_id,
         group_json as result_json

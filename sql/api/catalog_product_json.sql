@@ -1,8 +1,8 @@
--- A catalog Product object of each product of `asked` (docs/contract.md §7): its fixed pieces
--- (export.catalog_product), extendedData with $get_extended_fields, and its SKUs, by skuId, with
--- $include_skus (export.catalog_sku, read for these products alone). Not a query of its own:
--- the CTEs below are included (`-- @include api/catalog_product_json`) by the operations that
--- answer products, after a CTE `asked` of their product_id; they end with a comma.
+-- A catalog Product object of each product of `asked` (product_id, head_json and extended_json
+-- of export.catalog_product, docs/contract.md §7): its fixed pieces, extendedData with $get_extended_fields, and its SKUs, by
+-- skuId, with $include_skus (export.catalog_sku, read for these products alone). Not a query
+-- of its own: the CTEs below are included (`-- @include api/catalog_product_json`) by the
+-- operations that answer products, after their CTE `asked`; they end with a comma.
 asked_skus as (
     select product_id, string_agg(sku_json, ',' order by sku_id) as skus
     from export.catalog_sku
@@ -13,12 +13,11 @@ written as (
     select
         asked.*,
         concat(
-            product.head_json,
-            case when $get_extended_fields then product.extended_json end,
+            asked.head_json,
+            case when $get_extended_fields then asked.extended_json end,
             case when $include_skus then concat(',"skus":[', coalesce(asked_skus.skus, ''), ']') end,
             '}'
         ) as product_json
     from asked
-    join export.catalog_product as product using (product_id)
     left join asked_skus using (product_id)
 ),

@@ -6,10 +6,7 @@
 with
 products as (select * from export.catalog_product),
 matching as (
-    select
-        product_id,
-        name_rank,
-        count(*) over () as total_items
+    select product_id, name_rank
     from products
     where ($category_id is null or category_id = $category_id)
       and ($group_id is null or group_id = $group_id)
@@ -17,7 +14,8 @@ matching as (
       and ($group_name is null or group_name_key = lower($group_name))
       and ($product_name is null or contains(name_key, lower($product_name)))
 ),
-asked as (
+counted as (select count(*) as total_items from matching),
+ranked as (
     -- The first $last_position products from $first_position on: a top-N, not a sort of every
     -- matching product.
     select *
@@ -26,15 +24,22 @@ asked as (
     limit $last_position - coalesce($first_position, 1) + 1
     offset coalesce($first_position, 1) - 1
 ),
+asked as (
+    -- (the table itself, not `products`: a CTE read twice may be materialised whole)
+    select ranked.name_rank, product.product_id, product.head_json, product.extended_json
+    from ranked
+    join export.catalog_product as product using (product_id)
+),
 -- @include api/catalog_product_json
 final as (
     select
         null::bigint as path_id,
-        (row_number() over (order by name_rank) + coalesce($first_position, 1) - 1)::bigint
+        (row_number() over (order by written.name_rank) + coalesce($first_position, 1) - 1)::bigint
             as position,
-        total_items::bigint as total_items,
-        product_id::bigint as item_id,
-        product_json as result_json
+        counted.total_items::bigint as total_items,
+        written.product_id::bigint as item_id,
+        written.product_json as result_json
     from written
+    cross join counted
 )
 select * from final order by position

@@ -3,13 +3,15 @@
 -- the order the ids are first given.
 with
 asked as (
-    select product_id from export.catalog_product where product_id = any($ids::bigint[])
+    select product_id, head_json, extended_json
+    from export.catalog_product
+    where product_id = any($ids::bigint[])
 ),
 -- @include api/catalog_product_json
 final as (
     select
         null::bigint as path_id,
-        (row_number() over (order by product_id))::bigint as position,
+        product_id::bigint as position,
         null::bigint as total_items,
         product_id::bigint as item_id,
         product_json as result_json

@@ -5,7 +5,7 @@ skus as (select * from export.catalog_sku),
 final as (
     select
         null::bigint as path_id,
-        (row_number() over (order by sku_id))::bigint as position,
+        sku_id::bigint as position,
         null::bigint as total_items,
         sku_id::bigint as item_id,
         sku_json as result_json

@@ -8,12 +8,11 @@ prices as (select * from export.product_price where product_id = any($ids::bigin
 final as (
     select
         null::bigint as path_id,
-        (row_number() over (order by products.product_id, prices.printing_id))::bigint
-            as position,
+        prices.printing_id::bigint as position,
         null::bigint as total_items,
         products.product_id::bigint as item_id,
         prices.price_json as result_json
     from products
     left join prices using (product_id)
 )
-select * from final order by position
+select * from final order by item_id, position

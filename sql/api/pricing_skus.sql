@@ -7,7 +7,7 @@ market as (select * from marts.sku_market),
 final as (
     select
         null::bigint as path_id,
-        (row_number() over (order by sku_id))::bigint as position,
+        sku_id::bigint as position,
         null::bigint as total_items,
         sku_id::bigint as item_id,
         concat(

@@ -26,7 +26,7 @@ class Row(NamedTuple):
     """A row of a catalog operation's SQL file."""
 
     path_id: int | None  # the page's path id (the exporter reads every one at once)
-    position: int
+    position: int | None  # the row's place in the answer (of a list of ids: within its id)
     total_items: int | None
     item_id: int | None
     result_json: str | None  # None: an id found with no result (a product with no SKUs)
