@@ -106,8 +106,7 @@ class Tables:
         cursor = cast(duckdb.DuckDBPyConnection | None, getattr(self._local, "cursor", None))
         if cursor is None:
             cursor = self._database.cursor()
-            for macro in MACROS:  # temporary macros belong to one connection
-                cursor.execute(macro)
+            cursor.execute(MACROS)  # temporary macros belong to one connection
             self._local.cursor = cursor
         return cursor
 

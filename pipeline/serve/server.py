@@ -106,8 +106,7 @@ class PublishedBuild:
                     raise ApiError(503, [UNAVAILABLE]) from None
                 self._refused = None
             cursor = published.connection.cursor()
-        for macro in db.MACROS:  # temporary macros belong to one connection
-            cursor.execute(macro)
+        cursor.execute(db.MACROS)  # temporary macros belong to one connection
         self._local.cursor = (published, cursor)
         return cursor
 

@@ -19,7 +19,7 @@ from pipeline.db import build_table, comment_table, count_rows, create_index, qu
 from pipeline.ingest.raw import SOURCE_DOCS
 from pipeline.progress import Advance
 from pipeline.transform.rules import Query, duplicate_key_check, parsed, row_checks
-from pipeline.transform.steps import STEPS, Model, Staging, Step
+from pipeline.transform.steps import STEPS, Staging, Step
 
 # The source columns as staging and the findings name them (raw.<table> has them as _<name>).
 STAGED_SOURCE_DOCS = {name.removeprefix("_"): doc for name, doc in SOURCE_DOCS.items()}
@@ -126,10 +126,9 @@ def staged_rows(steps: Sequence[StepResult]) -> dict[str, int]:
 
 
 def create_indexes(con: duckdb.DuckDBPyConnection) -> None:
-    """The ART indexes of the models live answers look rows up by (`Model.indexes`), made when
-    the build is done with the warehouse: DuckDB holds an index in memory, where no eviction of
-    its cache frees it for the export."""
+    """The ART indexes of the tables live answers look rows up by (`Model.indexes`,
+    `Staging.indexes`), made when the build is done with the warehouse: DuckDB holds an index
+    in memory, where no eviction of its cache frees it for the export."""
     for step in STEPS:
-        if isinstance(step, Model):
-            for column in step.indexes:
-                create_index(con, step.file, column)
+        for column in step.indexes:
+            create_index(con, step.file, column)

@@ -34,6 +34,7 @@ class Check:
 class Staging:
     table: str
     checks: tuple[Check, ...] = field(default=())
+    indexes: tuple[str, ...] = ()  # as a Model's
 
     @property
     def file(self) -> SqlFile:
@@ -70,6 +71,7 @@ STEPS: tuple[Step, ...] = (
             Check("skus_unknown_language", "warn"),
             Check("skus_unknown_printing", "warn"),
         ),
+        indexes=("sku_id", "product_id"),
     ),
     Staging("stores"),
     Staging("excluded_categories", (Check("excluded_categories_unknown_category", "warn"),)),
@@ -85,7 +87,6 @@ STEPS: tuple[Step, ...] = (
     Model("export/sku"),
     Model("export/category"),
     Model("export/catalog_group", indexes=("group_id",)),
-    Model("export/catalog_sku", indexes=("sku_id", "product_id")),
     Model("export/catalog_product", indexes=("product_id",)),
     Model("export/condition"),
     Model("export/product_price", indexes=("product_id",)),

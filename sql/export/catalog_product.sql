@@ -1,5 +1,5 @@
 -- One row per catalog product: the pieces of its catalog Product JSON object (docs/contract.md
--- §7) but its `skus` (export.catalog_sku), built once and shared by the product operations'
+-- §7) but its `skus` (staging.skus), built once and shared by the product operations'
 -- answers, and its place in the listing's order (by lower-cased name in code-point order, then
 -- productId). Its rows lie by category and group, so that a page filtered by either reads
 -- their row groups alone.
