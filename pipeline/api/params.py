@@ -202,6 +202,18 @@ def parse_inventory_params(query: str, names: Sequence[str] = PARAMETER_NAMES) -
     return replace(DEFAULTS, **values)  # type: ignore[arg-type]
 
 
+def parse_after_path(path_errors: list[str], query: str, names: Sequence[str]) -> InventoryParams:
+    """The query's parameters of an operation whose path segments were parsed first:
+    ApiError(400) naming every bad one, the path's first."""
+    try:
+        params = parse_inventory_params(query, names)
+    except ApiError as exc:
+        raise ApiError(exc.status, path_errors + exc.messages) from None
+    if path_errors:
+        raise ApiError(400, path_errors)
+    return params
+
+
 def bind_params(
     params: InventoryParams, store_keys: list[str] | None, product_id: int | None = None
 ) -> dict[str, object]:

@@ -9,7 +9,7 @@ from pathlib import Path, PurePosixPath
 import duckdb
 
 from pipeline.api.catalog import CatalogOperation, page_path, parse_ids
-from pipeline.api.params import InventoryParams, parse_inventory_params
+from pipeline.api.params import InventoryParams, parse_after_path
 from pipeline.api.responses import ApiError, Response, envelope, results_envelope
 from pipeline.export.pages.catalog import rows
 from pipeline.paths import is_page
@@ -27,13 +27,7 @@ def parse(
             ids = parse_ids(op.id_name, segment)
         except ApiError as exc:
             errors = exc.messages
-    try:
-        params = parse_inventory_params(query, op.parameters)
-    except ApiError as exc:
-        raise ApiError(exc.status, errors + exc.messages) from None
-    if errors:
-        raise ApiError(400, errors)
-    return ids, params
+    return ids, parse_after_path(errors, query, op.parameters)
 
 
 def live_answer(

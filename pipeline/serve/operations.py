@@ -10,11 +10,7 @@ from pathlib import Path
 import duckdb
 
 from pipeline.api.operations import Operation, page_path, parse_product_id
-from pipeline.api.params import (
-    InventoryParams,
-    invalid_value,
-    parse_inventory_params,
-)
+from pipeline.api.params import InventoryParams, invalid_value, parse_after_path
 from pipeline.api.responses import (
     NO_STORES,
     ApiError,
@@ -36,13 +32,7 @@ def parse(op: Operation, segment: str | None, query: str) -> tuple[int | None, I
     errors = (
         [] if segment is None or product_id is not None else [invalid_value("productId", segment)]
     )
-    try:
-        params = parse_inventory_params(query, op.parameters)
-    except ApiError as exc:
-        raise ApiError(exc.status, errors + exc.messages) from None
-    if errors:
-        raise ApiError(400, errors)
-    return product_id, params
+    return product_id, parse_after_path(errors, query, op.parameters)
 
 
 def live_answer(

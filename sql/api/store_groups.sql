@@ -3,12 +3,12 @@
 -- categories: generic and custom listings, quantity > 0 unless not $in_stock_only, excluded
 -- categories only if $include_excluded_categories), filtered by $category_id and
 -- $category_name (lower-cased, exact; null: no filter), ordered by lower-cased name, then
--- groupId, with its Group JSON (fields the input lacks are null; times as json_time writes
--- them). $store_keys is a list of keys, $channel_id null means every channel; $first_position /
+-- groupId, with its Group JSON (export.catalog_group, the catalog's: fields the input lacks
+-- are null; times as json_time writes them). $store_keys is a list of keys, $channel_id null means every channel; $first_position /
 -- $last_position (null: no bound) cut each store and channel's page.
 with
 listing as (select * from marts.listing),
-groups as (select * from staging.groups),
+groups as (select * from export.catalog_group),
 categories as (select * from staging.categories),
 found as (
     select distinct store_key, channel_id, group_id
@@ -25,10 +25,10 @@ numbered as (
     select
         found.store_key,
         found.channel_id,
-        groups.*,
+        groups.group_json,
         row_number() over (
             partition by found.store_key, found.channel_id
-            order by lower(groups.name), groups.group_id
+            order by groups.name_key, groups.group_id
         ) as position,
         count(*) over (partition by found.store_key, found.channel_id) as total_items
     from found
@@ -40,16 +40,7 @@ final as (
         channel_id,
         position::bigint as position,
         total_items::bigint as total_items,
-        concat(
-            '{"groupId":', group_id,
-            ',"name":', json_text(name),
-            ',"abbreviation":', json_text(abbreviation),
-            ',"isSupplemental":', json_bool(is_supplemental),
-            ',"publishedOn":', json_time(published_on),
-            ',"modifiedOn":', json_time(modified_on),
-            ',"categoryId":', category_id,
-            '}'
-        ) as result_json
+        group_json as result_json
     from numbered
     where ($first_position is null or position >= $first_position)
       and ($last_position is null or position <= $last_position)

@@ -301,3 +301,24 @@ def live_locations(conf: str) -> list[re.Pattern[str]]:
             pattern = re.sub(r"\\(.)", r"\1", found[1]).replace("(?<", "(?P<")
             patterns.append(re.compile(pattern))
     return patterns
+
+
+PIP = ("-m", "pip", "install", "-q", "--disable-pip-version-check")
+
+
+def pip_installed(tmp_path_factory: pytest.TempPathFactory, packages: tuple[str, ...]) -> Path:
+    """A throwaway folder with `packages` installed by pip (for a public client's own calls);
+    without the package index (an offline machine), the test is skipped with the reason."""
+    target = tmp_path_factory.mktemp(packages[0].partition("=")[0])
+    try:
+        done = subprocess.run(
+            [sys.executable, *PIP, "--target", str(target), *packages],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.skip("pip install took over 180 s (is the package index reachable?)")
+    if done.returncode != 0:
+        pytest.skip(f"pip install {packages[0]} failed (offline?): {done.stderr.strip()[-300:]}")
+    return target

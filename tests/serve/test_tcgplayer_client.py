@@ -20,10 +20,9 @@ from typing import Any
 import pytest
 
 from tests import reference
-from tests.serve.conftest import request
+from tests.serve.conftest import pip_installed, request
 
 PACKAGES = ("tcgplayer-client==2.0.3",)
-PIP = ("-m", "pip", "install", "-q", "--disable-pip-version-check")
 
 # The client's own calls, against the server named by argv[1] (`.../v1.39.0`), reached through
 # the unix-domain socket argv[2] when given (nginx's in the tests). The token request is the
@@ -63,19 +62,7 @@ asyncio.run(main(sys.argv[1]))
 
 @pytest.fixture(scope="module")
 def client_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = tmp_path_factory.mktemp("tcgplayer-client")
-    try:
-        done = subprocess.run(
-            [sys.executable, *PIP, "--target", str(target), *PACKAGES],
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.skip("pip install took over 180 s (is the package index reachable?)")
-    if done.returncode != 0:
-        pytest.skip(f"pip install {PACKAGES[0]} failed (offline?): {done.stderr.strip()[-300:]}")
-    return target
+    return pip_installed(tmp_path_factory, PACKAGES)
 
 
 def _read(client_path: Path, base: str, *via: str) -> dict[str, Any]:

@@ -18,9 +18,9 @@ import pytest
 
 from tests.conftest import SAMPLE
 from tests.reference import load_directory
+from tests.serve.conftest import pip_installed
 
 PACKAGES = ("tcgplayersdk==0.1.2", "marshmallow==3.26.2", "marshmallow-dataclass==8.7.1")
-PIP = ("-m", "pip", "install", "-q", "--disable-pip-version-check")
 
 # Run with the package on the path: the SDK's own call, against the preview server. The token
 # request is the live service's business; a valid identity is set instead.
@@ -44,19 +44,7 @@ print(json.dumps(read))
 
 @pytest.fixture(scope="module")
 def sdk_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = tmp_path_factory.mktemp("tcgplayersdk")
-    try:
-        done = subprocess.run(
-            [sys.executable, *PIP, "--target", str(target), *PACKAGES],
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.skip("pip install took over 180 s (is the package index reachable?)")
-    if done.returncode != 0:
-        pytest.skip(f"pip install {PACKAGES[0]} failed (offline?): {done.stderr.strip()[-300:]}")
-    return target
+    return pip_installed(tmp_path_factory, PACKAGES)
 
 
 @pytest.mark.slow
