@@ -36,8 +36,16 @@ from tests.publish.conftest import (
 )
 
 KEEP = 2
-# Every store's default pages, one page of 100 a list: about 25 files a release.
-TINY = {"channels": [0], "limits": [100], "variants": [], "category_limits": [100]}
+# Every store's default pages, one page of 100 a list: about 25 files a release (the protocol
+# is the same for any number, and the kills land at every request); no catalog or price page,
+# common pages as the category listing is.
+TINY = {
+    "channels": [0],
+    "limits": [100],
+    "variants": [],
+    "category_limits": [100],
+    "catalog_operations": [],
+}
 # Any release over any other: which build is newer is another test's (test_stale_publish.py).
 OPTIONS = {"lease_seconds": 1, "grace": 0, "keep": KEEP, "allow_older": True}
 COLLECT = "collect"  # in place of a release's name: a collection of the bucket

@@ -29,6 +29,7 @@ from tests.publish.conftest import (
     start_publish,
 )
 
+# Few pages (about 25 a release): the pauses land before every request.
 TINY = {
     "channels": [0],
     "limits": [100],
