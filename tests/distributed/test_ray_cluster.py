@@ -139,7 +139,7 @@ def test_an_address_with_token_authentication(head: Head, tmp_path: Path) -> Non
     refused = _build(head.tmp, "--address", head.address, "--output", output)
     assert refused.returncode == 1, refused.stderr
     assert _lines(refused) == [_not_joined(head.address)]
-    # A token the cluster does not hold: said as such (Ray's 20 s of tries cut to 2).
+    # A token the cluster does not hold: said as such (Ray's tries cut short: QUICK).
     wrong = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(16), **QUICK}
     refused = _build(head.tmp, "--address", head.address, "--output", output, **wrong)
     assert refused.returncode == 1, refused.stderr
@@ -159,9 +159,13 @@ def test_an_address_with_token_authentication(head: Head, tmp_path: Path) -> Non
     assert (tmp_path / "out" / "current").is_dir()
 
 
-# Ray's tries to reach a cluster's GCS (`RAY_gcs_server_port_wait_time_s`, a second each): 2,
-# not 20.
-QUICK = {"RAY_gcs_server_port_wait_time_s": "2"}
+# Ray's tries to reach a cluster's GCS, and how long each waits: one try of 2 s (Ray's own:
+# 20 tries, each of up to 35 s against an address that does not answer).
+QUICK = {
+    "RAY_gcs_server_port_wait_time_s": "1",
+    "RAY_gcs_rpc_server_connect_timeout_s": "1",
+    "RAY_py_gcs_connect_timeout_s": "2",
+}
 
 
 def _not_joined(address: str) -> str:
