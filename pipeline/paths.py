@@ -29,6 +29,10 @@ NGINX_CONF = "nginx.conf"
 FORMAT = "format"  # the number of the layout of the release's state: see export.state
 SEAL = "state.sha256"  # the SHA-256 of the files above that the next build reads
 PUBLISHED = ".published"  # marks a release that went live, with when
+# A Ray night's release straight to a bucket: the bucket and the release id it is committed as,
+# written before the commit. Until the release's local swap, it marks a release the next night
+# to that bucket settles (`publish.commit.catch_up`).
+BUCKET_RELEASE = "bucket-release.json"
 
 CURRENT = "current"
 RELEASES = "releases"

@@ -184,7 +184,7 @@ class RaySettings(BaseModel):
 
     address: str | None = Field(
         default=None,
-        description="The cluster to run on (`ray://head:10001`, `head:6379`, `auto`); "
+        description="The cluster to run on (`auto` on its head node, or `head:6379`); "
         "unset (and no RAY_ADDRESS): a local cluster of the build's own, for its time",
     )
     shards: int = Field(default=2, ge=1, description="Shards of stores: one task each")

@@ -24,7 +24,7 @@ import polars as pl
 from pipeline import db, export, transform
 from pipeline.contract import TABLES, TABLES_BY_NAME
 from pipeline.distributed.bucket_night import Handed, build_to_bucket
-from pipeline.distributed.cluster import connected
+from pipeline.distributed.cluster import check_cluster, connected
 from pipeline.distributed.finalize import (
     SHARDS_DIR,
     check_shards,
@@ -54,7 +54,7 @@ from pipeline.ingest.remote import RemoteFile, RemoteInput, downloaded, list_inp
 from pipeline.paths import INPUT, SITE
 from pipeline.progress import SILENT, Reporter
 from pipeline.publish.bucket import check_url
-from pipeline.publish.commit import start_night
+from pipeline.publish.commit import NightStart, catch_up, start_night
 from pipeline.publish.merge import union_sites
 from pipeline.publish.night import Night
 from pipeline.publish.release import BuildResult, exclusive
@@ -68,23 +68,30 @@ CATALOG_TABLES = tuple(s.file.table for s in CATALOG_STEPS)
 
 
 def build_on_ray(settings: Settings, reporter: Reporter = SILENT) -> BuildResult:
-    if settings.ray.to is not None:
-        check_url(settings.ray.to)  # before a cluster is started for nothing
+    to = settings.ray.to
+    if to is not None:
+        check_url(to)  # before a cluster is started for nothing
+    check_cluster(settings.ray)  # the same
     with exclusive(settings.output):
+        # A night straight to a bucket reads its committed state first: the pointer's ETag
+        # fences the commit, and its stores' records decide what is carried. A release the
+        # bucket committed before a night stopped short of its local swap goes live here
+        # first (`catch_up`), for this night to follow it.
+        start = start_night(to) if to is not None else None
+        settled = catch_up(settings.output, start, settings.releases_kept) if start else []
         night = Night(settings, reporter)
+        for line in settled:
+            night.warn(line)
         started = time.perf_counter()
         with connected(settings.ray) as ray:
             night.stages["engine"] = round(time.perf_counter() - started, 3)
-            return _build(night, ray)
+            return _build(night, ray, start)
 
 
-def _build(night: Night, ray: Any) -> BuildResult:
+def _build(night: Night, ray: Any, start: NightStart | None) -> BuildResult:
     settings, config = night.settings, night.settings.ray
     shards = config.shards
     options = {"max_retries": config.retries, "retry_exceptions": False}
-    # A night straight to a bucket reads its committed state first: the pointer's ETag fences
-    # the commit, and its stores' records decide what is carried.
-    start = start_night(config.to) if config.to else None
     con = night.connect()
     try:
         db.create_schemas(con)

@@ -3,8 +3,9 @@ driver hands each shard task its rows and its stores' records at the night's sta
 tasks build in scratch of their own and upload their stores' versions and their parts
 (`bucket_shard`, `parts`); the driver gathers the warehouse from the parts, composes the
 release's manifest and changes on its disk (`compose`: it holds summaries only), ends with
-the one release tail (`Night.finish`: the local release holds no page) and commits the
-release to the bucket (`commit_night`), fenced by the pointer read at the start."""
+the one release tail (`Night.finish`: the local release holds no page), which commits the
+release to the bucket (`commit_night`, fenced by the pointer read at the start) before its
+local swap: the output follows the bucket, never runs ahead of it."""
 
 from __future__ import annotations
 
@@ -87,8 +88,8 @@ def build_to_bucket(
     start: NightStart,
     handed: Handed,
 ) -> BuildResult:
-    """The night's shards, its finalize and its commit (the module's docstring). Closes
-    `con`."""
+    """The night's shards, its finalize, its commit and its local swap (the module's
+    docstring). Closes `con`."""
     settings, config = night.settings, night.settings.ray
     shards = config.shards
     try:
@@ -135,21 +136,25 @@ def build_to_bucket(
     except BaseException:
         con.close()
         raise
-    result = night.finish(con, site, ordered, steps, inputs_digest(sums, settings.export))
     release_id = f"{night.build_id}.{start.token}"
-    with (result.release / MANIFEST_PARQUET).open("rb") as fh:
-        sealed = hashlib.file_digest(fh, "sha256").hexdigest()
-    new = Release(
-        release_id,
-        night.build_id,
-        common.uploaded.version,
-        versions,
-        f"{BUCKET_RELEASES}{release_id}/{MANIFEST_PARQUET}",
-        sealed,
-        tuple(r.parts for r in results),
-    )
-    commit_night(start, result.release, new)
-    return result
+
+    def commit(release: Path) -> list[str]:
+        """The release to the bucket, before its local swap (`commit_night`)."""
+        with (release / MANIFEST_PARQUET).open("rb") as fh:
+            sealed = hashlib.file_digest(fh, "sha256").hexdigest()
+        new = Release(
+            release_id,
+            night.build_id,
+            common.uploaded.version,
+            versions,
+            f"{BUCKET_RELEASES}{release_id}/{MANIFEST_PARQUET}",
+            sealed,
+            tuple(r.parts for r in results),
+        )
+        return commit_night(start, release, new)
+
+    digest = inputs_digest(sums, settings.export)
+    return night.finish(con, site, ordered, steps, digest, commit=commit)
 
 
 @dataclass(frozen=True)

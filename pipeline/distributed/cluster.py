@@ -3,8 +3,11 @@ engine's failures mean to the build.
 
 - Already connected (a test, a notebook): that cluster.
 - `ray.address` (`--address`), or `RAY_ADDRESS` as Ray's jobs set it: that cluster (`auto`,
-  `host:port` of its GCS, `ray://host:port` of its Ray Client server). A cluster that cannot be
-  joined is a handled failure, whose line says what token authentication needs.
+  `host:port` of its GCS, `ray://host:port` of its Ray Client server). Before anything is
+  started, the build's token mode must be said (`check_cluster`): Ray 2.60 joins a cluster
+  with token authentication only with RAY_AUTH_MODE=token, and without it tries for 20 s
+  before it gives up. A cluster that cannot be joined is a handled failure, whose line says
+  whether the token or the connection failed.
 - Else a local cluster of this machine's cores, the build's own (`address="local"`: never one
   that `ray start` left running here, which `ray.init()` would join), shut down after the
   build, and reaped with its driver however the driver ends (`reaper`).
@@ -16,6 +19,7 @@ failure (a bad input file) is that failure, its own line, not Ray's wrapper of i
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -41,6 +45,36 @@ AUTH_HINT = (
     "RAY_AUTH_MODE=token in the build's environment, and the cluster's token in "
     "~/.ray/auth_token, RAY_AUTH_TOKEN_PATH or RAY_AUTH_TOKEN"
 )
+AUTH_MODE = "RAY_AUTH_MODE"
+LOCAL = "local"  # `ray.init`'s address of a new local cluster
+
+
+def _address(config: RaySettings) -> str:
+    """The cluster the build joins (see the module's docstring)."""
+    return config.address or os.environ.get("RAY_ADDRESS") or LOCAL
+
+
+def check_cluster(config: RaySettings) -> None:
+    """Refuse, before any cluster is started or joined, a named cluster with the build's token
+    mode unsaid: RAY_AUTH_MODE unset (and, for `auto`, no token of this machine's, which Ray
+    then takes) would try for 20 s and fail on a cluster with token authentication."""
+    try:
+        import ray
+
+        raylet = importlib.import_module("ray._raylet")  # its token loader has no stub
+    except ImportError:
+        return  # `connected` says so
+    address = _address(config)
+    if ray.is_initialized() or address == LOCAL or os.environ.get(AUTH_MODE):
+        return
+    loader = raylet.AuthenticationTokenLoader.instance()
+    if address == "auto" and loader.has_token(ignore_auth_mode=True):
+        return
+    raise BuildError(
+        f"engine ray: the cluster at {address} was not joined: {AUTH_MODE} is not set. A "
+        f"cluster with token authentication needs {AUTH_HINT}; one without it, "
+        f"{AUTH_MODE}=disabled"
+    )
 
 
 @contextmanager
@@ -56,16 +90,23 @@ def connected(config: RaySettings) -> Iterator[Any]:
             yield ray
         return
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    address = config.address or os.environ.get("RAY_ADDRESS") or "local"
-    with reaped() if address == "local" else nullcontext(_nothing) as started:
+    address = _address(config)
+    with reaped() if address == LOCAL else nullcontext(_nothing) as started:
         try:
             ray.init(address=address, include_dashboard=False, log_to_driver=False)
         except (ConnectionError, ray.exceptions.AuthenticationError) as exc:
-            if address == "local":
+            if address == LOCAL:
                 raise
+            if _token_refused(exc):
+                raise BuildError(
+                    f"engine ray: the cluster at {address} refused the build's token: "
+                    f"{_first_line(exc)} (a cluster that runs with token authentication needs "
+                    f"{AUTH_HINT}, the same token as the cluster's)"
+                ) from exc
             raise BuildError(
                 f"engine ray: cannot connect to the cluster at {address}: {_first_line(exc)} "
-                f"(a cluster that runs with token authentication needs {AUTH_HINT})"
+                "(is Ray running there, and is that its GCS address, HEAD:6379, or auto on the "
+                "head node?)"
             ) from exc
         started()  # the reaper's to kill, if this process dies
         try:
@@ -88,6 +129,24 @@ def _lost_tasks_fail(ray: Any, config: RaySettings) -> Iterator[None]:
         if isinstance(exc.cause, BuildError):
             raise exc.cause from None
         raise
+
+
+# What Ray's errors say when the cluster refused the driver's token (the GCS client's status).
+TOKEN_REFUSED = ("InvalidAuthToken", "UNAUTHENTICATED", "authentication token")
+
+
+def _token_refused(exc: BaseException) -> bool:
+    """Whether Ray's failure to join, or one that caused it, is a refused (or missing) token
+    rather than a cluster that could not be reached."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        text = str(seen).lower()
+        if type(seen).__name__ == "AuthenticationError" or any(
+            word.lower() in text for word in TOKEN_REFUSED
+        ):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _first_line(exc: BaseException) -> str:

@@ -4,7 +4,8 @@ never a row a page, so its memory does not grow with the number of pages.
 
 - `manifest.parquet`: the pages the shards wrote (their parts' manifests) and the carried
   stores' rows of the manifest of the release the night started from, sorted by path by
-  DuckDB (`COPY ... ORDER BY path`), which spills to the work folder past its memory limit.
+  DuckDB (which spills to the work folder past its memory limit) and streamed out through
+  the manifest's one Parquet writer (`write_manifest_parquet`): the one-machine build's bytes.
 - `changes.json` against that release, and `manifest.json`: by queries over those Parquet
   files, streamed out in batches (`write_changes_from`, `write_manifest_json`), the same
   bytes as `Manifest.write` and `write_changes` write from frames in memory.
@@ -23,7 +24,11 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]  # no stubs
 
 from pipeline import db
 from pipeline.api.urls import STORE_PAGE
-from pipeline.export.records.manifest import write_changes_from, write_manifest_json
+from pipeline.export.records.manifest import (
+    write_changes_from,
+    write_manifest_json,
+    write_manifest_parquet,
+)
 from pipeline.paths import CHANGES, MANIFEST, MANIFEST_PARQUET
 
 CHANGED, REMOVED = "changed.parquet", "removed.parquet"  # in the folder, beside the files
@@ -53,7 +58,8 @@ def compose_release_files(
         _views(con, parts, base, versioned)
         _refuse_repeats(con)
         manifest, changed, removed = (folder / n for n in (MANIFEST_PARQUET, CHANGED, REMOVED))
-        _copy(con, "SELECT path, sha256, bytes FROM release ORDER BY path", manifest)
+        sorted_rows = con.sql("SELECT path, sha256, bytes FROM release ORDER BY path")
+        write_manifest_parquet(str(manifest), sorted_rows.to_arrow_reader(ROWS))
         con.execute(f"CREATE VIEW sorted AS SELECT * FROM read_parquet({_literal(manifest)})")
         _copy(
             con,

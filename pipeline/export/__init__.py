@@ -118,7 +118,8 @@ def write_site(
 
 def write_release_files(release: Path, site: Site, settings: Settings) -> None:
     """The release's manifest, its changes since the published release, the stores' records,
-    its files' records (a stat of each file not carried over) and the nginx configuration."""
+    its files' records (a stat of each file not carried over) and the nginx configuration of
+    its site (none for a release whose pages are in a bucket: `pipeline nginx-bucket`'s)."""
     if site.composed is not None:
         for name in (MANIFEST, MANIFEST_PARQUET, CHANGES):
             shutil.move(site.composed / name, release / name)
@@ -131,4 +132,5 @@ def write_release_files(release: Path, site: Site, settings: Settings) -> None:
         records = filestat.empty()
     filestat.write(release, records)
     write_store_records(release, site.stores)
-    write_nginx_conf(release, settings)
+    if site.pages_in is None:
+        write_nginx_conf(release, settings)

@@ -8,15 +8,29 @@ says why)."""
 from __future__ import annotations
 
 import asyncio
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+import orjson
 import polars as pl
 from obstore.exceptions import AlreadyExistsError, PreconditionError
 
 from pipeline.errors import BuildError, first_line
 from pipeline.export.records.manifest import Manifest
-from pipeline.paths import CHANGES, MANIFEST, MANIFEST_PARQUET, REPORT_HTML, REPORT_JSON, STORES
+from pipeline.paths import (
+    BUCKET_RELEASE,
+    CHANGES,
+    CURRENT,
+    MANIFEST,
+    MANIFEST_PARQUET,
+    REPORT_HTML,
+    REPORT_JSON,
+    STORES,
+    published_release,
+    set_aside,
+)
+from pipeline.paths import RELEASES as RELEASES_DIR
 from pipeline.publish.bucket import (
     FAILURES,
     POINTER,
@@ -35,6 +49,7 @@ from pipeline.publish.bucket import (
 )
 from pipeline.publish.collect import GRACE, KEEP, Collector, now
 from pipeline.publish.pointer import Pointer, PointerEntry, read_pointer
+from pipeline.publish.release import awaits_local_swap, built_before, publish
 
 HISTORY = 100  # releases the pointer remembers, newest first
 
@@ -186,20 +201,83 @@ def commit_night(
     *,
     keep: int = KEEP,
     grace: float = GRACE,
-) -> int:
-    """Commit a Ray night's release (its versions already in the bucket) by `Committer.commit`,
-    fenced by the pointer's ETag read at the night's start. Its `changes.json` is already
-    against the release the night started from, which that pointer names: no manifest is
-    read again. The objects collected. A failure
-    says that the release went live in the output only."""
-    run = Committer(open_bucket(start.url), start.url, lambda step, key: None)
+) -> list[str]:
+    """Commit a Ray night's release `local` (sealed, its warehouse in it, not yet swapped in
+    locally; its versions already in the bucket) by `Committer.commit`, fenced by the
+    pointer's ETag read at the night's start. Its `changes.json` is already against the
+    release the night started from, which that pointer names: no manifest is read again.
+
+    `local` is marked first (BUCKET_RELEASE): a driver killed after the commit leaves it for
+    the next night to that bucket (`catch_up`). A commit that surely did not happen removes
+    it; one that may have (the pointer's request unanswered) keeps it for the next night;
+    either raises `BuildError`, in one line. After the commit, a failed collection is
+    returned, for the log: the release is committed."""
+    steps: list[str] = []
+    run = Committer(open_bucket(start.url), start.url, lambda step, key: steps.append(step))
     run.token = start.token
-    only_local = f" (published to the output only: {local})"
+    (local / BUCKET_RELEASE).write_bytes(orjson.dumps({"url": start.url, "release": new.release}))
+    unchanged = f"the output's {CURRENT} is unchanged"
+    uncertain = False
     try:
-        return asyncio.run(
+        asyncio.run(
             run.commit(local, new, local / CHANGES, start.pointer, start.pointer_tag, keep, grace)
         )
+        return []
     except FAILURES as exc:
-        raise BuildError(f"{start.url}: {first_line(exc)}{only_local}") from None
-    except BuildError as exc:
-        raise BuildError(f"{exc}{only_local}") from None
+        failure = f"{start.url}: {first_line(exc)}"
+        uncertain = "pointer" in steps  # its request sent, no answer heard
+        said = f"nothing was published: {unchanged}"
+    except BuildError as exc:  # a lost compare-and-swap (which says so), a damaged release
+        failure = str(exc)
+        said = f"nor to the output: its {CURRENT} is unchanged"
+    if "published" in steps:
+        return [
+            f"{failure} (after its commit of {new.release}: the next commit's collection "
+            "finishes it)"
+        ]
+    if uncertain:
+        raise BuildError(
+            f"{failure} (the pointer's request had no answer: {unchanged}; the next night to "
+            f"{start.url} publishes this release to the output if the bucket committed it, "
+            "else removes it)"
+        )
+    discard(local)
+    raise BuildError(f"{failure} ({said})")
+
+
+def discard(release: Path) -> None:
+    """Remove a release that never went live."""
+    shutil.rmtree(set_aside(release), ignore_errors=True)
+
+
+def catch_up(output: Path, start: NightStart, keep: int) -> list[str]:
+    """Settle the releases of nights to the bucket `start` read that stopped after handing
+    their release to the commit, before their local swap (`awaits_local_swap`): one the bucket
+    committed (its pointer's history names it) and newer than the output's current is
+    published to the output now, so that the output is never behind the bucket; one it did
+    not commit, or older than the current, is removed. What was done, for the log."""
+    said: list[str] = []
+    committed = {e.release for e in start.pointer.history} if start.pointer else set()
+    releases = output / RELEASES_DIR
+    found = releases.iterdir() if releases.is_dir() else iter(())
+    waiting = sorted(r for r in found if awaits_local_swap(r))  # by build id: by start time
+    for release in waiting:
+        try:
+            marked = orjson.loads((release / BUCKET_RELEASE).read_bytes())
+            url, name = str(marked["url"]), str(marked["release"])
+        except (OSError, orjson.JSONDecodeError, KeyError, TypeError):
+            url, name = start.url, ""
+        if url != start.url:
+            continue  # another bucket's: for a night to that one
+        live = published_release(output)
+        left = f"{release}: left by a night to {url} that stopped before its local swap"
+        if name not in committed:
+            discard(release)
+            said.append(f"{left}, and not committed there: removed")
+        elif live is not None and not built_before(live.name, release.name):
+            discard(release)
+            said.append(f"{left}, committed there as {name} but older than {live}: removed")
+        else:
+            said += publish(output, release, keep)
+            said.append(f"{left}, committed there as {name}: published to the output now")
+    return said

@@ -1,14 +1,16 @@
 """One build from its start to its publish, and the release tail that every kind of build ends
 with: the one-machine build (`pipeline.build`), `pipeline merge` (`publish.merge`) and the Ray
 build's finalize (`pipeline.distributed`) each call `Night.finish`: the volume guards on the
-written site, the release's files, the history and the report, the seal, the check and the
-swap. A build that stops before the swap leaves the published release as it was."""
+written site, the release's files, the history and the report, the seal, the check, a Ray
+night's commit to its bucket, and the swap. A build that stops before the swap leaves the
+published release as it was."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -147,11 +149,14 @@ class Night:
         ingested: Sequence[IngestedTable],
         steps: Sequence[StepResult],
         inputs_digest: str,
+        commit: Callable[[Path], list[str]] | None = None,
     ) -> BuildResult:
         """From a written site to a published release: the history carried and the site's
         guards (`guard_site`); the manifest, changes and stores' records, and the site checked
         against the manifest, by a thread while DuckDB reports, records this build's row in the
-        history and checkpoints the warehouse; the seal; the swap. Closes `con`."""
+        history and checkpoints the warehouse; the seal; `commit` of the whole release, if any
+        (a Ray night's to its bucket: the output's release follows the bucket's commit, never
+        precedes it; what went wrong after it, for the log); the swap. Closes `con`."""
         settings, release = self.settings, self.release
         self.warn(site.previous_problem)
         try:
@@ -193,8 +198,10 @@ class Night:
             seal(release)
         finally:
             con.close()
+        os.replace(self.warehouse, release / WAREHOUSE)
         with self.stage("publish"):
-            problems = publish(settings.output, self.warehouse, release, settings.releases_kept)
+            problems = commit(release) if commit is not None else []
+            problems += publish(settings.output, release, settings.releases_kept)
         for problem in problems:  # after the report: on the log only
             self.reporter.warning(problem)
         shutil.rmtree(self.work, ignore_errors=True)

@@ -37,6 +37,7 @@ from pipeline.export.records.manifest import Manifest
 from pipeline.export.records.report import BuildReport
 from pipeline.export.records.state import STATE_FORMAT, release_format
 from pipeline.paths import (
+    BUCKET_RELEASE,
     CURRENT,
     DISCARDED,
     LINKS,
@@ -45,7 +46,6 @@ from pipeline.paths import (
     PUBLISHED,
     RELEASES,
     SITE,
-    WAREHOUSE,
     WORK,
     marked_releases,
     published_at,
@@ -89,12 +89,12 @@ def built_before(build_id: str, other: str) -> bool:
 _ID_TIME = re.compile(r"\d{8}T\d{6}\.\d{6}Z(?=-)")  # `new_build_id`'s start time
 
 
-def publish(output: Path, work_db: Path, release: Path, keep: int) -> list[str]:
-    """Switch `current` to the new release: one rename publishes the warehouse, the site, the
-    manifest, the report and the nginx configuration together. What fails after that rename
-    (the mark, the stable links, the clean-up: a full disk, say) does not unpublish it: it is
-    returned, for the log, and the next build repairs it (`exclusive`)."""
-    os.replace(work_db, release / WAREHOUSE)
+def publish(output: Path, release: Path, keep: int) -> list[str]:
+    """Switch `current` to the new release (its warehouse in it): one rename publishes the
+    warehouse, the site, the manifest, the report and the nginx configuration together. What
+    fails after that rename (the mark, the stable links, the clean-up: a full disk, say) does
+    not unpublish it: it is returned, for the log, and the next build repairs it
+    (`exclusive`)."""
     tmp = output / f".{CURRENT}-{release.name}"
     tmp.unlink(missing_ok=True)
     tmp.symlink_to(Path(RELEASES) / release.name)
@@ -113,8 +113,15 @@ def publish(output: Path, work_db: Path, release: Path, keep: int) -> list[str]:
 
 
 def _link_stable_names(output: Path, release: Path) -> None:
+    """OUTPUT/<name> -> current/<name> for each name of LINKS the release holds; a link to a
+    name it lacks (a Ray night's release straight to a bucket has no site and no nginx
+    configuration) is removed, not left pointing at nothing."""
     for name in LINKS:
         stable = output / name
+        if not os.path.lexists(release / name):
+            if stable.is_symlink():
+                stable.unlink()
+            continue
         if not stable.is_symlink():
             # The first build in this directory, or an output of the layout before releases
             # (its files in place, their history carried on: `state.baseline`).
@@ -215,7 +222,9 @@ def _repair(output: Path) -> None:
     between the swap and the mark leaves it unmarked); a release that never went live is
     removed: unmarked (a build killed before publishing), or of an earlier state format and
     marked later than the live one (its mark proves nothing: earlier versions marked before the
-    swap). Refuses an output whose `current` is not a link (copied with links followed)."""
+    swap). A release committed to a bucket before its local swap (BUCKET_RELEASE) is left for
+    the next night to that bucket, which publishes or removes it (`commit.catch_up`). Refuses
+    an output whose `current` is not a link (copied with links followed)."""
     current = output / CURRENT
     if current.exists() and not current.is_symlink():
         raise BuildError(
@@ -232,9 +241,17 @@ def _repair(output: Path) -> None:
         if release.name.startswith(DISCARDED):  # a deletion a kill interrupted
             shutil.rmtree(release, ignore_errors=True)
         elif release.resolve() != live and not _went_live(release, live_at):
+            if awaits_local_swap(release):
+                continue
             shutil.rmtree(set_aside(release), ignore_errors=True)
     if live is not None and live_at is None:
         mark_published(live)
+
+
+def awaits_local_swap(release: Path) -> bool:
+    """Whether `release` was handed to a bucket's commit and has not gone live here (see
+    BUCKET_RELEASE)."""
+    return (release / BUCKET_RELEASE).is_file() and published_at(release) is None
 
 
 def _went_live(release: Path, live_at: int | None) -> bool:

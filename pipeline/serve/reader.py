@@ -183,7 +183,7 @@ def write_nginx(url: str, folder: Path, listen: str, upstream: str) -> Release |
     endpoint, path = endpoint_of(url)
     origin = BucketOrigin(endpoint, path, (folder / RELEASE_MAP).absolute())
     _replace(folder / NGINX_CONF, render(folder.absolute(), listen, upstream, bucket=origin))
-    _replace(folder / RELEASE_MAP, release_map(release.stores, release.common))
+    _replace(folder / RELEASE_MAP, release_map(release.stores, release.common, release.build_id))
     return release
 
 

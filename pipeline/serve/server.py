@@ -9,9 +9,12 @@ its own, which matters: DuckDB reuses an open database for a path it has seen in
 
 The warehouse is opened on the first live answer, not before: while it cannot be opened (an
 analyst's DuckDB shell holding it read-write), live answers are 503 with the error envelope and
-every file is served as usual. The limits (connections, sizes, idle timeout) are the `serve`
-settings, which the generated nginx configuration shares; a request waitress refuses while
-reading it gets the error envelope too, with nginx's status (`protocol`).
+every file is served as usual. A request that nginx sent for another build's release (its
+header `X-Pipeline-Release`: nginx in front of a bucket) is 503 with the envelope: this
+server's answer would be another build's bytes. The limits (connections, sizes, idle
+timeout) are the `serve` settings, which the generated nginx configuration shares; a
+request waitress refuses while reading it gets the error envelope too, with nginx's status
+(`protocol`).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from pipeline.api.responses import (
     Response,
     method_not_allowed,
 )
+from pipeline.export.nginx.live import RELEASE_HEADER
 from pipeline.paths import CURRENT, SITE, WAREHOUSE
 from pipeline.serve.cache import AnswerCache
 from pipeline.serve.protocol import Channel, head_limit, raise_open_files_limit
@@ -43,6 +47,8 @@ from pipeline.serve.routes import answer, origin_form
 from pipeline.settings import ServeSettings
 
 StartResponse = Callable[..., Any]
+# The WSGI name of the header by which nginx names the build it answers for.
+RELEASE_ENVIRON = "HTTP_" + RELEASE_HEADER.upper().replace("-", "_")
 log = logging.getLogger(__name__)
 
 
@@ -69,6 +75,7 @@ class PublishedBuild:
         self._current: Published | None = None
         self._local = threading.local()
         self._refused: str | None = None  # why the warehouse last could not be opened
+        self._other: tuple[str, Path] | None = None  # the last build asked for, not this one's
 
     def current(self) -> Published:
         """The release OUTPUT/current names now; ApiError(503) before any is published."""
@@ -81,6 +88,20 @@ class PublishedBuild:
                 cache = AnswerCache(self.limits.cache_mb * 2**20, self.limits.cache_store_listings)
                 self._current = Published(release, cache)
             return self._current
+
+    def refuse(self, asked: str, published: Published) -> None:
+        """ApiError(503) for a request nginx sent for the release of build `asked`, not the
+        published one's (`live.RELEASE_HEADER`): its answer would be this build's bytes for a
+        URL of that release. Logged once a pair."""
+        if self._other != (asked, published.release):
+            log.warning(
+                "nginx answers the release of build %s, this server build %s: requests sent "
+                "for it are 503 until both serve one build",
+                asked,
+                published.release.name,
+            )
+            self._other = (asked, published.release)
+        raise ApiError(503, [UNAVAILABLE])
 
     def cursor(self, published: Published) -> duckdb.DuckDBPyConnection:
         """This thread's cursor on the release's warehouse, which is opened (read-only) on first
@@ -116,13 +137,17 @@ def application(
 ) -> Callable[[dict[str, Any], StartResponse], Iterable[bytes]]:
     build = PublishedBuild(output, limits)
 
-    def respond(method: str, target: str) -> tuple[Response, list[tuple[str, str]]]:
+    def respond(
+        method: str, target: str, release: str | None
+    ) -> tuple[Response, list[tuple[str, str]]]:
         try:
             if method not in ALLOWED_METHODS:
                 origin_form(target)  # a malformed target is 400 before the method is looked at
                 allow = [("Allow", ", ".join(ALLOWED_METHODS))]
                 return ApiError(405, [method_not_allowed(method)]).response(), allow
             published = build.current()
+            if release and release != published.release.name:
+                build.refuse(release, published)
             cursor = functools.partial(build.cursor, published)
             return answer(cursor, target, published.site, published.cache), []
         except ApiError as exc:
@@ -135,7 +160,8 @@ def application(
         if not target:
             query = environ.get("QUERY_STRING", "")
             target = environ.get("PATH_INFO", "/") + (f"?{query}" if query else "")
-        response, extra = respond(method, target)
+        release = environ.get(RELEASE_ENVIRON)
+        response, extra = respond(method, target, release)
         start_response(
             f"{response.status} {HTTPStatus(response.status).phrase}",
             [

@@ -35,9 +35,11 @@ def test_the_composed_files_are_the_in_memory_manifests_bytes(
 ) -> None:
     """Shard parts and a previous release: stores rendered again (one the same, one changed),
     carried (rows from the previous release), gone (removed), new, and the common pages;
-    cut into batches of 3 rows or taken whole, the same bytes and counts."""
+    cut into batches of 3 rows or taken whole, the same bytes and counts: `manifest.parquet`
+    too (one writer, whatever the row groups)."""
     monkeypatch.setattr(compose, "ROWS", chunk)
     monkeypatch.setattr(manifest_module, "CHUNK", chunk)
+    monkeypatch.setattr(manifest_module, "ROW_GROUP", min(chunk * 2, 100_000))
     common = ["v1.39.0/catalog/categories/index.json", "v1.39.0/help/index.html"]
     previous = _rows(common + _store("a", 4) + _store("b", 5) + _store("c", 3) + _store("g", 2), "")
     part_0 = _rows(common + _store("a", 4), "")  # a: rendered again, the same bytes
@@ -61,9 +63,10 @@ def test_the_composed_files_are_the_in_memory_manifests_bytes(
     whole.write(expected)
     changed, removed = whole.changes(Manifest(previous))
     write_changes(expected / CHANGES, changed, removed)
-    for name in (MANIFEST, CHANGES):
+    for name in (MANIFEST, MANIFEST_PARQUET, CHANGES):
         assert (tmp_path / "composed" / name).read_bytes() == (expected / name).read_bytes()
     assert pl.read_parquet(tmp_path / "composed" / MANIFEST_PARQUET).equals(whole.frame)
+    assert whole.parquet() == (expected / MANIFEST_PARQUET).read_bytes()
     assert counts == file_counts(whole, changed, removed)
     assert counts["files_removed"] == 2 and len(changed) == 8  # g's pages; b's and n's
 

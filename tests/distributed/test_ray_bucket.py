@@ -26,7 +26,7 @@ from pipeline.distributed.parts import BucketShard, records_by_shard
 from pipeline.distributed.tasks import split_by_shard
 from pipeline.errors import BuildError
 from pipeline.export.records.report import BuildReport
-from pipeline.paths import MANIFEST, SITE
+from pipeline.paths import BUCKET_RELEASE, MANIFEST, MANIFEST_PARQUET, NGINX_CONF, SITE
 from pipeline.paths import STORES as STORES_RECORDS
 from pipeline.publish.bucket import (
     BUILDS,
@@ -79,16 +79,23 @@ def _page_puts(s3: S3Server, url: str, since: int) -> list[str]:
 
 
 def _check_night(url: str, one_machine: Path, output: Path, scratch: Path) -> None:
-    """The pointer names a release whose manifest is the one-machine build's, byte for byte,
-    and whose every URL, read through the pointer, is the one-machine site's bytes; no page,
-    no shard folder and no scratch is left on a disk."""
+    """The pointer names a release whose manifest is the one-machine build's, byte for byte
+    (its Parquet copy too, in the output and in the bucket), and whose every URL, read through
+    the pointer, is the one-machine site's bytes; the output's current is that release; no
+    page, no site or nginx configuration (nor a link to one), no shard folder and no scratch
+    is left on a disk."""
     reader = BucketReader(url)
     release = reader.snapshot()
     assert release is not None
-    stored = obs.get(open_bucket(url), f"{RELEASES}{release.release}/{MANIFEST}").bytes()
-    assert bytes(stored) == (one_machine / MANIFEST).read_bytes()
+    assert _release(output).name == release.build_id
+    for name in (MANIFEST, MANIFEST_PARQUET):
+        stored = obs.get(open_bucket(url), f"{RELEASES}{release.release}/{name}").bytes()
+        assert bytes(stored) == (one_machine / "current" / name).read_bytes(), name
+        assert (output / "current" / name).read_bytes() == bytes(stored), name
     assert check_bucket(url, {release.build_id: Build.of(_release(one_machine))}) is not None
-    assert not (output / "current" / SITE).exists()
+    for name in (SITE, NGINX_CONF):
+        assert not os.path.lexists(output / "current" / name), name
+        assert not os.path.lexists(output / name), name
     left = [p for p in output.rglob("*") if p.is_file() and "/pages/" in str(p)]
     assert left == [] and not list((output / ".work").glob("*/shards"))
     assert list(scratch.iterdir()) == []
@@ -275,21 +282,94 @@ def test_the_commit_is_fenced_by_the_pointer_read_at_the_start_of_the_night(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A publish that commits while a night runs (after the night read the pointer): the
-    night's commit fails in one line, and the pointer names that publish's release, whole."""
+    night's commit fails in one line, the pointer names that publish's release, whole, and
+    the output stays on the night before: its current, its releases and its history."""
     url = s3.bucket("fenced")
     output, scratch = tmp_path / "out", tmp_path / "scratch"
-    other = publish_release(_release(nights["same"][1]), url)
+    publish_release(_release(nights["same"][1]), url)
+    build_on_ray(_night(nights["same"][0], output, url, 2, scratch))
+    before = _release(output)
+    other = BucketReader(url).snapshot()
+    assert other is not None and other.build_id == before.name
     commit = bucket_night.commit_night
 
-    def another_publish_first(*args: Any, **kwargs: Any) -> int:
+    def another_publish_first(*args: Any, **kwargs: Any) -> list[str]:
         publish_release(_release(nights["changed"][1]), url, allow_older=True)
         return commit(*args, **kwargs)
 
     monkeypatch.setattr(bucket_night, "commit_night", another_publish_first)
     with pytest.raises(BuildError, match=r"another publish wrote current\.json") as failed:
         build_on_ray(_night(nights["same"][0], output, url, 2, scratch))
-    assert "\n" not in str(failed.value) and "published to the output only" in str(failed.value)
+    line = str(failed.value)
+    assert "\n" not in line and line.endswith("(nor to the output: its current is unchanged)")
     current = BucketReader(url).snapshot()
     assert current is not None and current.release != other.release
     build = Build.of(_release(nights["changed"][1]))
     assert check_bucket(url, {current.build_id: build}) == current.build_id
+    assert _release(output) == before
+    assert [r.name for r in (output / "releases").iterdir()] == [before.name]
+    assert _build_runs(output) == [before.name]
+
+
+def _build_runs(output: Path) -> list[str]:
+    """The builds `meta.build_run` of the output's current warehouse lists, oldest first."""
+    con = db.connect(output / "current" / "warehouse.duckdb", read_only=True)
+    try:
+        rows = con.execute("SELECT build_id FROM meta.build_run ORDER BY started_at").fetchall()
+    finally:
+        con.close()
+    return [r[0] for r in rows]
+
+
+@pytest.mark.slow
+def test_a_driver_killed_between_its_commit_and_its_swap_is_caught_up_by_the_next_night(
+    cluster: Path,
+    s3: S3Server,
+    nights: dict[str, tuple[Path, Path]],
+    tmp_path: Path,
+) -> None:
+    """A driver killed right after the bucket's commit, before its local swap: the bucket
+    names its release, the output still the night before (never ahead of the bucket), with the
+    killed night's release waiting; the next night to that bucket publishes it to the output
+    first, says so, and follows it (the history lists it)."""
+    url = s3.bucket("caught-up")
+    output, scratch = tmp_path / "out", tmp_path / "scratch"
+    build_on_ray(_night(nights["same"][0], output, url, 2, scratch))
+    first = _release(output)
+
+    changed_inputs, changed = nights["changed"]
+    address = ray.get_runtime_context().gcs_address
+    script = (
+        "import os, signal\n"
+        "import pipeline.distributed as d\n"
+        "import pipeline.distributed.bucket_night as n\n"
+        "from pipeline.settings import load_settings\n"
+        "commit = n.commit_night\n"
+        "def committed_then_killed(*args, **kwargs):\n"
+        "    commit(*args, **kwargs)\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+        "n.commit_night = committed_then_killed\n"
+        f"ray = {{'shards': 2, 'to': {url!r}, 'scratch': {str(scratch)!r}, "
+        f"'address': {address!r}}}\n"
+        f"d.build_on_ray(load_settings(None, input={str(changed_inputs)!r}, "
+        f"output={str(output)!r}, engine='ray', ray=ray))\n"
+    )
+    driver = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert driver.returncode == -9, driver.stderr[-2000:]
+    killed = BucketReader(url).snapshot()
+    assert killed is not None and killed.build_id != first.name
+    assert _release(output) == first  # behind the bucket, never ahead
+    waiting = output / "releases" / killed.build_id
+    assert (waiting / BUCKET_RELEASE).is_file()
+
+    result = build_on_ray(_night(changed_inputs, output, url, 2, scratch))
+    _check_night(url, changed, output, scratch)
+    assert _build_runs(output) == [first.name, killed.build_id, result.build_id]
+    said = [w for w in result.report.build_warnings if str(waiting) in w]
+    assert said and said[0].endswith("published to the output now"), said

@@ -138,11 +138,15 @@ def test_an_address_with_token_authentication(head: Head, tmp_path: Path) -> Non
     output = str(tmp_path / "out")
     refused = _build(head.tmp, "--address", head.address, "--output", output)
     assert refused.returncode == 1, refused.stderr
+    assert _lines(refused) == [_not_joined(head.address)]
+    # A token the cluster does not hold: said as such (Ray's tries cut short: QUICK).
+    wrong = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(16), **QUICK}
+    refused = _build(head.tmp, "--address", head.address, "--output", output, **wrong)
+    assert refused.returncode == 1, refused.stderr
     line = refused.stderr.strip().splitlines()[-1]
     assert line.startswith(
-        f"build failed: engine ray: cannot connect to the cluster at {head.address}: "
-    )
-    assert "needs RAY_AUTH_MODE=token in the build's environment" in line
+        f"build failed: engine ray: the cluster at {head.address} refused the build's token: "
+    ), line
 
     sessions = _sessions(head.tmp)
     token = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": head.token}
@@ -153,6 +157,55 @@ def test_an_address_with_token_authentication(head: Head, tmp_path: Path) -> Non
     assert done.returncode == 0, done.stderr
     assert _sessions(head.tmp) == sessions  # on that cluster
     assert (tmp_path / "out" / "current").is_dir()
+
+
+# Ray's tries to reach a cluster's GCS, and how long each waits: one try of 2 s (Ray's own:
+# 20 tries, each of up to 35 s against an address that does not answer).
+QUICK = {
+    "RAY_gcs_server_port_wait_time_s": "1",
+    "RAY_gcs_rpc_server_connect_timeout_s": "1",
+    "RAY_py_gcs_connect_timeout_s": "2",
+}
+
+
+def _not_joined(address: str) -> str:
+    return (
+        f"build failed: engine ray: the cluster at {address} was not joined: RAY_AUTH_MODE is "
+        "not set. A cluster with token authentication needs RAY_AUTH_MODE=token in the build's "
+        "environment, and the cluster's token in ~/.ray/auth_token, RAY_AUTH_TOKEN_PATH or "
+        "RAY_AUTH_TOKEN; one without it, RAY_AUTH_MODE=disabled"
+    )
+
+
+def _lines(done: subprocess.CompletedProcess[str]) -> list[str]:
+    """What the build wrote on stderr besides its progress (one JSON object a line)."""
+    return [line for line in done.stderr.splitlines() if not line.startswith("{")]
+
+
+def test_a_named_cluster_is_refused_before_anything_starts_or_said_unreachable(
+    ray_tmp: Path, tmp_path: Path
+) -> None:
+    """An address with the token mode unsaid: the one line, and nothing else, at once: Ray was
+    never started or joined (it would try for 20 s, with a warning a try). With the mode said,
+    a cluster that cannot be reached (a port that refuses connections) is a connection failure
+    in one line, not a token problem."""
+    with socket.socket() as nobody:  # bound, never listening: a connection is refused
+        nobody.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{nobody.getsockname()[1]}"
+        output = str(tmp_path / "out")
+        refused = _build(ray_tmp, "--address", address, "--output", output)
+        assert refused.returncode == 1, refused.stderr
+        assert _lines(refused) == [_not_joined(address)]
+        assert not (ray_tmp / "ray").exists()  # no session of Ray's, started or joined
+        unreachable = _build(
+            ray_tmp, "--address", address, "--output", output, RAY_AUTH_MODE="disabled", **QUICK
+        )
+    assert unreachable.returncode == 1, unreachable.stderr
+    line = unreachable.stderr.strip().splitlines()[-1]
+    assert line.startswith(
+        f"build failed: engine ray: cannot connect to the cluster at {address}: "
+    )
+    assert "token" not in line, line
 
 
 @pytest.mark.slow

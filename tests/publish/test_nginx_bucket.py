@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import boto3
+import obstore as obs
 import orjson
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -28,8 +29,9 @@ from pipeline.contract import STORE_KEY_PATTERN, STORED_KEY_PATTERN
 from pipeline.errors import BuildError
 from pipeline.export import nginx
 from pipeline.export.nginx.bucket import BucketOrigin, release_map
+from pipeline.publish.bucket import open_bucket
 from pipeline.publish.objectstore import publish_release
-from pipeline.serve.reader import RELEASE_MAP, BucketReader, write_nginx
+from pipeline.serve.reader import RELEASE_MAP, BucketReader, resolve, site_path, write_nginx
 from pipeline.settings import load_settings
 from tests.conftest import SAMPLE, run_cli
 from tests.publish.conftest import S3Server, raise_prices
@@ -237,7 +239,7 @@ def test_every_store_key_is_a_key_of_the_release_map(
     configuration and the release's map, and the map gives each key its version."""
     folder = tmp_path_factory.mktemp("keys")
     origin = BucketOrigin("http://127.0.0.1:9", "/bucket/pre fix", folder / RELEASE_MAP)
-    (folder / RELEASE_MAP).write_text(release_map(stores, common))
+    (folder / RELEASE_MAP).write_text(release_map(stores, common, "build"))
     conf = nginx.render(folder, f"unix:{folder / 'nginx.sock'}", "127.0.0.1:9", bucket=origin)
     (folder / "nginx.conf").write_text(conf)
     main = main_conf(folder, PROBE.format(sock=folder / "probe.sock"))
@@ -266,7 +268,7 @@ def test_a_version_nginx_cannot_write_is_refused_by_name(
     stores: dict[str, str], common: str, named: str
 ) -> None:
     with pytest.raises(BuildError, match=re.escape(named)):
-        release_map(stores, common)
+        release_map(stores, common, "build")
 
 
 def test_the_live_upstream_down_is_503_with_the_envelope_in_front_of_the_bucket(
@@ -292,3 +294,60 @@ def test_the_live_upstream_down_is_503_with_the_envelope_in_front_of_the_bucket(
                 JSON,
                 envelope(UNAVAILABLE),
             ), target
+
+
+def test_an_object_deleted_from_the_bucket_is_never_another_builds_bytes(
+    s3: S3Server, sample_build: Path, changed_build: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """One page's object of the committed release deleted: nginx, which cannot tell it from a
+    page never materialised, sends it live naming the release's build; `pipeline serve` of
+    another build answers 503 with the envelope, not its own bytes with 200, while the other
+    pages still come from the bucket; `pipeline serve` of the release's own build answers it
+    with that build's bytes. A client cannot name a build through local nginx."""
+    url = s3.bucket("deleted")
+    readable(s3, url)
+    publish_release((sample_build / "current").resolve(), url)
+    release = BucketReader(url).snapshot()
+    assert release is not None
+    cellar = [t for t in materialised_targets(sample_build) if "/stores/card-cellar/" in t]
+    ours = {t: (sample_build / "site" / site_path_of(t)).read_bytes() for t in cellar}
+    # A page the other build has other bytes for (its prices were raised), and another.
+    gone = next(
+        t for t in cellar if (changed_build / "site" / site_path_of(t)).read_bytes() != ours[t]
+    )
+    kept = next(t for t in cellar if t != gone)
+    theirs = (changed_build / "site" / site_path_of(gone)).read_bytes()
+    key = resolve(release, gone)
+    assert key is not None
+    obs.delete(open_bucket(url), key)
+    folder = tmp_path_factory.mktemp("ng")
+    listen = f"unix:{folder / 'nginx.sock'}"
+    with preview_server(changed_build) as port:
+        assert write_nginx(url, folder, listen, f"127.0.0.1:{port}")
+        with nginx_on(folder) as bucket:
+            got = request(bucket, gone)
+            assert (got.status, got.content_type, orjson.loads(got.body)) == (
+                503,
+                JSON,
+                envelope(UNAVAILABLE),
+            )
+            assert request(bucket, kept).body == ours[kept]
+        # Through local nginx, a client's header names nothing: the other build's own page.
+        with running_nginx(
+            tmp_path_factory.mktemp("lc"), changed_build / "site", f"127.0.0.1:{port}"
+        ) as local:
+            named = {"X-Pipeline-Release": release.build_id, "If-None-Match": '"x"'}
+            got = request(local, gone, headers=named)
+            assert (got.status, got.body) == (200, theirs)
+    with preview_server(sample_build) as port:
+        assert write_nginx(url, folder, listen, f"127.0.0.1:{port}")
+        with nginx_on(folder) as bucket:
+            got = request(bucket, gone)
+            assert (got.status, got.body) == (200, ours[gone])
+
+
+def site_path_of(target: str) -> str:
+    """The site file of a materialised page's canonical URL (`materialised_targets`)."""
+    path = site_path(target)
+    assert path is not None, target
+    return path

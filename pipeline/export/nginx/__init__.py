@@ -39,7 +39,7 @@ from pipeline.api.urls import (
 from pipeline.contract import STORED_KEY_PATTERN
 from pipeline.export.nginx.bucket import BucketOrigin, serve_object, upstream_and_map
 from pipeline.export.nginx.catalog import catalog_locations
-from pipeline.export.nginx.live import LIVE, LIVE_LOCATIONS, RECURSIVE, TO_LIVE
+from pipeline.export.nginx.live import LIVE, RECURSIVE, TO_LIVE, live_locations
 from pipeline.export.nginx.operations import store_operation_locations
 from pipeline.export.nginx.params import query_maps
 from pipeline.export.nginx.syntax import literal, regex_location
@@ -170,10 +170,16 @@ def _page_locations(serve: Callable[[str, str], str]) -> str:
 
 
 def _server(
-    site_root: Path, listen: str, limits: ServeSettings, serve: Callable[[str, str], str]
+    site_root: Path,
+    listen: str,
+    limits: ServeSettings,
+    serve: Callable[[str, str], str],
+    release: str,
 ) -> str:
-    """The server block: whole bodies only, the limits, the error pages, the locations."""
+    """The server block: whole bodies only, the limits, the error pages, the locations (the
+    live ones telling the upstream `release`: `live_locations`)."""
     error_pages, error_locations = _error_pages()
+    live = live_locations(release)
     return f"""server {{
     listen {literal(listen, "the address to listen on")};
     root {literal(str(site_root), "the site's folder")};
@@ -204,7 +210,7 @@ def _server(
     }}
 
 {_page_locations(serve)}
-{LIVE_LOCATIONS}{error_locations}
+{live}{error_locations}
 }}
 """
 
@@ -241,7 +247,7 @@ def render(
     keepalive_timeout {max(1, limits.channel_timeout - 1)}s;
 }}
 
-{_server(site_root, listen, limits, serve)}"""
+{_server(site_root, listen, limits, serve, "$bk_build" if bucket else '""')}"""
 
 
 def write_nginx_conf(release: Path, settings: Settings) -> None:

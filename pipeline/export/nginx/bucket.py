@@ -5,7 +5,9 @@ the bucket by proxy, at the key of the committed release (`stores/<key>/<version
 (`release.map`), rewritten when the pointer moves (`pipeline nginx-bucket`), then `nginx -s
 reload`: until then, nginx answers the release it loaded, whole, and never a mix. A page the
 bucket lacks (403 or 404: not materialised, an unknown store) goes to the live upstream, as a
-missing file does locally.
+missing file does locally, with the release's build in a header (`live.RELEASE_HEADER`):
+`pipeline serve` of another build answers 503, so an object deleted from the bucket is never
+answered with another build's bytes.
 
 Materialised pages' names hold no `%` (their parameters are ids, channels, flags and paging),
 so a key is sent as nginx built it; a name with one (a name filter) is never an object and
@@ -98,9 +100,10 @@ def serve_object(origin: BucketOrigin, path: str, fallback: str, error_pages: st
     return "".join(f"        {line}\n" for line in lines) + error_pages.replace("    ", "        ")
 
 
-def release_map(stores: Mapping[str, str], common: str) -> str:
-    """The map file of one release: its store -> version map and its common version, each key
-    a string whatever it spells (`default`, `include`: `syntax.map_key`)."""
+def release_map(stores: Mapping[str, str], common: str, build: str) -> str:
+    """The map file of one release: its store -> version map, its common version and its
+    build (`$bk_build`, told to the live upstream: `live.RELEASE_HEADER`), each key a string
+    whatever it spells (`default`, `include`: `syntax.map_key`)."""
     lines = [
         f"    {map_key(key)} {literal(version, f'store {key!r}: version')};"
         for key, version in sorted(stores.items())
@@ -109,4 +112,5 @@ def release_map(stores: Mapping[str, str], common: str) -> str:
         "map $bk_store $bk_version {\n"
         '    default "";\n' + "".join(f"{line}\n" for line in lines) + "}\n"
         f"map $host $bk_common {{\n    default {literal(common, 'the common version')};\n}}\n"
+        f"map $host $bk_build {{\n    default {literal(build, 'the build')};\n}}\n"
     )

@@ -16,18 +16,28 @@ LIVE = "@live"
 TO_LIVE = f"        error_page 418 = {LIVE};\n        return 418;\n"
 RECURSIVE = "    recursive_error_pages on;\n"
 
-# `@live` for a page with no file, `/.live` for a request with a precondition.
-LIVE_LOCATIONS = f"""    location {LIVE} {{
-        proxy_pass http://pipeline_live;
+# The header by which nginx tells the live upstream the build whose release it answers for:
+# in front of a bucket, the committed release's (`bucket.release_map`), and `pipeline serve`
+# answers 503 for any other build's (`serve.server`): never another build's bytes for a URL of
+# that release (an object deleted from the bucket, say). In front of a local site it is
+# cleared (a client's is not passed on).
+RELEASE_HEADER = "X-Pipeline-Release"
+
+
+def live_locations(release: str) -> str:
+    """`@live` for a page with no file, `/.live` for a request with a precondition; each
+    tells the upstream `release` (an nginx value: `$bk_build`, or `""` to clear it)."""
+    return "".join(
+        f"""    location {where} {{
+{internal}        proxy_pass http://pipeline_live{uri};
         proxy_set_header Host $host;
-        proxy_http_version 1.1;
-        proxy_set_header Connection "";
-    }}
-    location = /.live {{
-        internal;
-        proxy_pass http://pipeline_live$request_uri;
-        proxy_set_header Host $host;
+        proxy_set_header {RELEASE_HEADER} {release};
         proxy_http_version 1.1;
         proxy_set_header Connection "";
     }}
 """
+        for where, internal, uri in (
+            (LIVE, "", ""),
+            ("= /.live", "        internal;\n", "$request_uri"),
+        )
+    )

@@ -14,12 +14,19 @@ from __future__ import annotations
 import io
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import polars as pl
+import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
+import pyarrow.parquet as pq  # type: ignore[import-untyped]  # no stubs
 
 from pipeline.paths import MANIFEST, MANIFEST_PARQUET
 
 SCHEMA = {"path": pl.String, "sha256": pl.Binary, "bytes": pl.Int64}
+# `manifest.parquet`'s schema and row groups (`write_manifest_parquet`); a Ray night composes
+# the manifest and writes its JSON a row group at a time (`distributed.compose`).
+PARQUET_SCHEMA = pa.schema([("path", pa.string()), ("sha256", pa.binary()), ("bytes", pa.int64())])
+ROW_GROUP = 25_000
 _HEAD, _TAIL = b'{"files":[\n', b"\n]}\n"
 CHUNK = 100_000  # rows of the manifest handled at a time
 
@@ -61,13 +68,13 @@ class Manifest:
 
     def parquet(self) -> bytes:
         """The bytes of its Parquet copy, as `write` writes them."""
-        buffer = io.BytesIO()
-        self.frame.write_parquet(buffer, statistics=False)
-        return buffer.getvalue()
+        sink = pa.BufferOutputStream()
+        write_manifest_parquet(sink, [self.frame.to_arrow()])
+        return bytes(sink.getvalue().to_pybytes())
 
     def write(self, release: Path) -> None:
         """`manifest.json` in the release, and its Parquet copy for the next build."""
-        (release / MANIFEST_PARQUET).write_bytes(self.parquet())
+        write_manifest_parquet(str(release / MANIFEST_PARQUET), [self.frame.to_arrow()])
         write_manifest_json(release / MANIFEST, [self.frame])
 
     def slice_under(self, folder: str) -> pl.DataFrame:
@@ -96,6 +103,28 @@ def rows_under(frame: pl.DataFrame, folder: str) -> pl.DataFrame:
     lo = int(paths.search_sorted(folder + "/", "left"))
     hi = int(paths.search_sorted(folder + "0", "left"))
     return frame.slice(lo, hi - lo)
+
+
+def write_manifest_parquet(sink: str | pa.NativeFile, batches: Iterable[Any]) -> None:
+    """The manifest's Parquet copy of the rows of `batches` (Arrow tables or record batches:
+    path, sha256, bytes; in path order): its one writer, for a frame in memory and for the
+    rows a Ray night composes out of core (`distributed.compose`) alike. Rows go out in row
+    groups of ROW_GROUP, each written from one contiguous chunk, with the same options, so the
+    same rows make the same bytes however they come cut."""
+    options = {"compression": "zstd", "use_dictionary": False, "write_statistics": False}
+    with pq.ParquetWriter(sink, PARQUET_SCHEMA, **options) as writer:
+        held: list[Any] = []
+        count = 0
+        for batch in batches:
+            table = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
+            held.append(table.select(PARQUET_SCHEMA.names))
+            count += table.num_rows
+            while count >= ROW_GROUP:  # a group at a time: cast and copied, never the whole
+                rows = pa.concat_tables(held)
+                writer.write_table(rows.slice(0, ROW_GROUP).cast(PARQUET_SCHEMA).combine_chunks())
+                held, count = [rows.slice(ROW_GROUP)], count - ROW_GROUP
+        if count:
+            writer.write_table(pa.concat_tables(held).cast(PARQUET_SCHEMA).combine_chunks())
 
 
 def write_manifest_json(path: Path, batches: Iterable[pl.DataFrame]) -> None:
