@@ -35,6 +35,7 @@ from pipeline.distributed.finalize import (
     market_steps,
     store_steps,
 )
+from pipeline.distributed.reuse import shard_inputs
 from pipeline.distributed.tasks import (
     SHARD_TABLES,
     IngestedPart,
@@ -125,10 +126,14 @@ def _build(night: Night, ray: Any, start: NightStart | None) -> BuildResult:
                 for t in STORE_TABLES
                 if t != LISTINGS.name
             }
+            shard_stores = [{n: cut[i] for n, cut in stores.items()} for i in range(shards)]
+            inputs: list[str] = []
+            if start is not None:  # what tells the night which shards it need not build
+                listings = (names, typed)
+                inputs = shard_inputs(settings, con, CATALOG_TABLES, listings, shard_stores, read)
             _store_tables_emptied(con, typed)
             empty = con.sql("SELECT * FROM raw.listings").to_arrow_table()
         listings_parts = [[p[i + 1] for p in parts] for i in range(shards)]
-        shard_stores = [{name: cut[i] for name, cut in stores.items()} for i in range(shards)]
         if start is not None:
             handed = Handed(
                 catalog,
@@ -140,6 +145,7 @@ def _build(night: Night, ray: Any, start: NightStart | None) -> BuildResult:
                 read,
                 file_sums,
                 len(files),
+                inputs,
             )
             return build_to_bucket(night, ray, con, start, handed)
         with night.stage("shards", shards, "shards") as advance:

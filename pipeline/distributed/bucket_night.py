@@ -1,7 +1,9 @@
 """The shards and the finalize of a Ray night straight to a bucket (`ray.to`, `--to`): the
 driver hands each shard task its rows and its stores' records at the night's start; the
 tasks build in scratch of their own and upload their stores' versions and their parts
-(`bucket_shard`, `parts`); the driver gathers the warehouse from the parts, composes the
+(`bucket_shard`, `parts`); a shard whose inputs are those of its parts in the release the
+night started from runs no task, and the release names those parts again (`reuse`); the
+driver gathers the warehouse from the parts, composes the
 release's manifest and changes on its disk (`compose`: it holds summaries only), ends with
 the one release tail (`Night.finish`: the local release holds no page), which commits the
 release to the bucket (`commit_night`, fenced by the pointer read at the start) before its
@@ -20,7 +22,12 @@ import polars as pl
 
 from pipeline import export
 from pipeline.contract import TABLES, TABLES_BY_NAME
-from pipeline.distributed.bucket_shard import PART_NAMES, ShardSummary, build_shard_to_bucket
+from pipeline.distributed.bucket_shard import (
+    PART_NAMES,
+    TABLE_PARTS,
+    ShardSummary,
+    build_shard_to_bucket,
+)
 from pipeline.distributed.compose import MEMORY, compose_release_files
 from pipeline.distributed.finalize import (
     check_shards,
@@ -40,6 +47,7 @@ from pipeline.distributed.parts import (
     read_records,
     records_by_shard,
 )
+from pipeline.distributed.reuse import lay_out_reused, reusable, reused_summary
 from pipeline.distributed.tasks import SHARD_TABLES, IngestedPart
 from pipeline.export import Site
 from pipeline.export.records.digests import (
@@ -79,6 +87,7 @@ class Handed:
     read: list[IngestedPart]
     file_sums: list[TableSums]
     listings_files: int
+    inputs: list[str]  # each shard's digest of what it is handed (`reuse.shard_inputs`)
 
 
 def build_to_bucket(
@@ -99,25 +108,37 @@ def build_to_bucket(
             task = task.options(num_cpus=config.cpus_per_shard, **options)
             previous = records_by_shard(start.records, shards)
             build = f"{night.build_id}.{start.token}"
+            reused = reusable(start, handed.inputs)
+            results: list[ShardSummary] = [
+                reused_summary(Shard(i, shards), prefix, doc, previous[i])
+                for i, (prefix, doc) in reused.items()
+            ]
+            advance(len(results))
             pending = [
                 task.remote(
                     settings,
                     Shard(i, shards),
-                    BucketShard(start.url, build, start.token, previous[i]),
+                    BucketShard(start.url, build, start.token, previous[i], handed.inputs[i]),
                     handed.catalog,
                     handed.stores[i],
                     handed.empty,
                     *handed.listings[i],
                 )
                 for i in range(shards)
+                if i not in reused
             ]
-            results: list[ShardSummary] = finished(ray, pending, advance)
+            results += finished(ray, pending, advance)
         with night.stage("finalize"):
             results.sort(key=lambda r: r.shard)
             check_shards(results, shards, add_sums(handed.file_sums))
             folders = [night.work / PARTS_DIR / str(r.shard.index) for r in results]
+            downloaded = 0
             for summary, folder in zip(results, folders, strict=True):
-                fetch_parts(start.url, summary.parts, PART_NAMES, folder)
+                if summary.reused:  # its tables; its records are the night's start's
+                    downloaded += fetch_parts(start.url, summary.parts, TABLE_PARTS, folder)
+                    lay_out_reused(folder, previous[summary.shard.index])
+                else:
+                    downloaded += fetch_parts(start.url, summary.parts, PART_NAMES, folder)
             gather_tables(con, [[f / f"{t}.parquet" for f in folders] for t in SHARD_TABLES])
             steps = [*handed.steps, *store_steps(results), *market_steps(con)]
             common = _common_pages(night, start, con)
@@ -132,6 +153,8 @@ def build_to_bucket(
                 puts=sum(r.puts for r in results) + common.uploaded.puts,
                 bytes=sum(r.uploaded_bytes for r in results) + common.uploaded.bytes,
                 stores_new=sum(r.stores_new for r in results),
+                shards_reused=len(reused),
+                parts_downloaded_bytes=downloaded,
             )
     except BaseException:
         con.close()

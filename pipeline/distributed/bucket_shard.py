@@ -18,7 +18,7 @@ import polars as pl
 import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
 
 from pipeline import export
-from pipeline.distributed.parts import BucketShard, publish_shard
+from pipeline.distributed.parts import BucketShard, ShardDoc, publish_shard
 from pipeline.distributed.tasks import SHARD_TABLES, copy_tables, peak_rss_mb, shard_warehouse
 from pipeline.export.records.digests import StoreRecord, TableSums, table_sums
 from pipeline.paths import MANIFEST_PARQUET, SITE, STORES
@@ -42,9 +42,11 @@ class ShardSummary:
     stores_new: int
     puts: int
     uploaded_bytes: int
+    reused: bool = False  # no task ran: the parts of the release the night started from
 
 
-PART_NAMES = (MANIFEST_PARQUET, STORES, *(f"{t}.parquet" for t in SHARD_TABLES))
+TABLE_PARTS = tuple(f"{t}.parquet" for t in SHARD_TABLES)
+PART_NAMES = (MANIFEST_PARQUET, STORES, *TABLE_PARTS)  # what the driver downloads of a task's
 
 
 def build_shard_to_bucket(
@@ -90,8 +92,9 @@ def build_shard_to_bucket(
             sums = table_sums(con, "raw.listings")
         finally:
             con.close()
+        doc = ShardDoc(job.inputs, sums, tuple((s.name, s.rows) for s in steps))
         up = publish_shard(
-            job, shard.index, attempt, folder, site.manifest, site.stores, SHARD_TABLES
+            job, shard.index, attempt, folder, site.manifest, site.stores, SHARD_TABLES, doc
         )
         return ShardSummary(
             shard,

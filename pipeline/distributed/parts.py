@@ -12,6 +12,9 @@ bucket plays: the shards share nothing with the driver and each other but the bu
   of a shard never write the same key, so a stale attempt (a partitioned node that wakes up
   after its retry) only adds versions and parts no commit names, collected after the grace
   period like any leftover (`bucket.group_of`).
+- A shard's parts hold what they were built from (`ShardDoc`, `shard.json`): a later night
+  whose shard has the same inputs runs no task for it and names the same parts again
+  (`reuse`).
 - The driver downloads the parts to its own disk (streamed), builds the warehouse from their
   tables, and composes the release's manifest on disk from the parts' rows and the carried
   stores' rows of the previous release's manifest (`compose`), out of core. It writes the
@@ -29,12 +32,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import obstore as obs
+import orjson
 import polars as pl
 import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
 
 from pipeline.api.urls import store_column
 from pipeline.errors import BuildError, first_line
-from pipeline.export.records.digests import StoreRecord
+from pipeline.export.records.digests import StoreRecord, TableSums
 from pipeline.export.records.manifest import Manifest
 from pipeline.paths import MANIFEST_PARQUET, STORES
 from pipeline.publish.bucket import (
@@ -66,6 +70,7 @@ class BucketShard:
     build: str  # <build_id>.<token>: the night's folder under builds/
     token: str
     previous: pa.Table
+    inputs: str  # the digest of what the shard is handed (`reuse.shard_inputs`)
 
     def parts(self, index: int, attempt: str) -> str:
         """The prefix of one attempt's parts."""
@@ -77,6 +82,36 @@ def records_by_shard(records: pl.DataFrame, shards: int) -> list[pa.Table]:
     keys = records["store_key"].to_list()
     of = pl.Series([shard_of(k, shards) for k in keys], dtype=pl.Int64)
     return [records.filter(of == i).to_arrow() for i in range(shards)]
+
+
+SHARD_DOC = "shard.json"  # among an attempt's parts: its `ShardDoc`
+
+
+@dataclass(frozen=True)
+class ShardDoc:
+    """What an attempt's parts were built from (`inputs`, the digest its task was handed), and
+    what a later night that names them again reports in the task's place: the listings' rows
+    the shard held (`sums`) and its stores' steps' rows."""
+
+    inputs: str
+    sums: TableSums
+    steps: tuple[tuple[str, int], ...]
+
+    def to_json(self) -> bytes:
+        # The sums as text: their total is a HUGEINT, past JSON's integers.
+        sums = [str(v) for v in self.sums]
+        return orjson.dumps({"inputs": self.inputs, "sums": sums, "steps": self.steps})
+
+    @classmethod
+    def parse(cls, data: bytes) -> ShardDoc | None:
+        """The document in `data`; None for anything else (then the shard is built again)."""
+        try:
+            doc = orjson.loads(data)
+            n, xor, total = (int(v) for v in doc["sums"])
+            steps = tuple((str(name), int(rows)) for name, rows in doc["steps"])
+            return cls(str(doc["inputs"]), (n, xor, total), steps)
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+            return None
 
 
 @dataclass(frozen=True)
@@ -97,11 +132,12 @@ def publish_shard(
     manifest: Manifest,
     stores: dict[str, StoreRecord],
     tables: Sequence[str],
+    doc: ShardDoc,
 ) -> Uploaded:
     """The task's side of the bucket, once its site is written under `folder/site` and its
     tables as `folder/<table>.parquet`: each rendered store's version (kept when its content
-    equals the one at the night's start), its new versions' pages, then its parts; returns
-    when every upload finished."""
+    equals the one at the night's start), its new versions' pages, then its parts (`doc`
+    among them); returns when every upload finished."""
     previous = dict(
         pl.from_arrow(job.previous).select("store_key", "version").iter_rows()  # type: ignore[union-attr]
     )
@@ -126,7 +162,8 @@ def publish_shard(
     pages = [(p, naming.key(p) or "") for p in upload["path"]]
     parts = job.parts(index, attempt)
     _write_parts(folder, manifest, stores, versions)
-    names = [MANIFEST_PARQUET, STORES, *(f"{t}.parquet" for t in tables)]
+    (folder / SHARD_DOC).write_bytes(doc.to_json())
+    names = [MANIFEST_PARQUET, STORES, SHARD_DOC, *(f"{t}.parquet" for t in tables)]
     files = [(f"site/{p}", k) for p, k in pages] + [(n, parts + n) for n in names]
     store = open_bucket(job.url)
     try:
@@ -182,12 +219,14 @@ def _write_parts(
     pl.DataFrame(rows, schema=VERSIONED_RECORDS, orient="row").write_parquet(folder / STORES)
 
 
-def fetch_parts(url: str, prefix: str, names: Sequence[str], folder: Path) -> None:
-    """An attempt's parts (`names` under `prefix`) into `folder`, each streamed to disk."""
+def fetch_parts(url: str, prefix: str, names: Sequence[str], folder: Path) -> int:
+    """An attempt's parts (`names` under `prefix`) into `folder`, each streamed to disk; the
+    bytes downloaded."""
     store = open_bucket(url)
     folder.mkdir(parents=True)
     for name in names:
         _download(store, prefix + name, folder / name)
+    return sum((folder / name).stat().st_size for name in names)
 
 
 def _download(store: ObjectStore, key: str, target: Path) -> None:

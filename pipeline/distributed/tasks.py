@@ -74,11 +74,13 @@ def split_by_shard(con: duckdb.DuckDBPyConnection, table: str, shards: int) -> l
 @dataclass(frozen=True)
 class IngestedPart:
     """What a listings file's task read: its rows' sums (`table_sums`), the bytes of the parts
-    it handed to the shards (what the engine moves), and its worker's peak memory."""
+    it handed to the shards (what the engine moves), its worker's peak memory, and the sums of
+    each shard's part (`rows_sums`: what tells a night's driver which shards changed)."""
 
     sums: TableSums
     part_bytes: int
     peak_rss_mb: float
+    shard_sums: tuple[TableSums, ...]
 
 
 def ingest_listings(
@@ -104,11 +106,25 @@ def ingest_listings(
             ingest_file(con, input_dir, table, file, typed, max_columns)
         parts = split_by_shard(con, "raw.listings", shards)
         read = IngestedPart(
-            table_sums(con, "raw.listings"), sum(p.nbytes for p in parts), peak_rss_mb()
+            table_sums(con, "raw.listings"),
+            sum(p.nbytes for p in parts),
+            peak_rss_mb(),
+            tuple(rows_sums(con, p) for p in parts),
         )
         return (read, *parts)
     finally:
         con.close()
+
+
+def rows_sums(con: duckdb.DuckDBPyConnection, rows: pa.Table) -> TableSums:
+    """`table_sums` of Arrow rows (a shard's part of a table), read where they are (by a
+    cursor of its own: DuckDB refuses a registration beside a result not fetched to its end)."""
+    cursor = con.cursor()
+    try:
+        cursor.register("summed_rows", rows)
+        return table_sums(cursor, "summed_rows")
+    finally:
+        cursor.close()
 
 
 def peak_rss_mb() -> float:

@@ -150,7 +150,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     results |= _shards_and_merge(work, args.settle)
     # The same input on a local Ray cluster, two shards (`bench_ray`).
     results |= ray_build(work.changed, work.ray, work.output, shards=2)
-    # Ray nights straight to a test bucket, 1, 2 and 4 shards, and a 5% night (`bench_ray`);
+    # Ray nights straight to a test bucket, 1, 2 and 4 shards, the same input again (what an
+    # unchanged night uploads) and a 5% night (`bench_ray`);
     # the one-machine build's peak memory beside their drivers' is `peak_rss_mb`.
     bucket_shards = tuple(int(n) for n in args.bucket_shards.split(",") if n.strip())
     if bucket_shards:

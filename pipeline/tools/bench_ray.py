@@ -8,8 +8,9 @@ whether the release is the one-machine build's, byte for byte.
 
 `bucket_nights`: Ray nights straight to a test bucket (`--to`; moto's S3 server on this machine,
 started and stopped with it) with 1, 2 and 4 shards: wall time, the driver's peak memory, the
-objects written (PUTs) and their bytes, the shards' parts the driver downloaded, and then the
-PUTs of a night with 5% of the stores changed."""
+objects written (PUTs) and their bytes, the shards' parts the driver downloaded; then, into the
+last bucket, the same input again (an unchanged night: the release's own files alone) and a
+night with 5% of the stores changed."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ import orjson
 
 from pipeline.export.records.report import BuildReport
 from pipeline.paths import MANIFEST
-from pipeline.publish.bucket import BUILDS, POINTER, RELEASES, open_bucket
+from pipeline.publish.bucket import POINTER, RELEASES, open_bucket
 
 
 def ray_build(input_dir: Path, output: Path, one_machine: Path, shards: int) -> dict[str, Any]:
@@ -122,17 +123,17 @@ def test_bucket_server(log: Path) -> Iterator[str]:
 
 
 def _sizes(url: str, prefix: str) -> dict[str, int]:
-    """key -> size of the objects under `prefix` (a release's folder, a night's parts): a
-    listing of a few objects, never of the bucket (on the test server a listing's pages slow
+    """key -> size of the objects under `prefix` (a release's folder): a listing of a few
+    objects, never of the bucket (on the test server a listing's pages slow
     down as the bucket grows)."""
     return {m["path"]: m["size"] for batch in obs.list(open_bucket(url), prefix) for m in batch}
 
 
 def _night(input_dir: Path, output: Path, url: str, shards: int) -> dict[str, Any]:
     """One night straight to `url`; its wall time, the driver's peak memory, and what it
-    wrote: PUTs (every object is written once; the pointer rewritten), bytes, parts. The
-    shards' PUTs and bytes are the night's report's; the driver's (the release's folder, the
-    pointer) are read from the bucket."""
+    wrote: PUTs (every object is written once; the pointer rewritten), bytes, and the parts
+    downloaded and reused. The shards' and the common pages' PUTs and bytes are the night's
+    report's; the release's folder and the pointer are read from the bucket."""
     command = [sys.executable, "-c", _DRIVER, str(input_dir), str(output), str(shards), url]
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
     done = subprocess.run(command, check=True, env=env, capture_output=True, text=True)
@@ -140,17 +141,20 @@ def _night(input_dir: Path, output: Path, url: str, shards: int) -> dict[str, An
     distributed = BuildReport.read(output).distributed
     if distributed is None or distributed.bucket is None:
         raise SystemExit(f"{output}: the night's report has no bucket figures")
-    pointer = orjson.loads(bytes(obs.get(open_bucket(url), POINTER).bytes()))
-    release = _sizes(url, f"{RELEASES}{pointer['release']}/")
-    parts = sum(_sizes(url, f"{BUILDS}{pointer['release']}/").values())
+    bucket = distributed.bucket
+    pointer = bytes(obs.get(open_bucket(url), POINTER).bytes())
+    release = _sizes(url, f"{RELEASES}{orjson.loads(pointer)['release']}/")
     return {
         "shards": shards,
         "seconds": round(figures["seconds"], 2),
         "driver_peak_rss_mb": round(figures["driver_peak_rss_mb"], 1),
-        "puts": distributed.bucket.puts + len(release) + 1,  # and the pointer
-        "bytes_uploaded": distributed.bucket.bytes + sum(release.values()),
-        "parts_bytes_downloaded": parts,
-        "stores_new": distributed.bucket.stores_new,
+        "puts": bucket.puts + len(release) + 1,  # and the pointer
+        "bytes_uploaded": bucket.bytes + sum(release.values()) + len(pointer),
+        "release_files_puts": len(release) + 1,
+        "release_files_bytes": sum(release.values()) + len(pointer),
+        "parts_bytes_downloaded": bucket.parts_downloaded_bytes,
+        "shards_reused": bucket.shards_reused,
+        "stores_new": bucket.stores_new,
     }
 
 
@@ -158,7 +162,8 @@ def bucket_nights(
     input_dir: Path, changed_dir: Path, base: Path, shard_counts: tuple[int, ...] = (1, 2, 4)
 ) -> dict[str, Any]:
     """Ray nights of `input_dir` straight to a test bucket, one bucket a shard count; then,
-    into the last one, a night of `changed_dir` (5% of the stores changed)."""
+    into the last one, `input_dir` again (an unchanged night) and a night of `changed_dir` (5%
+    of the stores changed)."""
     base.mkdir(parents=True, exist_ok=True)
     with test_bucket_server(base / "s3.log") as endpoint:
         nights: list[dict[str, Any]] = []
@@ -170,6 +175,14 @@ def bucket_nights(
             output = base / f"ray-bucket-{shards}"
             nights.append(_night(input_dir, output, url, shards))
             print(json.dumps(nights[-1]), flush=True)  # each night's figures as they come
+        unchanged = _night(input_dir, output, url, shard_counts[-1])
+        print(json.dumps(unchanged), flush=True)
         changed = _night(changed_dir, output, url, shard_counts[-1])
         print(json.dumps(changed), flush=True)
-    return {"ray_bucket_nights": nights, "ray_bucket_changed_night": changed}
+    return {
+        "ray_bucket_nights": nights,
+        "ray_bucket_unchanged_night_puts": unchanged["puts"],
+        "ray_bucket_unchanged_night_bytes": unchanged["bytes_uploaded"],
+        "ray_bucket_unchanged_night": unchanged,
+        "ray_bucket_changed_night": changed,
+    }

@@ -25,7 +25,8 @@ def two_nights(
     changed_stores: Set[str],
 ) -> Nights:
     """A generated input of `stores` and `listings`, and a copy in which every listing of
-    `changed_stores` costs a cent more; each built on one machine."""
+    `changed_stores` costs a unit more (its file's columns of the same types); each built on
+    one machine."""
     same = tmp_path_factory.mktemp(f"{name}-same")
     generate(same, stores=stores, listings=listings, seed=7)
     changed = tmp_path_factory.mktemp(f"{name}-changed")
@@ -33,10 +34,11 @@ def two_nights(
     listings_file = changed / "stores" / "listings" / "part-000.parquet"
     rows = pl.read_parquet(listings_file)
     assert rows.filter(pl.col("storeKey").is_in(changed_stores)).height > 0
-    rows = rows.with_columns(
+    rows = rows.with_columns(  # in the column's own type, as the next night's export has it
         price=pl.when(pl.col("storeKey").is_in(changed_stores))
         .then(pl.col("price") + pl.lit(1, pl.Decimal(12, 2)))
         .otherwise(pl.col("price"))
+        .cast(rows.schema["price"])
     )
     rows.write_parquet(listings_file)
     built = {}

@@ -25,11 +25,12 @@ from pipeline.distributed.bucket_shard import build_shard_to_bucket
 from pipeline.distributed.parts import BucketShard, records_by_shard
 from pipeline.distributed.tasks import split_by_shard
 from pipeline.errors import BuildError
-from pipeline.export.records.report import BuildReport
+from pipeline.export.records.report import BucketFigures, BuildReport
 from pipeline.paths import BUCKET_RELEASE, MANIFEST, MANIFEST_PARQUET, NGINX_CONF, SITE
 from pipeline.paths import STORES as STORES_RECORDS
 from pipeline.publish.bucket import (
     BUILDS,
+    POINTER,
     RELEASES,
     STORES,
     VERSIONED_RECORDS,
@@ -41,7 +42,7 @@ from pipeline.publish.collect import collect
 from pipeline.publish.objectstore import publish_release
 from pipeline.serve.reader import BucketReader
 from pipeline.settings import Settings, load_settings
-from pipeline.shard import Shard
+from pipeline.shard import Shard, shard_of
 from pipeline.transform.steps import CATALOG_STEPS, STORE_TABLES
 from tests.bucket import Build, check_bucket, only_kept_left
 from tests.conftest import ROOT, S3Server
@@ -154,6 +155,80 @@ def test_later_nights_upload_only_the_changed_stores_versions(
     assert published.uploaded == 0 and _page_puts(s3, url, before) == []
 
 
+def test_a_night_uploads_and_builds_only_what_changed(
+    cluster: Path,
+    s3: S3Server,
+    nights: dict[str, tuple[Path, Path]],
+    tmp_path: Path,
+) -> None:
+    """A Ray night, then the same input again: the second runs no shard task and writes only
+    the release's own files (under its `releases/` folder) and the pointer: no page, no shard
+    part; its release names the first's parts again. Then a night with one store changed:
+    only that store's shard runs, and it uploads its parts and that store's version (and the
+    common pages': the store's listings move the marketplace's prices); the other shard's
+    parts are named again, and a collection keeps them. Then 4 shards instead of 2: no part is
+    of the same shard, every shard runs, and every store is still carried (no page). Each
+    release is the one-machine build's."""
+    url = s3.bucket("moves")
+    output, scratch = tmp_path / "out", tmp_path / "scratch"
+    inputs, one_machine = nights["same"]
+    build_on_ray(_night(inputs, output, url, 2, scratch))
+    first = BucketReader(url).snapshot()
+    assert first is not None and len(first.shard_parts) == 2
+
+    before = len(s3.puts(url))
+    build_on_ray(_night(inputs, output, url, 2, scratch))
+    _check_night(url, one_machine, output, scratch)
+    second = BucketReader(url).snapshot()
+    assert second is not None and second.release != first.release
+    written = s3.puts(url)[before:]
+    assert [k for k in written if not k.startswith(f"{RELEASES}{second.release}/")] == [POINTER]
+    assert second.shard_parts == first.shard_parts
+    assert second.stores == first.stores and second.common == first.common
+    bucket = _bucket_figures(output)
+    assert (bucket.puts, bucket.bytes, bucket.stores_new, bucket.shards_reused) == (0, 0, 0, 2)
+    assert bucket.parts_downloaded_bytes > 0  # the tables of the warehouse, from the parts
+
+    changed_inputs, changed = nights["changed"]
+    (store,) = CHANGED
+    index = shard_of(store, 2)
+    before = len(s3.puts(url))
+    build_on_ray(_night(changed_inputs, output, url, 2, scratch))
+    _check_night(url, changed, output, scratch)
+    third = BucketReader(url).snapshot()
+    assert third is not None
+    written = s3.puts(url)[before:]
+    groups = {group_of(k) for k in written} - {None}
+    assert groups == {
+        third.shard_parts[index],
+        f"{STORES}{store}/{third.stores[store]}/",
+        f"common/{third.common}/",
+        f"{RELEASES}{third.release}/",
+    }
+    assert third.shard_parts[index].startswith(f"{BUILDS}{third.release}/shard-{index}-")
+    assert third.shard_parts[1 - index] == first.shard_parts[1 - index]
+    bucket = _bucket_figures(output)
+    assert (bucket.stores_new, bucket.shards_reused) == (1, 1)
+    collect(url, keep=1, grace=0)
+    only_kept_left(url, 1)  # the first night's parts of the other shard among them
+    _check_night(url, changed, output, scratch)
+
+    before = len(s3.puts(url))
+    build_on_ray(_night(changed_inputs, output, url, 4, scratch))
+    _check_night(url, changed, output, scratch)
+    fourth = BucketReader(url).snapshot()
+    assert fourth is not None and len(fourth.shard_parts) == 4
+    assert set(fourth.shard_parts).isdisjoint(third.shard_parts)
+    assert _page_puts(s3, url, before) == [] and fourth.stores == third.stores
+    assert _bucket_figures(output).shards_reused == 0
+
+
+def _bucket_figures(output: Path) -> BucketFigures:
+    figures = BuildReport.read(output).distributed
+    assert figures is not None and figures.bucket is not None
+    return figures.bucket
+
+
 @pytest.mark.slow
 def test_a_killed_worker_and_a_killed_driver_leave_the_bucket_whole(
     cluster: Path,
@@ -249,7 +324,7 @@ def test_a_stale_task_attempt_writes_only_keys_no_commit_names(
     con.close()
     token = committed.release.rpartition(".")[2]
     start = pl.DataFrame(schema=VERSIONED_RECORDS).to_arrow()  # the night's start: no release
-    job = BucketShard(url, committed.release, token, start)
+    job = BucketShard(url, committed.release, token, start, "stale")
     before = len(s3.puts(url))
     stale = build_shard_to_bucket(settings, Shard(0, 2), job, catalog, stores, listings)
     written = s3.puts(url)[before:]
@@ -267,7 +342,7 @@ def test_a_stale_task_attempt_writes_only_keys_no_commit_names(
     start = read_versioned_records(bytes(records.bytes()))
     start = start.with_columns(digest=pl.lit(b"other", pl.Binary))
     mine = records_by_shard(start, 2)[0]
-    job = BucketShard(url, committed.release, token, mine)
+    job = BucketShard(url, committed.release, token, mine, "stale")
     before = len(s3.puts(url))
     again = build_shard_to_bucket(settings, Shard(0, 2), job, catalog, stores, listings)
     assert again.stores_new == 0 and again.counts["stores_unchanged"] == 0

@@ -14,7 +14,7 @@ carried over without being answered.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import duckdb
 import polars as pl
@@ -140,7 +140,7 @@ def write_inventory_pages(
     """Every materialised inventory page (of the shard's stores); counts for the report and a
     record of each store. A store whose digest equals the previous release's is carried over:
     its files are linked and it is never even answered."""
-    counts = {"store_channels": 0, "pages": 0, "products": 0, "stores_unchanged": 0}
+    unchanged = 0
     records: dict[str, StoreRecord] = {}
     export = settings.export
     batches = store_batches(con, settings.export_batch_listings, settings.shard)
@@ -159,7 +159,7 @@ def write_inventory_pages(
                 continue
             writer.carry(key)
             records[key] = known
-            counts["stores_unchanged"] += 1
+            unchanged += 1
             if advance:
                 advance(known.channels)
         if not rebuild:
@@ -169,11 +169,17 @@ def write_inventory_pages(
                 records[key] = record
                 if advance:
                     advance(record.channels)
-    for record in records.values():
+    return record_counts(records.values(), unchanged), records
+
+
+def record_counts(records: Iterable[StoreRecord], unchanged: int) -> dict[str, int]:
+    """The report's counts of stores' pages, from their records; `unchanged` of them carried."""
+    counts = {"store_channels": 0, "pages": 0, "products": 0, "stores_unchanged": unchanged}
+    for record in records:
         counts["store_channels"] += record.channels
         counts["products"] += record.products
         counts["pages"] += record.pages
-    return counts, records
+    return counts
 
 
 def _write_chunk(

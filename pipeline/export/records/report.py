@@ -100,11 +100,15 @@ class BuildRun(BaseModel):
 
 class BucketFigures(BaseModel):
     """A Ray night straight to a bucket's: what its shards wrote (their new versions' pages and
-    their parts) and the stores given a new version."""
+    their parts) and the driver (the common pages), the stores given a new version, the shards
+    whose parts of the previous release were named again without a task, and the bytes of
+    the parts the driver downloaded."""
 
     puts: int
     bytes: int
     stores_new: int
+    shards_reused: int = 0  # absent from reports before it
+    parts_downloaded_bytes: int = 0
 
 
 class DistributedFigures(BaseModel):
