@@ -1,4 +1,4 @@
-"""The contract travels with the code (issue 24, fidelity 4): `docs/contract.md` exists, every
+"""The contract travels with the code: `docs/contract.md` exists, every
 `docs/contract.md §N` a file cites is one of its sections, and nothing points at a document a
 clone of this repository does not have."""
 

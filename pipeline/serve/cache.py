@@ -1,4 +1,4 @@
-"""Whole answers kept in memory, so that a page costs a cut, not a query (issue 22).
+"""Whole answers kept in memory, so that a page costs a cut, not a query.
 
 A live answer's cost on DuckDB is mostly fixed: parsing, binding and optimising the operation's
 SQL and starting its pipelines, about 15 ms of CPU whatever the store's size (docs/

@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     width = max(map(len, others))
     for key, value in others.items():
         print(f"{key:<{width}}  {value}")
-    print("\n".join(report(live)))  # each live figure beside its target (issue 22)
+    print("\n".join(report(live)))  # each live figure beside its target
     return results
 
 

@@ -1,5 +1,5 @@
 """`make bench`'s live figures: `pipeline serve` answering what no build materialises, from the
-warehouse, over keep-alive connections; each figure beside its target (issue 22).
+warehouse, over keep-alive connections; each figure beside its target.
 
     python -m pipeline.tools.bench_live --output OUTPUT   # on an existing build, no rebuild
 
@@ -54,7 +54,7 @@ PRODUCTS = 20
 # The store lists' combination that is not materialised: the live path answers it.
 LIST_QUERY = "includeExcludedCategories=true"
 CLIENTS = (1, 4, 16)
-# Issue 22's targets (10M listings / 2,000 stores, 2 cores): milliseconds at the median, except
+# The targets (10M listings / 2,000 stores, 2 cores): milliseconds at the median, except
 # where the name says otherwise. p95 figures are held to twice their p50.
 TARGETS: dict[str, float] = {
     "live_smallest_p50_ms": 3,

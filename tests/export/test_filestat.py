@@ -1,7 +1,6 @@
 """A page changed on disk after it was published is never carried into a later release: each
 release records its files' size, mtime and inode (`stat.parquet`), and the next build carries
-a store's folder, or links a file, only when a stat of it still gives the record (issue 23,
-item 1)."""
+a store's folder, or links a file, only when a stat of it still gives the record."""
 
 from __future__ import annotations
 

@@ -54,7 +54,7 @@ def test_an_analyst_holding_the_warehouse_read_write_keeps_the_history(tmp_path:
         holder.communicate(timeout=60)
     assert sorted(_history(tmp_path / "out")) == sorted([first, second.build_id])
     assert second.report.build_warnings == []
-    # The report's history (issue 17, item 5). Two builds in one second may come in either
+    # The report's history. Two builds in one second may come in either
     # order (started_at is to the second, build ids end in a random suffix).
     runs = {r.build_id: r for r in second.report.history}
     assert sorted(runs) == sorted([first, second.build_id])

@@ -96,7 +96,7 @@ document.body.dataset.columns = [...document.querySelectorAll("#history svg")]
 
 
 def test_the_history_charts_render_thirty_builds(sample_build: Path, tmp_path: Path) -> None:
-    """The report's history (issue 17, item 5) over 30 builds, one of them from before
+    """The report's history over 30 builds, one of them from before
     `files_changed` was recorded: drawn by a real browser, and screenshot."""
     assert CHROMIUM, "chromium is not installed: run `make system-deps` (or `make test`)"
     summary = BuildReport.read(sample_build)

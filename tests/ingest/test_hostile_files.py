@@ -1,4 +1,4 @@
-"""Input files built to hurt (issue 23, items 6 and 9): a field of any length is a reject read
+"""Input files built to hurt: a field of any length is a reject read
 in bounded memory, fast reader or slow, plain or compressed; a file that cannot be opened or
 that changes while it is read stops the build with its name."""
 
@@ -316,7 +316,7 @@ def _readable_input() -> Path:
     ],
 )
 def test_an_input_that_cannot_be_read_stops_the_build_with_its_name(unreadable: str) -> None:
-    """Issue 23, item 9: an input the build's user may not read, run as nobody (to root every
+    """An input the build's user may not read, run as nobody (to root every
     file is readable). A folder that could not be listed crashed the build with a traceback's
     PermissionError (exit 2); every such input now stops it with one line naming it (exit 1)."""
     prefix = _as_another_user()
@@ -351,7 +351,7 @@ def test_an_input_that_cannot_be_read_stops_the_build_with_its_name(unreadable: 
 def test_a_file_that_changes_while_it_is_read_stops_the_build(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 23, item 9: an export still being written (appended to between the listing and
+    """An export still being written (appended to between the listing and
     the reads, or while its batches are read) was ingested as whatever it held at each read,
     a mix of two versions. A file whose size, times or inode differ, once read, from when it
     was listed stops the build, naming it."""

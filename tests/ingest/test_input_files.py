@@ -1,6 +1,6 @@
-"""Which entries make an input table, and headers that are wide or odd (issue 15, items 5 and
-6): every entry is read or refused by name, never skipped; a header costs the same whatever its
-width, up to `max_columns`."""
+"""Which entries make an input table, and headers that are wide or odd: every entry is read or
+refused by name, never skipped; a header costs the same whatever its width, up to
+`max_columns`."""
 
 from __future__ import annotations
 
@@ -279,7 +279,7 @@ def test_the_build_reads_max_columns_from_its_settings(tmp_path: Path) -> None:
 
 def test_a_byte_order_mark_is_dropped_from_ndjson_as_from_csv(tmp_path: Path) -> None:
     """An NDJSON file written with a UTF-8 BOM lost its first record ("BOM is not supported")
-    while a CSV dropped the mark (issue 23, item 7): one rule, plain or compressed."""
+    while a CSV dropped the mark: one rule, plain or compressed."""
     folder = _listings(tmp_path)
     bom = b"\xef\xbb\xbf"
     line = b'{"storeKey": "%s", "skuId": 1000, "price": "1.00", "quantity": 1}\n'

@@ -1,6 +1,6 @@
 """Without `current` (removed, or linking to no release), the releases are still there: the last
 one published is the build's baseline, for its history, its volume guards and the pages it
-carries over, and the build says so (issue 23, item 2)."""
+carries over, and the build says so."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""`pipeline merge` ends as every build does (issue 21, "What to build" 4): its own row in
+"""`pipeline merge` ends as every build does: its own row in
 meta.build_run with the merged site's counts, the history carried from the merged output's
-previous release, and the same guards (issue 23, item 4)."""
+previous release, and the same guards."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Guards for what users lose slowly or quietly (issue 23, item 5): a store that had listings
+"""Guards for what users lose slowly or quietly: a store that had listings
 and has none, a drift against the median of the last published builds, and a table that had
 rows and has none, whatever `volume.min_count`. Each stops the build with one line naming what
 moved, and `--accept-volume-change` lets it through into the report's build_warnings."""

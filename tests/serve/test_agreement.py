@@ -1,6 +1,6 @@
 """`pipeline serve` and nginx agree where HTTP itself is at stake: the request forms nginx reads,
 what it refuses while reading a request, the limits both take from the `serve` settings, idle
-connections, and a warehouse that cannot be opened (issue 15, items 3 and 10). Every error is
+connections, and a warehouse that cannot be opened. Every error is
 the API's error envelope, with the same status and bytes from both servers."""
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def test_headers_past_the_limit_are_431(
     assert (got.status, orjson.loads(got.body)) == (431, envelope(HEADERS_TOO_LARGE))
 
 
-# --- request heads nginx refuses, fragments, ranges, preconditions (issue 15, item 10, review) ---
+# --- request heads nginx refuses, fragments, ranges, preconditions ---
 
 
 def raw_request(address: Address, head: bytes, timeout: float = 30) -> Reply:

@@ -1,4 +1,4 @@
-"""Live answers kept whole (`pipeline.serve.cache`, issue 22): a summary page is cut from the
+"""Live answers kept whole (`pipeline.serve.cache`): a summary page is cut from the
 store's kept products, and another operation's page is a slice of its combination's whole
 answer, each with the bytes the page's own SQL run gives; a store past `cache_store_listings`
 is answered a page at a time."""

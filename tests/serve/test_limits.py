@@ -1,6 +1,6 @@
 """The `serve` settings govern both servers: `pipeline serve` takes them from the settings (here
 from the environment, as an operator would set them) and the generated nginx configuration
-writes the same numbers (issue 15, item 10)."""
+writes the same numbers."""
 
 from __future__ import annotations
 

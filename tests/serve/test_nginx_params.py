@@ -1,5 +1,5 @@
 """nginx serves a materialised page from its file whenever the parameters the operation defines
-name it, whatever else the query string carries (issue 17, item 2): a client library that adds
+name it, whatever else the query string carries: a client library that adds
 `store_key=` or `sortOrder=` to every call, a default written out, a parameter in another case.
 What nginx cannot read as the API does goes to the live upstream. Real nginx, as in
 `test_serve.py`: with the preview server behind it the answers are the same bytes, and with no
@@ -144,7 +144,7 @@ def test_nginx_and_the_preview_server_agree_on_extra_parameters(
 def test_nginx_keeps_its_connections_to_the_live_upstream(
     sample_build: Path, tmp_path: Path
 ) -> None:
-    """Live answers one after the other reuse one upstream connection (issue 22: a connect and
+    """Live answers one after the other reuse one upstream connection (a connect and
     an accept per live answer cost the server throughput); each answer is still relayed whole."""
     accepted: list[int] = []
 

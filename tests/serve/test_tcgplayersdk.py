@@ -1,4 +1,4 @@
-"""A public client reads the shipped sample unchanged (issue 24, fidelity 3): `tcgplayersdk`
+"""A public client reads the shipped sample unchanged: `tcgplayersdk`
 0.1.2, the one client with a category model, lists the sample's categories from
 `pipeline serve` with its own `get_categories` (its model needs `isDirect` and a `modifiedOn`
 on every category, as the live service sends them).

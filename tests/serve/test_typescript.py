@@ -1,5 +1,4 @@
-"""TypeScript types generated from the published OpenAPI document type-check real answers
-(issue 24, fidelity 2): `openapi-typescript`, the most used generator, and `tsc --strict`, on
+"""TypeScript types generated from the published OpenAPI document type-check real answers: `openapi-typescript`, the most used generator, and `tsc --strict`, on
 answers of every operation served by `pipeline serve` from the shipped sample.
 
 The two packages are installed with npm, at pinned versions, into a throwaway folder; without

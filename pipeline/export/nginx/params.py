@@ -1,6 +1,6 @@
 """How the generated nginx configuration reads a query string as the API does
 (`pipeline.export.nginx`): which query strings it may answer from a file, and each
-parameter's canonical piece of a page's name, from `pipeline.api.params` (issue 17, item 2).
+parameter's canonical piece of a page's name, from `pipeline.api.params`.
 
 nginx reads a parameter by its name (`$arg_<name>`: the first such pair, the name without
 case), as the API does; a pair whose name the operation does not define is ignored, as the API
