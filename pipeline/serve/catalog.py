@@ -35,6 +35,10 @@ def live_answer(
 ) -> Response:
     """The operation's answer from the warehouse, or ApiError(404) when it is empty."""
     found = rows(con, op, ids, params)
+    # A list of ids: the results in the order the ids are first given (the SQL's within one).
+    given: dict[int | None, int] = {i: place for place, i in enumerate(dict.fromkeys(ids))}
+    if op.form == "ids":
+        found.sort(key=lambda r: given[r.item_id])
     results = [r.result_json for r in found if r.result_json is not None]
     if not results:
         raise ApiError(404, [op.none])
@@ -42,10 +46,6 @@ def live_answer(
         return Response(200, envelope(found[0].total_items or 0, results))
     if op.form == "list":
         return Response(200, results_envelope(results))
-    # The ids' results in the order the ids are first given (the SQL's own order within one).
-    given: dict[int | None, int] = {i: place for place, i in enumerate(dict.fromkeys(ids))}
-    found.sort(key=lambda r: given[r.item_id])
-    results = [r.result_json for r in found if r.result_json is not None]
     have = {r.item_id for r in found}
     missing = [op.missing.format(id=i) for i in given if i not in have]
     return Response(207 if missing else 200, results_envelope(results, missing))
