@@ -251,26 +251,7 @@ def test_a_killed_worker_and_a_killed_driver_leave_the_bucket_whole(
     assert first is not None
 
     changed_inputs, changed = nights["changed"]
-    address = ray.get_runtime_context().gcs_address
-    script = (
-        "import os, signal\n"
-        "import pipeline.distributed as d\n"
-        "import pipeline.distributed.bucket_night as n\n"
-        "from pipeline.settings import load_settings\n"
-        "def killed(*args, **kwargs): os.kill(os.getpid(), signal.SIGKILL)\n"
-        "n.commit_night = killed\n"
-        f"ray = {{'shards': 2, 'to': {url!r}, 'scratch': {str(scratch)!r}, "
-        f"'address': {address!r}}}\n"
-        f"d.build_on_ray(load_settings(None, input={str(changed_inputs)!r}, "
-        f"output={str(tmp_path / 'killed-out')!r}, engine='ray', ray=ray))\n"
-    )
-    driver = subprocess.run(
-        [sys.executable, "-c", script],
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    driver = _killed_night(url, scratch, changed_inputs, tmp_path / "killed-out", after=False)
     assert driver.returncode == -9, driver.stderr[-2000:]
     after_kill = BucketReader(url).snapshot()
     assert after_kill is not None and after_kill.release == first.release
@@ -413,29 +394,7 @@ def test_a_driver_killed_between_its_commit_and_its_swap_is_caught_up_by_the_nex
     first = _release(output)
 
     changed_inputs, changed = nights["changed"]
-    address = ray.get_runtime_context().gcs_address
-    script = (
-        "import os, signal\n"
-        "import pipeline.distributed as d\n"
-        "import pipeline.distributed.bucket_night as n\n"
-        "from pipeline.settings import load_settings\n"
-        "commit = n.commit_night\n"
-        "def committed_then_killed(*args, **kwargs):\n"
-        "    commit(*args, **kwargs)\n"
-        "    os.kill(os.getpid(), signal.SIGKILL)\n"
-        "n.commit_night = committed_then_killed\n"
-        f"ray = {{'shards': 2, 'to': {url!r}, 'scratch': {str(scratch)!r}, "
-        f"'address': {address!r}}}\n"
-        f"d.build_on_ray(load_settings(None, input={str(changed_inputs)!r}, "
-        f"output={str(output)!r}, engine='ray', ray=ray))\n"
-    )
-    driver = subprocess.run(
-        [sys.executable, "-c", script],
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    driver = _killed_night(url, scratch, changed_inputs, output, after=True)
     assert driver.returncode == -9, driver.stderr[-2000:]
     killed = BucketReader(url).snapshot()
     assert killed is not None and killed.build_id != first.name
@@ -448,3 +407,35 @@ def test_a_driver_killed_between_its_commit_and_its_swap_is_caught_up_by_the_nex
     assert _build_runs(output) == [first.name, killed.build_id, result.build_id]
     said = [w for w in result.report.build_warnings if str(waiting) in w]
     assert said and said[0].endswith("published to the output now"), said
+
+
+def _killed_night(
+    url: str, scratch: Path, inputs: Path, output: Path, *, after: bool
+) -> subprocess.CompletedProcess[str]:
+    """A night of `inputs` on the test cluster, its driver (a process of its own) SIGKILLed at
+    its commit: before the pointer is written, or right `after` the bucket's commit (before its
+    local swap)."""
+    address = ray.get_runtime_context().gcs_address
+    kill = "os.kill(os.getpid(), signal.SIGKILL)"
+    script = (
+        "import os, signal\n"
+        "import pipeline.distributed as d\n"
+        "import pipeline.distributed.bucket_night as n\n"
+        "from pipeline.settings import load_settings\n"
+        "commit = n.commit_night\n"
+        "def killed(*args, **kwargs):\n"
+        + ("    commit(*args, **kwargs)\n" if after else "")
+        + f"    {kill}\n"
+        "n.commit_night = killed\n"
+        f"ray = {{'shards': 2, 'to': {url!r}, 'scratch': {str(scratch)!r}, "
+        f"'address': {address!r}}}\n"
+        f"d.build_on_ray(load_settings(None, input={str(inputs)!r}, "
+        f"output={str(output)!r}, engine='ray', ray=ray))\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
