@@ -322,3 +322,17 @@ def pip_installed(tmp_path_factory: pytest.TempPathFactory, packages: tuple[str,
     if done.returncode != 0:
         pytest.skip(f"pip install {packages[0]} failed (offline?): {done.stderr.strip()[-300:]}")
     return target
+
+
+def run_client(client_path: Path, script: str, *args: str, timeout: float = 120) -> str:
+    """A public client's script, run with its installed folder (`pip_installed`) on the path:
+    its standard output, once it exited 0."""
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "PYTHONPATH": str(client_path)},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout

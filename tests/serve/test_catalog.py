@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from pipeline import db
 from pipeline.serve.routes import answer
 from tests import reference
-from tests.conftest import SAMPLE, rows, run_pipeline, write_inputs, write_table
+from tests.conftest import BASE_TABLES, SAMPLE, rows, run_pipeline, write_inputs, write_table
 from tests.serve.conftest import both, materialised_targets, query_string, request
 
 
@@ -216,22 +216,7 @@ GROUPS = [
     {"groupId": 30, "categoryId": 2, "name": "Empty"},
 ]
 PRODUCTS = [
-    {
-        "productId": 100,
-        "categoryId": 1,
-        "groupId": 10,
-        "name": "Sol Ring",
-        "rarity": "Uncommon",
-        "number": "270",
-    },
-    {
-        "productId": 101,
-        "categoryId": 1,
-        "groupId": 10,
-        "name": "Black Lotus",
-        "rarity": "Rare",
-        "number": None,
-    },
+    *BASE_TABLES["products"],  # Sol Ring (100) and Black Lotus (101)
     {
         "productId": 102,
         "categoryId": 1,

@@ -10,14 +10,11 @@ package index (an offline machine), the test is skipped with the reason."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.serve.conftest import pip_installed, request
+from tests.serve.conftest import pip_installed, request, run_client
 
 PACKAGES = ("tcgplayer-api==0.0.3",)
 
@@ -57,15 +54,7 @@ def client_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.slow
 def test_tcgplayer_api_reads_the_catalog_and_prices(client_path: Path, serve_port: int) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, f"http://127.0.0.1:{serve_port}/v1.39.0"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": str(client_path)},
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    read = json.loads(done.stdout)
+    read = json.loads(run_client(client_path, SCRIPT, f"http://127.0.0.1:{serve_port}/v1.39.0"))
     assert len(read) == 14
     for target, body in read.items():  # what the client read is the answer, unchanged
         got = request(serve_port, f"/v1.39.0/{target}")

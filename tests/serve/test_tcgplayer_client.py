@@ -11,16 +11,13 @@ package index (an offline machine), the test is skipped with the reason."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests import reference
-from tests.serve.conftest import pip_installed, request
+from tests.serve.conftest import pip_installed, request, run_client
 
 PACKAGES = ("tcgplayer-client==2.0.3",)
 
@@ -66,15 +63,7 @@ def client_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _read(client_path: Path, base: str, *via: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, base, *via],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": str(client_path)},
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout)  # type: ignore[no-any-return]
+    return json.loads(run_client(client_path, SCRIPT, base, *via))  # type: ignore[no-any-return]
 
 
 @pytest.mark.slow

@@ -9,16 +9,13 @@ package index (an offline machine), the test is skipped with the reason."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import SAMPLE
 from tests.reference import load_directory
-from tests.serve.conftest import pip_installed
+from tests.serve.conftest import pip_installed, run_client
 
 PACKAGES = ("tcgplayersdk==0.1.2", "marshmallow==3.26.2", "marshmallow-dataclass==8.7.1")
 
@@ -49,15 +46,9 @@ def sdk_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.slow
 def test_tcgplayersdk_reads_the_sample_category_listing(sdk_path: Path, serve_port: int) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, f"http://127.0.0.1:{serve_port}/v1.39.0"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "PYTHONPATH": str(sdk_path)},
+    read = json.loads(
+        run_client(sdk_path, SCRIPT, f"http://127.0.0.1:{serve_port}/v1.39.0", timeout=60)
     )
-    assert done.returncode == 0, done.stderr[-3000:]
-    read = json.loads(done.stdout)
     sample = load_directory(SAMPLE).categories
     by_name = sorted(sample, key=lambda c: (sample[c]["name"].lower(), c))
     assert [c["category_id"] for c in read["name False"]] == by_name
