@@ -1,4 +1,5 @@
-"""The command line's exit codes (README "Commands"): 1 and one line for a handled failure."""
+"""The command line's exit codes (docs/operating.md, "Failures and exit codes"): 1 and one
+line for a handled failure."""
 
 from __future__ import annotations
 
