@@ -105,7 +105,7 @@ def _views(
         _view(con, "base", RELEASE_MANIFEST_ROWS, {"files": [str(base)]})
     _view(con, "written", RELEASE_MANIFEST_ROWS, {"files": [str(p) for p in parts]})
     con.register("versioned", pa.table({"store": pa.array(versioned, pa.string())}))
-    store_page = {"store_page": "^" + STORE_PAGE.pattern}
+    store_page: dict[str, object] = {"store_page": "^" + STORE_PAGE.pattern}
     con.execute("CREATE TABLE carried AS\n" + RELEASE_CARRIED_STORES.sql, store_page)
     _view(con, "release", RELEASE_ROWS, store_page)
 
@@ -144,4 +144,3 @@ def _batches(path: Path) -> Iterator[pl.DataFrame]:
         frame = pl.from_arrow(file.read_row_group(group, use_threads=False))
         assert isinstance(frame, pl.DataFrame)
         yield frame
-

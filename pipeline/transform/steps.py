@@ -1,13 +1,8 @@
 """The build's steps, in order: the one place that says which SQL file runs when.
 
-A `Staging` step validates one raw table (generated row checks -> meta.rejects), builds
-`staging.<table>` from `sql/staging/<table>.sql`, then runs the table's relational checks
-(`sql/checks/*.sql`): a `reject` check removes its rows from the staging table into
-meta.rejects, a `warn` check records them in meta.warnings. A `Model` step builds one table from
-its SQL file. `QUERIES` are parameterised SELECTs run per request, not tables; `PARTS` are
-CTEs that queries include. `STATEMENTS` are the SELECTs of the build history and of a Ray
-night's release files, which Python wraps in their INSERT, COPY or CREATE.
-"""
+`Staging` validates a raw table, builds its staging table and runs its checks; `Model` builds
+one table. `QUERIES` run per request; `PARTS` are CTEs that queries include; `STATEMENTS` are
+the SELECTs that Python wraps in an INSERT, COPY or CREATE."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""The build history, `meta.build_run`: one row per published build, carried from release to
-release. Each release keeps its rows as `build_run.parquet` beside the manifest, which the next
-build reads: no reader of the published warehouse (an analyst holding it open, even read-write)
-can keep the history from being carried on. When that file cannot be trusted, the same
-release's warehouse, then an earlier release's file, still hold the history: it starts again
-only when none of them can be read. A release of an earlier state format (`state.Baseline`)
-lends its history all the same: from its file where its seal vouches for it, else from its
-warehouse, whose `meta.build_run` every layout has kept; the columns it lacks are null."""
+"""The build history, `meta.build_run`, carried from release to release in `build_run.parquet`.
+(docs/operating.md, "What a release leaves for the next build")"""
 
 from __future__ import annotations
 
@@ -44,14 +38,10 @@ def create_table(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def carry_history(con: duckdb.DuckDBPyConnection, previous: Baseline, output: Path) -> str | None:
-    """Create meta.build_run with the rows of the release this build follows (`previous`, see
-    `state.baseline`): from its `build_run.parquet` (as sealed); when that cannot be trusted or
-    read, from the same release's warehouse (its meta.build_run); then from the other releases'
-    `build_run.parquet`, the last published first (an earlier release's rows lack the builds
-    published after it). Returns why the history was not taken from `build_run.parquet` and
-    what it was taken from instead (or that it starts again with this build), if it was not;
-    of a release of another format, only when its warehouse cannot be read either (its format
-    is the warning)."""
+    """Create meta.build_run with the history of the release this build follows.
+
+    Returns a warning when the history came from elsewhere than that release's
+    `build_run.parquet`. (docs/operating.md, "What a release leaves for the next build")"""
     create_table(con)
     release = previous.release
     if release is None:
