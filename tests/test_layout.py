@@ -186,8 +186,8 @@ def test_column_docs_are_written_once_in_the_contract(sample_build: Path) -> Non
 
 
 def test_every_included_part_is_a_part_and_every_part_is_included() -> None:
-    """`-- @include` names only `PARTS` (CTEs no step runs alone), and each part is included
-    (`kept_product_entries` in place of `store_product_entries`, by the live server)."""
+    """`-- @include` names only `PARTS`, CTEs no step runs alone, kept in `sql/api/parts/`.
+    Each part is included (`kept_product_entries` by the live server, in place of another)."""
     included = {
         name
         for file in all_sql_files()
@@ -196,3 +196,5 @@ def test_every_included_part_is_a_part_and_every_part_is_included() -> None:
     assert included | {KEPT_PRODUCT_ENTRIES.path} == {part.path for part in PARTS}
     for part in PARTS:
         assert part.file.read_text().rstrip().endswith("),"), f"{part.path}: a part ends with ','"
+    in_parts_folder = {f.path for f in all_sql_files() if f.path.startswith("api/parts/")}
+    assert in_parts_folder == {part.path for part in PARTS}, "parts, and only parts, in api/parts/"

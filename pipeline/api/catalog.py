@@ -1,14 +1,6 @@
-"""The catalog and marketplace price operations (docs/contract.md §7): their paths, path ids,
-parameters, SQL files, messages and page names, shared by the live server, the exporter, the
-nginx configuration and the OpenAPI document.
-
-Every answer comes in one of three forms:
-- `page`: the paged envelope, with totalItems (`offset`, `limit`);
-- `list`: every result, no totalItems;
-- `ids`: the results of a list of 1 to 250 ids in the order first given, each once: 200 when
-  every id was found, 207 (success true) with one error per id not found, 404 when none was.
-An empty answer is a 404 with the operation's `none` message.
-"""
+"""The catalog and marketplace price operations (docs/contract.md §7): their paths, ids,
+parameters, SQL files, messages and page names. An answer is a `page` (with totalItems), a
+`list`, or `ids` (200, 207 with an error per id not found, or 404)."""
 
 from __future__ import annotations
 

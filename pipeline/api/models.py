@@ -1,9 +1,5 @@
-"""Response models of the published API (spec §2); `pipeline.api.docs` generates the OpenAPI
-document from them.
-
-The pages themselves are written from SQL-built fragments (see `sql/export/`, `sql/api/`); these
-models describe and validate them: every published page must parse into them.
-"""
+"""Response models of the published API; every published page must parse into them, and
+`pipeline.api.docs` generates the OpenAPI document from them."""
 
 from __future__ import annotations
 

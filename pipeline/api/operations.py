@@ -1,11 +1,5 @@
-"""The store's other inventory operations (docs/contract.md §5): their paths, parameters, SQL files,
-bind parameters and page names, shared by the live server, the exporter (the store's
-categories and groups are materialised), the nginx configuration and the OpenAPI document.
-
-Each operation reads the same inventory as the summary with the same rules: the parameters are
-parsed by `pipeline.api.params` (400s before the store is looked up), an unknown store is
-`No stores were found.`, an empty page `No products were found.`
-"""
+"""The store's other inventory operations (docs/contract.md §5): their paths, parameters, SQL
+files, bind parameters and page names, shared by the server, the exporter, nginx and OpenAPI."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
 """Request -> published file: the one mapping the exporter names files by, the live server
-reads them by, and the nginx configuration performs.
-
-Every URL of the API has one canonical form: the parameters whose value differs from the
-default, in the spec's order, with canonical values (integers in plain decimal, booleans
-true/false, sort as "<field> <direction>", name filters lower-cased), percent-encoded. The page
-of a store inventory request is
-    v1.39.0/stores/{storeKey lower-case}/inventory/products/{canonical query or "index"}.json
-e.g. ?offset=10&channelId=1 -> .../products/channelId=1&offset=10.json.
-"""
+reads them by, and the nginx configuration performs. A page's name is the canonical query
+(non-default parameters in the spec's order, canonical values, percent-encoded) or `index`."""
 
 from __future__ import annotations
 

@@ -24,12 +24,24 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]  # no stubs
 
 from pipeline import db
 from pipeline.api.urls import STORE_PAGE
+from pipeline.db import SqlFile
 from pipeline.export.records.manifest import (
     write_changes_from,
     write_manifest_json,
     write_manifest_parquet,
 )
 from pipeline.paths import CHANGES, MANIFEST, MANIFEST_PARQUET
+from pipeline.transform.steps import (
+    RELEASE_CARRIED_STORES,
+    RELEASE_CHANGED,
+    RELEASE_COUNTS,
+    RELEASE_MANIFEST_ROWS,
+    RELEASE_NO_ROWS,
+    RELEASE_REMOVED,
+    RELEASE_REPEATED_PATH,
+    RELEASE_ROWS,
+    RELEASE_SORTED_ROWS,
+)
 
 CHANGED, REMOVED = "changed.parquet", "removed.parquet"  # in the folder, beside the files
 # Rows a row group of the composed files, read and written out as JSON at a time: a batch's
@@ -58,23 +70,12 @@ def compose_release_files(
         _views(con, parts, base, versioned)
         _refuse_repeats(con)
         manifest, changed, removed = (folder / n for n in (MANIFEST_PARQUET, CHANGED, REMOVED))
-        sorted_rows = con.sql("SELECT path, sha256, bytes FROM release ORDER BY path")
+        sorted_rows = con.sql(RELEASE_SORTED_ROWS.sql)
         write_manifest_parquet(str(manifest), sorted_rows.to_arrow_reader(ROWS))
-        con.execute(f"CREATE VIEW sorted AS SELECT * FROM read_parquet({_literal(manifest)})")
-        _copy(
-            con,
-            "SELECT n.path FROM sorted AS n ANTI JOIN base AS b "
-            "ON n.path = b.path AND n.sha256 = b.sha256 ORDER BY n.path",
-            changed,
-        )
-        _copy(
-            con,
-            "SELECT b.path FROM base AS b ANTI JOIN sorted AS n USING (path) ORDER BY path",
-            removed,
-        )
-        files, total = con.execute(
-            "SELECT count(*), coalesce(sum(bytes), 0) FROM sorted"
-        ).fetchone() or (0, 0)
+        _view(con, "sorted", RELEASE_MANIFEST_ROWS, {"files": [str(manifest)]})
+        _copy(con, RELEASE_CHANGED, changed)
+        _copy(con, RELEASE_REMOVED, removed)
+        files, total = con.execute(RELEASE_COUNTS.sql).fetchone() or (0, 0)
     finally:
         con.close()
     shutil.rmtree(folder / "tmp", ignore_errors=True)
@@ -99,40 +100,39 @@ def _views(
     carried stores' rows of `base`), over the Parquet files; `carried`, a table of the stores
     only (the versioned ones without a row in the shards' manifests)."""
     if base is None:
-        con.execute(
-            "CREATE VIEW base AS SELECT ''::VARCHAR AS path, ''::BLOB AS sha256, "
-            "0::BIGINT AS bytes WHERE false"
-        )
+        _view(con, "base", RELEASE_NO_ROWS)
     else:
-        con.execute(
-            f"CREATE VIEW base AS SELECT path, sha256, bytes FROM read_parquet({_literal(base)})"
-        )
-    store = f"regexp_extract(path, {db.literal('^' + STORE_PAGE.pattern)}, 1)"
-    con.execute(
-        f"CREATE VIEW written AS SELECT path, sha256, bytes FROM read_parquet({_list(parts)})"
-    )
+        _view(con, "base", RELEASE_MANIFEST_ROWS, {"files": [str(base)]})
+    _view(con, "written", RELEASE_MANIFEST_ROWS, {"files": [str(p) for p in parts]})
     con.register("versioned", pa.table({"store": pa.array(versioned, pa.string())}))
-    con.execute(
-        f"CREATE TABLE carried AS SELECT store FROM versioned EXCEPT SELECT {store} FROM written"
-    )
-    con.execute(
-        "CREATE VIEW release AS SELECT * FROM written UNION ALL "
-        f"SELECT path, sha256, bytes FROM base WHERE {store} IN (SELECT store FROM carried)"
-    )
+    store_page: dict[str, object] = {"store_page": "^" + STORE_PAGE.pattern}
+    con.execute("CREATE TABLE carried AS\n" + RELEASE_CARRIED_STORES.sql, store_page)
+    _view(con, "release", RELEASE_ROWS, store_page)
 
 
 def _refuse_repeats(con: duckdb.DuckDBPyConnection) -> None:
     """A path twice is refused, as `Manifest` refuses it."""
-    twice = con.execute(
-        "SELECT path FROM release GROUP BY path HAVING count(*) > 1 LIMIT 1"
-    ).fetchone()
+    twice = con.execute(RELEASE_REPEATED_PATH.sql).fetchone()
     if twice is not None:
         raise ValueError(f"{twice[0]}: the same file twice in one site")
 
 
-def _copy(con: duckdb.DuckDBPyConnection, query: str, target: Path) -> None:
+def _view(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    query: SqlFile,
+    params: dict[str, object] | None = None,
+) -> None:
+    """A view of the connection, `name`, over the rows of `query` with its values bound."""
+    con.sql(query.sql, params=params).create_view(name)
+
+
+def _copy(con: duckdb.DuckDBPyConnection, query: SqlFile, target: Path) -> None:
     """The rows of `query` as Parquet, in row groups of about `ROWS` rows (`_batches`)."""
-    con.execute(f"COPY ({query}) TO {_literal(target)} (FORMAT parquet, ROW_GROUP_SIZE {ROWS})")
+    con.execute(
+        "COPY (\n" + query.sql + ") TO $path (FORMAT parquet, ROW_GROUP_SIZE $rows)",
+        {"path": str(target), "rows": ROWS},
+    )
 
 
 def _batches(path: Path) -> Iterator[pl.DataFrame]:
@@ -144,11 +144,3 @@ def _batches(path: Path) -> Iterator[pl.DataFrame]:
         frame = pl.from_arrow(file.read_row_group(group, use_threads=False))
         assert isinstance(frame, pl.DataFrame)
         yield frame
-
-
-def _literal(path: Path) -> str:
-    return db.literal(str(path))
-
-
-def _list(paths: Sequence[Path]) -> str:
-    return "[" + ", ".join(_literal(p) for p in paths) + "]"

@@ -1,17 +1,6 @@
-"""Export stage: the warehouse -> the files of one release: the static site (`write_site`), its
+"""Export stage: the warehouse -> the files of one release: the site (`write_site`), its
 manifest and changes, the stores' records, the nginx configuration and the build report.
-
-First, DuckDB sums up every store's inputs in one pass; a store whose digest (inputs, export
-settings, code: `records.digests`) equals the previous release's is carried over without being
-answered. The others are answered and paged in batches (`pages.inventory`). The pages' bodies
-stay in one Arrow buffer, so Python's work per page is the SHA-256 of a slice of it, and the
-files are created by child processes (`files`) while this one builds the next pages, so the
-export costs about the larger of the two, not their sum.
-
-The package's parts: `pages/` (what the site holds), `writer` and `files` (creating its files),
-`records/` (the release's other files: manifest, digests, state, history, report) and `nginx/`
-(the nginx configuration).
-"""
+A store whose digest equals the previous release's is carried over without being answered."""
 
 from __future__ import annotations
 
@@ -72,16 +61,11 @@ def write_site(
     stores: bool = True,
     common: bool | None = None,
 ) -> Site:
-    """Write the site; files whose bytes equal the previous release's are hard-linked to it.
-    A shard (`settings.shard`) writes its stores' pages; the pages common to all stores
-    (`common`), which the marketplace's prices make depend on every store, by default with
-    shard 0 (a `--shard` build holds every store's rows); a Ray night's shards hold their own
-    stores' rows alone, so its driver writes them (`stores` False) once it gathered theirs.
-    `pool`: (the pool of stores' folders, where new ones are staged), see `SiteWriter`.
-    `carried_records`: the previous release's records of the stores, whose pages are elsewhere
-    (a bucket): a store whose digest equals its record's is carried by the record alone, and
-    the manifest holds only the pages written (`SiteWriter.carry_by_record`).
-    DuckDB's cache is given back to the system before each step that takes memory of its own."""
+    """Write the site; a file equal to the previous release's is hard-linked to it.
+
+    `stores` False leaves the stores' pages to the shards (a Ray night's driver). With
+    `carried_records`, a store whose digest equals its record's is carried by the record
+    alone (`SiteWriter.carry_by_record`)."""
     memory_limit = settings.duckdb_memory_limit
     db.release_memory(con, memory_limit)  # the transform's, before the previous manifest is read
     previous = previous_pages(previous_release)

@@ -1,20 +1,8 @@
-"""Creating many files beside the exporter: child processes that take batches of files over a
-pipe and create them, while the exporter builds the next pages. Creating a small file is about
-8 µs of CPU in the kernel on this kind of machine: one child a core beside the exporter's.
+"""Creating many files beside the exporter: child processes take batches of files over a pipe.
 
-A thread would not do: each open/write/close gives up the GIL and must win it back from the
-thread building pages, and measured slower than writing in line. A child runs this file as a
-script, so it starts in milliseconds and imports nothing but the standard library.
-
-Protocol on the child's standard input: frames of an 8-byte little-endian length and a payload
-of files as columns, with no per-file object to pickle: a header (files, bytes of targets, bytes
-of sources), the files' int64 offsets into the bodies (files + 1 of them, as the exporter's Arrow
-column has them: the first need not be 0), the targets and the sources, each joined by NUL
-(an empty source: none), then the bodies back to back. A zero length ends. A source set:
-hard-link the target to it; when that fails, write the body, or copy the source when the body
-is empty (a source always has the file's bytes). The child answers with one pickled dict on
-standard output: {"linked": files linked, "error": the first failure or None}.
-"""
+A thread would not do: each open/write/close gives up the GIL to the thread building pages.
+The child runs this file as a script, importing only the standard library; its protocol is
+described above `_LENGTH`."""
 
 from __future__ import annotations
 
@@ -31,6 +19,13 @@ import threading
 from contextlib import suppress
 from typing import IO, Any, BinaryIO
 
+# The child's standard input: frames of an 8-byte little-endian length, then a payload of files
+# as columns. The payload is a header (`_HEADER`), the files' int64 offsets into the bodies
+# (files + 1 of them; the first need not be 0), the targets and the sources, each joined by NUL
+# (an empty source: none), then the bodies back to back. A zero length ends.
+# A file with a source is hard-linked to it; when that fails, its body is written, or the source
+# copied when the body is empty. The child answers with one pickled dict on standard output:
+# {"linked": files linked, "error": the first failure or None}.
 _LENGTH = struct.Struct("<Q")
 _HEADER = struct.Struct("<QQQ")  # files, bytes of targets, bytes of sources
 _PIPE_BYTES = 1 << 20
@@ -48,12 +43,8 @@ Frame = tuple[list[str], list[Body], list[str | None]]  # ops as columns
 class FileCreator:
     """The parent's side: `submit` queues a file, `close` waits for all of them.
 
-    Frames go through a queue of up to `_QUEUED_FRAMES` to `processes` children, each fed by a
-    thread of its own: the exporter runs ahead while the children catch up (and they keep
-    creating files while DuckDB answers the exporter's next batch). Whichever child is free
-    takes the next frame; frames never depend on each other (a link's source is a finished
-    file of another release). A feeder makes one system call a frame of `batch` files, so it
-    rarely waits for the GIL."""
+    Frames go through a bounded queue to `processes` children, each fed by a thread of its
+    own, so the exporter runs ahead while the children catch up."""
 
     def __init__(self, batch: int = FRAME_FILES, processes: int = PROCESSES) -> None:
         self._batch_size = batch
@@ -223,7 +214,7 @@ def create(frame: Frame, folders: Folders) -> int:
 
 
 def decode(payload: bytes) -> Frame:
-    """The files of one frame's payload (see the module's docstring)."""
+    """The files of one frame's payload (its layout is described above `_LENGTH`)."""
     count, names_size, links_size = _HEADER.unpack_from(payload)
     view = memoryview(payload)
     start = _HEADER.size + 8 * (count + 1)

@@ -23,20 +23,11 @@ from pipeline.export.records.manifest import CHUNK, SCHEMA, Manifest, rows_under
 
 @dataclass
 class SiteWriter:
-    """Writes the files of one release's site and records their hashes. A file whose bytes equal
-    the previous release's is a hard link to it: no bytes written, nothing to upload. Only a
-    file a stat shows unchanged since it was written (`recorded`, see `filestat`) is linked
-    or carried over: a page changed on disk is never carried into the new release.
+    """Writes one release's site and records its files' hashes.
 
-    With a `pool` (OUTPUT/pages), each store's folder in the site is a symlink to a folder of
-    the pool named for the store and its digest, `<key>-<digest>`: a store unchanged since the
-    previous release costs one symlink, not a link per file. New pool folders are written under
-    `staging` and join the pool when the writer closes; a pool folder is never changed once
-    there. Without a pool, stores' folders are plain folders of the site.
-
-    The files are created by child processes (`pipeline.export.files`, one a core beside this one's)
-    while this one builds the next pages. Use as a context manager, or call `close()`: it
-    waits for the last file and raises the first error."""
+    A file equal to the previous release's, unchanged on disk, is a hard link to it. With a
+    `pool`, a store's folder is a symlink to `<key>-<digest>` in the pool. Use as a context
+    manager, or call `close()`, which raises the first error."""
 
     root: Path
     previous_site: Path | None = None  # the published release's site
@@ -193,13 +184,11 @@ class SiteWriter:
         self._creator.submit((self._target(name), None, f"{site}/{name}"))
 
     def close(self) -> None:
-        """Wait for the last file; move the new pool folders into the pool. A pool folder of
-        the same name already there is never written into: it is kept (and the new one
-        dropped) only when it holds the very files of the new one, the same names on the same
-        inodes (a store a merge takes again from a shard that carried it over); otherwise (a
-        store built again because its folder changed on disk, a digest met again, what a kill
-        in the middle of a deletion left) it is left to the releases that link to it, and the
-        new folder gets a name of its own."""
+        """Wait for the last file; move the new pool folders into the pool.
+
+        A pool folder already there is never written into. It is kept, and the new one
+        dropped, only when it holds the very files of the new one (same names, same inodes).
+        Otherwise the new folder gets a name of its own."""
         self._creator.close()
         self.linked = self._creator.linked
         for key, folder in self._staged:

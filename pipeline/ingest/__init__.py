@@ -1,10 +1,5 @@
-"""Ingest stage: an input table's files -> `raw.<table>` in DuckDB, as loaded, with source file
-and row number. Nothing is inferred: the contract's declared columns are read (a missing
-optional one is null, unknown ones are kept, packed by `raw`). Text is loaded as written, so
-that staging casts it by declared types and a bad value is reported as it was; a Parquet column
-whose type holds the values keeps it (`parquet`), as there is no text to parse. Which files make
-a table: `files`; the formats: `text`, `parquet`, `adapters`; an input in an object store:
-`remote`."""
+"""Ingest stage: an input table's files -> `raw.<table>`, as loaded, with source file and row.
+Nothing is inferred: the contract's declared columns are read, and text is kept as written."""
 
 from __future__ import annotations
 

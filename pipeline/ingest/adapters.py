@@ -1,18 +1,7 @@
-"""Real-world export formats, converted at ingest into the contract's tables (docs/contract.md §2).
-
-- TCGplayer Seller Portal inventory exports: one CSV per store, `stores/listings/{storeKey}.csv`,
-  recognised by its `TCGplayer Id` column. `TCGplayer Id` is the skuId, `Total Quantity` and
-  `TCG Marketplace Price` the channel-0 listing; in the 18-column "My Store" variant,
-  `My Store Reserve Quantity` and `My Store Price` are a channel-1 listing. A row with quantity
-  0 is a placeholder, not a listing. The header, not the column positions, is the contract.
-  Channel-1 listings are reported under the source `<file>#My Store`, so each converted
-  listing has a (source file, row) of its own.
-- TCGplayer catalog API page dumps (`catalog/{categories,groups,products}[/...].json`): a JSON
-  envelope `{"success": .., "errors": .., "results": [..]}` as public daily catalog mirrors
-  publish it, one row per result with every key it has (an object or array as its JSON text:
-  a product's `presaleInfo` and `extendedData`, an extra column); a product's `extendedData`
-  also gives `rarity` (its `Rarity` entry) and `number` (`Number`).
-"""
+"""Real-world export formats, converted at ingest into the contract's tables (docs/contract.md §2):
+TCGplayer Seller Portal inventory exports (`stores/listings/{storeKey}.csv`, a `TCGplayer Id`
+column) and TCGplayer catalog API page dumps (`catalog/{categories,groups,products}[/...].json`).
+(docs/operating.md, "Input formats")"""
 
 from __future__ import annotations
 

@@ -1,18 +1,5 @@
-"""An input table's files: which entries of the input directory make it, what format each is
-in, and how a compressed one is opened. An entry named for a table that cannot be read as one
-of its files is refused by name, never skipped: a file that is skipped is rows that vanish.
-
-- The extension names the format, in any case (`.csv`, `.CSV`, `.Csv`): `.csv`, `.parquet`,
-  `.ndjson` or `.jsonl`, and `.json` for catalog API dumps.
-- CSV and NDJSON may be compressed, `.gz` (gzip) or `.zst` (zstd): `part-1.csv.gz`. Parquet
-  compresses its own pages, so a compressed Parquet file is refused.
-- An entry must be a regular file, or a symbolic link to one inside the input directory: a
-  folder, a named pipe (reading it would wait for a writer), a socket or device, a broken link,
-  and a link (or a file reached through a linked folder) that leads outside the input directory
-  are refused. A build reads what its input directory holds and nothing else: a copy of the
-  directory builds the same site, and a link to another night's export or anywhere else on the
-  machine is not read by mistake.
-"""
+"""An input table's files: which entries make it, their formats and compression; an entry that
+cannot be read is refused by name, never skipped. (docs/operating.md, "Input files")"""
 
 from __future__ import annotations
 

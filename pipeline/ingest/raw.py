@@ -1,14 +1,7 @@
 """The raw layer: one file's rows into `raw.<table>`, by column name, as loaded, with source
-file, row number and parse error; the bookkeeping columns and the header rules every format
-shares.
-
-`raw.<table>` has the same columns whatever its files hold: the bookkeeping columns, the
-contract's columns, and `_extra_columns`, every column not in the contract packed into one JSON
-object (name -> value as written). DuckDB adds and comments a column one statement at a time,
-each copying the table's catalog entry, so columns added per unknown name cost time and memory
-that grow with the square of their number (2,000 extra columns: minutes, or out of memory); one
-column costs the same for any number of them.
-"""
+file, row number and parse error. Columns outside the contract are packed into one JSON
+column, `_extra_columns`: DuckDB adds columns one statement at a time, at a cost that grows
+with the square of their number."""
 
 from __future__ import annotations
 

@@ -1,21 +1,6 @@
-"""An input in an object store (`--input s3://bucket/prefix`): its objects, listed once, taken
-by the rules of a local input directory (`files`), and read by downloading them.
-
-- One LIST of each tables' folder (`catalog/`, `stores/`) under the prefix. A key is a path
-  relative to the prefix, split at `/` as a directory's entries are: `stores/listings.csv` is a
-  table's file, `stores/listings/part-1.csv.gz` a file of its folder. Any other key under those
-  folders is refused with its URL, as a local entry is with its path; keys outside them are not
-  read, as other entries of an input directory are not. A zero-byte object named as a group or
-  a table's folder (`stores/`, `stores/listings/`: the folder marker a console writes; the
-  store lists it without its slash) is no file and is passed over.
-- Each object is taken with its size and ETag as listed, and downloaded (streamed to disk,
-  never whole in memory) with `If-Match` on that ETag: an object replaced since the listing
-  stops the build as a local file that changed does (`files.changed`), and nothing of it is used.
-- A file's source name (`raw.*._source_file`, rejects, the report) is its key, the path
-  relative to the prefix, as a local file's is relative to its directory: the same files in a
-  bucket or a directory build the same warehouse and site.
-- Errors found while reading a downloaded copy name the object's URL (`named_as`).
-"""
+"""An input in an object store (`--input s3://bucket/prefix`): listed once, taken by the rules
+of a local input directory (`files`), read by downloading each object.
+(docs/operating.md, "Input files")"""
 
 from __future__ import annotations
 

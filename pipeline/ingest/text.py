@@ -49,12 +49,8 @@ Frames = Iterator[pl.DataFrame | None]
 
 
 def _read_csv(file: InputFile, max_columns: int) -> Frames:
-    """polars' fast reader, a batch of records at a time (`_read_csv_fast`); a file it refuses
-    (a record with more fields than the header, bytes that are not UTF-8, a record over
-    MAX_RECORD_BYTES, ...) is read again record by record, keeping the bad records as rows
-    with a parse error. A record with fewer fields than the header reads its missing trailing
-    cells as empty (spreadsheet exports drop trailing empty cells). Records end with LF, CRLF,
-    or CR alone (old Mac exports), as the header's end says."""
+    """polars' fast reader a batch at a time; a file it refuses is read again record by record,
+    keeping bad records as rows with a parse error."""
     header, eol = _header(file)
     check_names(file.path, header, max_columns)  # before reading: no reason to retry
     given = False

@@ -1,27 +1,5 @@
-"""An object store's bucket as publishing lays it out (`objectstore.py` is the protocol):
-
-    PREFIX/current.json                        the pointer: the committed release (the one commit)
-    PREFIX/releases/<release>/release.json     the release document: its common version, the
-                                               parts of its store -> version map and their SHA-256
-    PREFIX/releases/<release>/stores-<n>.json  a part of the map: {storeKey: version}, sorted
-    PREFIX/releases/<release>/manifest.parquet the site's files with their SHA-256 (and .json),
-                                               changes.json, build_report.json|.html
-    PREFIX/releases/<release>/stores.parquet   each store's record (digest, counts) and version:
-                                               what the next night carries, O(stores)
-    PREFIX/builds/<build>/shard-<i>-<attempt>/ a Ray night's shard attempt's parts (Parquet: its
-                                               manifest rows, store records, tables)
-    PREFIX/stores/<storeKey>/<version>/...     a store's pages (the path under its site folder)
-    PREFIX/common/<version>/v1.39.0/...        the other pages (categories, help), by site path
-    PREFIX/lease.json                          the publish in progress (advisory)
-
-A version is `<content>-<publish>`: the SHA-256 of the pages' paths and bytes (16 hex digits),
-then the token of the publish that wrote it (a Ray night's shard adds its attempt's own token,
-so two attempts never write the same key). A release is `<build_id>.<publish>`. Nothing under
-`stores/`, `common/` or `releases/` is ever written twice by two publishes, and none of it is
-overwritten. Opened from a URL with obstore, settings from the environment; objects are read
-with their ETag and written with their content type, conditionally where asked; obstore
-retries every request.
-"""
+"""An object store's bucket as publishing lays it out, opened from its URL with obstore.
+(docs/serving.md, "The bucket's layout"; the protocol is `objectstore.py`'s)"""
 
 from __future__ import annotations
 

@@ -1,23 +1,5 @@
-"""What the bucket keeps, and the fenced collection of the rest (see `objectstore.py`): the
-versions and release documents that no kept release names (the last `keep` releases, and any
-that stopped being current less than `grace` seconds ago). Deletion always comes after the
-pointer was written (a publish's commit, or a rewrite of the same pointer by `collect`) and
-read again: what a publish that read the pointer before that write may name can no longer be
-committed.
-
-Two collections, one rule:
-- after its commit, a publish (or a Ray night) collects the releases its pointer's history no
-  longer keeps whose folder under `releases/` is still there (`Collector.collect_dropped`),
-  one at a time, oldest first: the versions each names that no kept release names, then its
-  folder, last, so that a folder still there means work left. It costs one listing of
-  `releases/` and one of each such version: time proportional to the change those releases
-  made, not to the bucket;
-- `collect` (`pipeline publish --collect-only`) lists the whole bucket before its fence, and
-  also finds what no release ever named: killed, failed or losing publishes' versions, a Ray
-  night's other shard attempts. Those are deleted once their group's newest object is older
-  than `grace`; it runs on a schedule of its own (its listing is one request per 1,000
-  objects, one after the other).
-"""
+"""What the bucket keeps, and the fenced collection of the rest.
+(docs/serving.md, "What the bucket keeps")"""
 
 from __future__ import annotations
 
@@ -133,9 +115,9 @@ class Collector:
         return protected
 
     async def _doomed(self, history: list[PointerEntry], keep: int, grace: float) -> Doomed:
-        """Every group in the bucket that no kept release names, whose newest object is older
-        than `grace`, with its keys: listed before the fence (see the module's docstring).
-        Nothing when a kept release cannot be read."""
+        """Every group in the bucket that no kept release names and whose newest object is older
+        than `grace`, with its keys, listed before the fence. Nothing when a kept release cannot
+        be read. (docs/serving.md, "What the bucket keeps")"""
         try:
             protected = await self._protected(history, keep, grace)
         except Damaged:
@@ -153,12 +135,9 @@ class Collector:
         return {group: keys for group, (newest, keys) in groups.items() if newest < edge}
 
     async def collect_dropped(self, keep: int, grace: float) -> int:
-        """After a commit: the committed releases of the pointer's history that it no longer
-        keeps and whose folder under releases/ is still there, one at a time, oldest first:
-        the versions each names that no kept release names, then its folder (last: a folder
-        still there means work left, which the next commit's collection finishes). A release
-        that cannot be read loses its folder only; what it named is left to `collect`. The
-        pointer is read again first (see the module's docstring). The objects deleted."""
+        """After a commit, collect the releases the pointer's history no longer keeps; returns
+        the objects deleted. A release that cannot be read loses its folder only, and what it
+        named is left to `collect`. (docs/serving.md, "What the bucket keeps")"""
         fence = await self._fence(keep, grace)
         if fence is None:
             return 0

@@ -1,9 +1,5 @@
-"""The commit of a release to an object store, the same for `pipeline publish`
-(`objectstore`) and a Ray night straight to a bucket (`start_night`, `commit_night`), once
-the release's versions are in the bucket: its files and documents, the pointer written with a
-compare-and-swap on the ETag read before any version was written, then the fenced collection
-of the releases leaving the kept history (steps 3 to 5 in `objectstore`'s docstring, which
-says why)."""
+"""The commit of a release to an object store, shared by `pipeline publish` and a Ray night.
+(docs/serving.md, "The bucket's commit protocol")"""
 
 from __future__ import annotations
 
@@ -67,13 +63,9 @@ class Committer(Collector):
         keep: int,
         grace: float,
     ) -> int:
-        """Everything after the versions are in the bucket, the same for `pipeline publish`
-        and a Ray night (`start_night`, `commit_night`): the release's files and documents
-        (`changes`: the release's `changes.json` against the release the pointer names, what
-        a CDN purges), the commit (If-Match `pointer_tag`, read before any version of `new`
-        was written; create-only without one), then the fenced collection of the releases
-        that leave the kept history (`collect_dropped`: in time proportional to the change,
-        not to the bucket). The number of objects collected."""
+        """Everything after the versions are in the bucket: the release's files and documents, the
+        commit (If-Match `pointer_tag`), then the fenced collection. Returns the number of
+        objects collected. (docs/serving.md, "The bucket's commit protocol")"""
         await self._release_files(local, new, changes)
         entry = PointerEntry(
             release=new.release,
@@ -202,16 +194,8 @@ def commit_night(
     keep: int = KEEP,
     grace: float = GRACE,
 ) -> list[str]:
-    """Commit a Ray night's release `local` (sealed, its warehouse in it, not yet swapped in
-    locally; its versions already in the bucket) by `Committer.commit`, fenced by the
-    pointer's ETag read at the night's start. Its `changes.json` is already against the
-    release the night started from, which that pointer names: no manifest is read again.
-
-    `local` is marked first (BUCKET_RELEASE): a driver killed after the commit leaves it for
-    the next night to that bucket (`catch_up`). A commit that surely did not happen removes
-    it; one that may have (the pointer's request unanswered) keeps it for the next night;
-    either raises `BuildError`, in one line. After the commit, a failed collection is
-    returned, for the log: the release is committed."""
+    """Commit a Ray night's sealed release `local`, fenced by the pointer's ETag read at its
+    start; a failed collection is returned, for the log. (docs/cluster.md, "A night's commit")"""
     steps: list[str] = []
     run = Committer(open_bucket(start.url), start.url, lambda step, key: steps.append(step))
     run.token = start.token

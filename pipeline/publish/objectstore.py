@@ -1,34 +1,6 @@
-"""Publishing a release to an object store (S3; GCS and Azure through the same library) for a
-CDN in front of it, with the local output's design carried into the bucket (`bucket.py` has
-the layout): immutable versions of each store's pages (and of the common pages), a release
-document mapping every store to its version, and one commit, the pointer `current.json`,
-written last with a compare-and-swap on the ETag read (create-only for a bucket's first).
-This module holds the lease and the upload (1, 2); the commit (3 to 5) is `commit.py`'s,
-shared with a Ray night straight to a bucket.
-
-    1. read the pointer (its ETag) and the release it names
-    2. upload the versions that release lacks: a store whose pages did not change keeps its
-       version and costs no request; a changed one gets a new version, named for its content
-       and this publish, so no two publishes ever write the same key
-    3. write the release's documents (the map's parts, then the document naming them)
-    4. commit: put the pointer If-Match the ETag of 1 (If-None-Match: * for the first)
-    5. read the pointer again; for each release of its history it no longer keeps whose
-       folder is still there (one listing of `releases/`), oldest first: list and delete the
-       versions it names that no kept release names, then its folder (last: a folder still
-       there means work left, which the next commit finishes)
-
-Why no reader ever sees a mix, and no version a committed pointer names is ever missing:
-- a reader resolves every URL through one committed release (`Release.key`), whose versions
-  were all complete before the pointer naming them was written (2 and 3 before 4);
-- keys are never overwritten: a stale publisher can only add versions nobody names;
-- a version deleted in 5 was named by a committed release that the pointer read again in 5
-  does not keep. A publish reuses only the versions of the release it read and writes its new
-  ones under its own token, so a release naming it can only be committed by a publish that
-  read an earlier pointer, and that publish's compare-and-swap fails: the ETag has changed.
-  What no release ever named (killed, failed or losing publishes) is collected by `collect`,
-  which lists the bucket before its own fence (`collect.py`).
-The lease only saves wasted work; no guarantee depends on it.
-"""
+"""Publishing a release to an object store (S3; GCS and Azure by the same library): the lease
+and the upload of the versions the release lacks; `commit.py` commits.
+(docs/serving.md, "The bucket's commit protocol")"""
 
 from __future__ import annotations
 

@@ -1,19 +1,5 @@
-"""Publishing a release: everything is built beside the published outputs and published by
-renames, so that readers see the old build or the new one (see `pipeline.paths`):
-
-    OUTPUT/releases/<build_id>/        warehouse.duckdb, site/, manifest.json (and .parquet),
-                                       stores.parquet, stat.parquet, build_run.parquet,
-                                       changes.json, build_report.json|.html, nginx.conf,
-                                       format, state.sha256 (see `export.state`), .published
-    OUTPUT/current -> releases/<id>    swapped by one rename: the commit point
-    OUTPUT/warehouse.duckdb, site, manifest.json, build_report.*, nginx.conf
-                                       stable links through `current`
-    OUTPUT/.work/<build_id>/           the warehouse being built (kept after a failure, for a
-                                       look; removed by the next build)
-
-A build killed at any moment leaves `current` on the previous release; the next build removes
-what the killed one left behind.
-"""
+"""Publishing a release: built beside the published outputs, published by one rename.
+(docs/operating.md, "Releases")"""
 
 from __future__ import annotations
 
@@ -218,13 +204,10 @@ def exclusive(output: Path) -> Iterator[None]:
 
 
 def _repair(output: Path) -> None:
-    """Make the releases say what went live: the release `current` links to is marked (a kill
-    between the swap and the mark leaves it unmarked); a release that never went live is
-    removed: unmarked (a build killed before publishing), or of an earlier state format and
-    marked later than the live one (its mark proves nothing: earlier versions marked before the
-    swap). A release committed to a bucket before its local swap (BUCKET_RELEASE) is left for
-    the next night to that bucket, which publishes or removes it (`commit.catch_up`). Refuses
-    an output whose `current` is not a link (copied with links followed)."""
+    """Make the releases say what went live: mark the one `current` links to, remove those
+    that never went live, and leave a bucket's release (BUCKET_RELEASE) to `commit.catch_up`.
+    A release of an earlier format marked later than the live one never went live: earlier
+    versions marked before the swap. Refuses an output whose `current` is not a link."""
     current = output / CURRENT
     if current.exists() and not current.is_symlink():
         raise BuildError(

@@ -1,32 +1,5 @@
-"""Whole answers kept in memory, so that a page costs a cut, not a query.
-
-A live answer's cost on DuckDB is mostly fixed: parsing, binding and optimising the operation's
-SQL and starting its pipelines, about 15 ms of CPU whatever the store's size (docs/
-benchmarks.md). So the server asks once for more than the page and keeps it:
-
-- the summary: a store's whole answer for a channel and the listing flags (`Rows`: every
-  product with its JSON and the keys a page is cut by, `store_inventory_products` with no
-  filter or bound). Any other page of it, in any order, with any name, category or group
-  filter, is then cut from those rows by the same SQL part (`store_inventory_page`) in a small
-  query over them, about 3 ms in process for a small store;
-- a product's `skus` and `quantity`: the store's entries of every product for a channel and the
-  listing flags (`Rows`, `store_entries`); the operation's own query then reads the product's
-  entries from them (its `store_product_entries` part swapped for `kept_product_entries`);
-- the other operations: a combination's whole answer (`Answer`, every position), of which a page
-  is a slice (its rows from `first_position` to `last_position`, which is what the operation's
-  SQL gives for the page).
-
-The SQL stays the only definition: a page is what the operation's SQL file gives for it.
-
-The cache belongs to one published release (`server.Published`): a new build starts empty. It
-holds at most `serve.cache_mb` of answers and `STORE_ANSWERS` of one store, and drops the least
-recently used first; a request that finds its answer being asked for waits for it rather than
-asking again. A store key the release does not have, a store with more listings than
-`serve.cache_store_listings`, and a store with an answer larger than the whole cache are
-answered a page at a time. A client that asks a large store in ever new ways (another
-`skuLimit` each time) still costs a whole answer a request: the bound per store keeps it from
-pushing the other stores out, not from asking.
-"""
+"""Whole answers kept in memory per release, so that a page costs a cut, not a query.
+(docs/serving.md, "The live answers' cache")"""
 
 from __future__ import annotations
 

@@ -1,17 +1,5 @@
 """What waitress answers before the application, as nginx does, with the error envelope.
-
-The request head is read as nginx reads it: its lines may end in CRLF or a bare LF; bytes that
-cannot begin a request line (a TLS ClientHello on the plain port) are 400 at once; a request
-line past nginx's buffer is 414; a head nginx's buffers cannot hold as nginx fills them (a first
-buffer, then `max_request_header_size / 16 KiB` large ones, each a partial line carried over
-from the last), a header line past one buffer or more than 1000 header lines are 431; a control
-character in the request line, a header line folded onto the last (obs-fold) are 400, a header
-line with no colon is a header with an empty value; an HTTP version from 2 on is 505 and one
-below 1.0 malformed; an HTTP/1.1 request without `Host`, two `Host` headers, and
-`Transfer-Encoding` beside `Content-Length` or in HTTP/1.0 (a request-smuggling shape) are
-malformed (400). `Expect: 100-continue` on a request without a body is answered at once. Every
-refusal is the error envelope with nginx's status and message, on an `HTTP/1.1` status line.
-"""
+(docs/serving.md, "The request head, read as nginx reads it")"""
 
 from __future__ import annotations
 
@@ -116,7 +104,7 @@ def _overflow(head: bytes, large_buffers: int) -> Error | None:
 
 
 class RequestParser(HTTPRequestParser):  # type: ignore[misc]
-    """waitress's request parser, reading a request head as nginx does (see the module): a head
+    """waitress's request parser, reading a request head as nginx does: a head
     past what nginx's buffers hold is read (and dropped) to its end before the 431 (or 414) is
     sent. Closing the connection with the rest unread would reset it, and the client would lose
     the answer."""

@@ -1,21 +1,5 @@
 """Preview server: the published build over HTTP, exactly as the nginx configuration serves it.
-
-A WSGI application served by waitress (threads). Materialised pages come from the site's files;
-every other request is computed from the warehouse by the same SQL the exporter used. The
-server follows `OUTPUT/current`: each release holds its site and a link to its warehouse, so a
-request sees one build whole. When a new build is published, the next request uses it; requests
-already running finish on the build they started with. (Each release's warehouse has a path of
-its own, which matters: DuckDB reuses an open database for a path it has seen in the process.)
-
-The warehouse is opened on the first live answer, not before: while it cannot be opened (an
-analyst's DuckDB shell holding it read-write), live answers are 503 with the error envelope and
-every file is served as usual. A request that nginx sent for another build's release (its
-header `X-Pipeline-Release`: nginx in front of a bucket) is 503 with the envelope: this
-server's answer would be another build's bytes. The limits (connections, sizes, idle
-timeout) are the `serve` settings, which the generated nginx configuration shares; a
-request waitress refuses while reading it gets the error envelope too, with nginx's status
-(`protocol`).
-"""
+(docs/serving.md, "The preview server")"""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Transform stage: runs the step list (`steps`) on a connection holding `raw.*`: the
-contract's row rules (`rules`) and the relational checks, then staging, marts and export tables;
-`audit` decides whether the result may be published.
-
-Rejected rows go to `meta.rejects` and warnings to `meta.warnings`, each with the table, source
-file, row, column, value, reason and the check that found it.
-"""
+"""Transform stage: runs the step list (`steps`) over `raw.*`; rejected rows go to
+`meta.rejects`, warnings to `meta.warnings`; `audit` decides whether the result may be published."""
 
 from __future__ import annotations
 

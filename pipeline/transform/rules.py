@@ -1,17 +1,6 @@
-"""The contract's row-level rules as SQL, generated from the declared contract
-(`pipeline.contract`): the checks that run before staging, and the parse staging reads.
-
-Each check is a SELECT returning the offending rows of `raw.<table>` as
-(table_name, source_file, source_row, column_name, value, reason). Identifiers come only from the
-contract; reasons and defaults travel as bind parameters. Relational checks (unknown ids,
-duplicate listing keys) are plain SQL files in `sql/checks/`; the duplicate-key check of a
-declared table key is generated here too, over the staging table.
-
-A raw column is text (VARCHAR), or typed when every file of its table is Parquet with a type
-that holds the column's values (`pipeline.ingest.parquet.typed_column`): a typed column needs no
-parsing and is checked only for what its type leaves open (range, sign). `parsed` is the one
-place a raw value becomes the contract's type; staging reads the parsed values (`valid_<table>`).
-"""
+"""The contract's row-level rules as SQL, generated from `pipeline.contract`: the checks run
+before staging, and `parsed`, the one place a raw value becomes the contract's type.
+Identifiers come only from the contract; reasons and defaults travel as bind parameters."""
 
 from __future__ import annotations
 

@@ -1,12 +1,8 @@
 """The build's steps, in order: the one place that says which SQL file runs when.
 
-A `Staging` step validates one raw table (generated row checks -> meta.rejects), builds
-`staging.<table>` from `sql/staging/<table>.sql`, then runs the table's relational checks
-(`sql/checks/*.sql`): a `reject` check removes its rows from the staging table into
-meta.rejects, a `warn` check records them in meta.warnings. A `Model` step builds one table from
-its SQL file. `QUERIES` are parameterised SELECTs run per request, not tables; `PARTS` are
-CTEs that queries include.
-"""
+`Staging` validates a raw table, builds its staging table and runs its checks; `Model` builds
+one table. `QUERIES` run per request; `PARTS` are CTEs that queries include; `STATEMENTS` are
+the SELECTs that Python wraps in an INSERT, COPY or CREATE."""
 
 from __future__ import annotations
 
@@ -115,12 +111,12 @@ STORE_INVENTORY = SqlFile("api/store_inventory_products")
 # The summary's page cut from a store's products that `pipeline serve` keeps; the CTEs that cut
 # it, which both files include.
 STORE_INVENTORY_KEPT = SqlFile("api/store_inventory_kept")
-STORE_INVENTORY_PAGE = SqlFile("api/store_inventory_page")
+STORE_INVENTORY_PAGE = SqlFile("api/parts/store_inventory_page")
 # A product's entries, which the skus and quantity operations include; a store's entries of every
 # product, which `pipeline serve` keeps; and the part its queries include in their place then.
-STORE_PRODUCT_ENTRIES = SqlFile("api/store_product_entries")
+STORE_PRODUCT_ENTRIES = SqlFile("api/parts/store_product_entries")
 STORE_ENTRIES = SqlFile("api/store_entries")
-KEPT_PRODUCT_ENTRIES = SqlFile("api/kept_product_entries")
+KEPT_PRODUCT_ENTRIES = SqlFile("api/parts/kept_product_entries")
 CATALOG_CATEGORIES = SqlFile("api/catalog_categories")
 # The store's other inventory operations (docs/contract.md §5), by operation.
 OPERATION_SQL = {op: SqlFile(op.sql) for op in STORE_OPERATIONS}
@@ -139,7 +135,44 @@ PARTS: tuple[SqlFile, ...] = (
     STORE_INVENTORY_PAGE,
     STORE_PRODUCT_ENTRIES,
     KEPT_PRODUCT_ENTRIES,
-    SqlFile("api/catalog_product_json"),
+    SqlFile("api/parts/catalog_product_json"),
+)
+
+# meta.build_run's columns, and the build history's queries (`export.records.history`).
+BUILD_RUN = SqlFile("meta/build_run")
+HISTORY_FROM_FILE = SqlFile("history/from_file")
+HISTORY_FROM_WAREHOUSE = SqlFile("history/from_warehouse")
+HISTORY_THIS_BUILD = SqlFile("history/this_build")
+HISTORY_RECENT_RUNS = SqlFile("history/recent_runs")
+HISTORY_BASELINE = SqlFile("history/baseline")
+HISTORY_PUBLISHED = SqlFile("history/published")
+# The queries that compose a Ray night's release files (`distributed.compose`).
+RELEASE_NO_ROWS = SqlFile("release/no_rows")
+RELEASE_MANIFEST_ROWS = SqlFile("release/manifest_rows")
+RELEASE_CARRIED_STORES = SqlFile("release/carried_stores")
+RELEASE_ROWS = SqlFile("release/rows")
+RELEASE_REPEATED_PATH = SqlFile("release/repeated_path")
+RELEASE_SORTED_ROWS = SqlFile("release/sorted_rows")
+RELEASE_CHANGED = SqlFile("release/changed")
+RELEASE_REMOVED = SqlFile("release/removed")
+RELEASE_COUNTS = SqlFile("release/counts")
+STATEMENTS: tuple[SqlFile, ...] = (
+    BUILD_RUN,
+    HISTORY_FROM_FILE,
+    HISTORY_FROM_WAREHOUSE,
+    HISTORY_THIS_BUILD,
+    HISTORY_RECENT_RUNS,
+    HISTORY_BASELINE,
+    HISTORY_PUBLISHED,
+    RELEASE_NO_ROWS,
+    RELEASE_MANIFEST_ROWS,
+    RELEASE_CARRIED_STORES,
+    RELEASE_ROWS,
+    RELEASE_REPEATED_PATH,
+    RELEASE_SORTED_ROWS,
+    RELEASE_CHANGED,
+    RELEASE_REMOVED,
+    RELEASE_COUNTS,
 )
 
 
@@ -150,4 +183,4 @@ def all_sql_files() -> list[SqlFile]:
         files.append(step.file)
         if isinstance(step, Staging):
             files += [c.file for c in step.checks]
-    return files + list(QUERIES) + list(PARTS)
+    return files + list(QUERIES) + list(PARTS) + list(STATEMENTS)

@@ -30,7 +30,7 @@ asked as (
     from ranked
     join export.catalog_product as product using (product_id)
 ),
--- @include api/catalog_product_json
+-- @include api/parts/catalog_product_json
 final as (
     select
         null::bigint as path_id,

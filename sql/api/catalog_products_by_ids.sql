@@ -7,7 +7,7 @@ asked as (
     from export.catalog_product
     where product_id = any($ids::bigint[])
 ),
--- @include api/catalog_product_json
+-- @include api/parts/catalog_product_json
 final as (
     select
         null::bigint as path_id,

@@ -4,6 +4,6 @@
 -- (kept_product_entries). Bind parameters: $store_keys (a list of one key), $channel_id, the
 -- listing flags and $product_id (null).
 with
--- @include api/store_product_entries
+-- @include api/parts/store_product_entries
 final as (select * from entries)
 select * from final

@@ -8,6 +8,6 @@
 -- preservation), and a second sort would cost about a tenth of the query.
 with
 named as (select * from kept_products),
--- @include api/store_inventory_page
+-- @include api/parts/store_inventory_page
 final as (select total_items::bigint as total_items, product_json from page)
 select * from final

@@ -47,7 +47,7 @@ named as (
     from product
     join product_fixed using (product_id)
 ),
--- @include api/store_inventory_page
+-- @include api/parts/store_inventory_page
 entry as (
     -- The Sku JSON of the page's products' entries only (the page is cut first), with the
     -- body of its (condition, language, printing).

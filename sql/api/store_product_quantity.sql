@@ -5,7 +5,7 @@
 -- storePriceCustomId (after skuId) and the custom keys. Bind parameters: $store_keys (a list of
 -- one key), $channel_id, $product_id and the listing flags.
 with
--- @include api/store_product_entries
+-- @include api/parts/store_product_entries
 final as (
     select
         1::bigint as position,

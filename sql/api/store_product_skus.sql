@@ -4,7 +4,7 @@
 -- it. Bind parameters: $store_keys (a list of one key), $channel_id, $product_id, the listing
 -- flags, and $first_position / $last_position (1-based, inclusive) for the page.
 with
--- @include api/store_product_entries
+-- @include api/parts/store_product_entries
 numbered as (
     select
         entries.*,

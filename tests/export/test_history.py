@@ -132,7 +132,7 @@ def test_an_output_from_before_releases_carries_its_history_as_an_earlier_format
     output.mkdir()
     con = duckdb.connect(str(output / "warehouse.duckdb"))
     con.execute("CREATE SCHEMA meta")
-    con.execute(history.BUILD_RUN_DDL)
+    history.create_table(con)
     con.execute("INSERT INTO meta.build_run (build_id, stores) VALUES ('20200101T000000Z-old', 1)")
     con.close()
     result = build(load_settings(None, input=write_inputs(tmp_path / "in"), output=output))

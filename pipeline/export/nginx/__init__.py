@@ -1,14 +1,5 @@
-"""The nginx configuration the build emits for the site (`OUTPUT/nginx.conf`), included in
-nginx's `http { }` block, so that nginx and `pipeline serve` answer every request alike.
-
-nginx serves each materialised page from its file, mapping a query string (any order or case,
-the first of repeated parameters winning, unknown parameters ignored) to the page's canonical
-name (`pipeline.api.urls`), whole bodies only (no ranges or ETags), within the `serve`
-settings' limits; its own errors (400, 405, 413, 414, 431, 5xx) carry the API's envelope.
-Anything else (a page not materialised, a bad value, an unknown store, a store key not in lower
-case, a request with a precondition) goes to the live upstream, `pipeline serve`, which answers
-from the warehouse with the same bytes.
-"""
+"""The nginx configuration the build emits (`OUTPUT/nginx.conf`), so that nginx and
+`pipeline serve` answer every request alike. (docs/serving.md, "nginx and the live server")"""
 
 from __future__ import annotations
 

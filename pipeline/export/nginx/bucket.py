@@ -1,17 +1,5 @@
-"""nginx in front of a bucket (`pipeline.publish.bucket`'s layout), for `pipeline.export.nginx`:
-the same locations and query-string maps as the local configuration, but a page is read from
-the bucket by proxy, at the key of the committed release (`stores/<key>/<version>/...`,
-`common/<version>/...`). The release's store -> version map is a file of its own
-(`release.map`), rewritten when the pointer moves (`pipeline nginx-bucket`), then `nginx -s
-reload`: until then, nginx answers the release it loaded, whole, and never a mix. A page the
-bucket lacks (403 or 404: not materialised, an unknown store) goes to the live upstream, as a
-missing file does locally, with the release's build in a header (`live.RELEASE_HEADER`):
-`pipeline serve` of another build answers 503, so an object deleted from the bucket is never
-answered with another build's bytes.
-
-Materialised pages' names hold no `%` (their parameters are ids, channels, flags and paging),
-so a key is sent as nginx built it; a name with one (a name filter) is never an object and
-goes to the live upstream."""
+"""nginx in front of a bucket: the local configuration's locations, a page read by proxy at
+its key in the committed release. (docs/serving.md, "nginx in front of a bucket")"""
 
 from __future__ import annotations
 

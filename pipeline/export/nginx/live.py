@@ -1,14 +1,5 @@
-"""How the generated nginx configuration reaches the live upstream (`pipeline serve`), for
-`pipeline.export.nginx`: the `@live` location, and the two lines by which every other location
-goes there (`TO_LIVE`), or `try_files ... @live` when a file may answer first.
-
-`TO_LIVE` is an `error_page` hop (418, a status nothing else raises), and so is the bucket's
-(a 403 or 404 from the bucket). nginx applies one `error_page` per request unless
-`recursive_error_pages` is on: with it off, a live upstream that is down would answer nginx's
-HTML 502 instead of the error envelope's 503 after such a hop. The server turns it on
-(`RECURSIVE`), and `@live` takes the server's error pages; nothing loops, as the error pages
-answer with `return`, never with another error.
-"""
+"""How the generated nginx configuration reaches the live upstream (`pipeline serve`): `@live`,
+and `TO_LIVE`. (docs/serving.md, "nginx and the live server")"""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""How the generated nginx configuration reads a query string as the API does
-(`pipeline.export.nginx`): which query strings it may answer from a file, and each
-parameter's canonical piece of a page's name, from `pipeline.api.params`.
-
-nginx reads a parameter by its name (`$arg_<name>`: the first such pair, the name without
-case), as the API does; a pair whose name the operation does not define is ignored, as the API
-ignores it. What nginx cannot read as the API would (an escaped name, a value that is not UTF-8
-once decoded, an empty value) goes to the live upstream.
-"""
+"""How the generated nginx configuration reads a query string as the API does: which query
+strings a file may answer, and each parameter's piece of a page's name. What nginx cannot read
+as the API would goes to the live upstream."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""Text written into an nginx configuration, by nginx's grammar, for `pipeline.export.nginx`.
-
-Every token we write is double-quoted, its `\\` and `"` escaped: nginx's reader takes `\\\\` and
-`\\"` for the character, and would read `\\t`, `\\n`, `\\r` as a tab or a line end. A token that
-nginx interpolates (a map's value, a path, a host) cannot hold a `$` taken literally (nginx has
-no escape for it), nor a control character; such text is refused, naming what it was. A map's
-key is a string whatever it spells: nginx reads `default`, `include`, `hostnames`, `volatile`
-as the map's own parameters and `~...` as a regular expression, and drops one leading `\\` from
-a key, so every key is written with one.
-"""
+"""Text written into an nginx configuration, by nginx's grammar: every token double-quoted and
+escaped. Text nginx cannot hold literally (a `$`, a control character) is refused by name."""
 
 from __future__ import annotations
 

@@ -1,16 +1,5 @@
-"""The inventory pages of the stores (of one shard): answered in batches by the store
-inventory SQL, paged in polars, written by the site writer.
-
-The stores are exported in batches of about `export_batch_listings` listings, so memory does not
-grow with the input: each batch is answered by one run of the store inventory SQL, for every
-channel with the default parameters, read straight into polars ordered by store, channel and
-position. Each product's JSON is built once (in SQL) and shared by the unfiltered pages and the
-categoryId / groupId pages, which keep the products of one category or group in the same order:
-filtering by category or group removes whole products and changes no other product's entry.
-The pages of a chunk of stores are made in polars, as columns: paging, envelopes and file names
-are expressions (`inventory_pages`). A store whose digest equals the previous release's is
-carried over without being answered.
-"""
+"""The inventory pages of the stores: answered in batches of about `batch_listings` listings
+by the store inventory SQL, paged in polars (`inventory_pages`), written by the site writer."""
 
 from __future__ import annotations
 

@@ -1,14 +1,6 @@
 """What a store's pages and a build's release depend on, as digests: equal digests, equal
-outputs. The words: a *digest* is the SHA-256 of what an output depends on; a file's content
-hash is its *sha256* (the manifest's column); a store's *inputs* are what DuckDB sums up of its
-listings before they are hashed.
-
-- `code_digest`: the pipeline's code and SQL (a change may rename or reshape pages);
-- `store_digest`: one store's inputs, the export settings and the code: a store whose digest
-  equals the previous release's is carried over without being answered;
-- `inputs_digest`: every row that was ingested and the export settings: shards merge only when
-  theirs are equal.
-"""
+outputs. A *digest* is the SHA-256 of what an output depends on; a file's content hash is its
+*sha256*; a store's *inputs* are what DuckDB sums up of its listings."""
 
 from __future__ import annotations
 
@@ -40,12 +32,8 @@ def code_digest() -> bytes:
 
 
 def store_inputs(con: duckdb.DuckDBPyConnection, stores: list[str]) -> dict[str, bytes]:
-    """Each store's inputs to its answers, summed up without answering: every row of its
-    listings joined with its product's and SKU's fixed fragments (what the inventory SQL reads)
-    and its group's published fields (the store's groups page), hashed whole, so a column
-    added later is covered, and folded by xor and by sum, with the
-    row count. A change escapes with odds of about 2**-64. DuckDB's hash is deterministic; a
-    DuckDB with another hash only makes every store look changed."""
+    """Each store's inputs, summed up without answering: its listing rows joined with what its
+    pages read, hashed whole, folded by xor and by sum, with the row count."""
     rows = con.execute(
         """
         SELECT store_key, count(*), bit_xor(h), sum(h::HUGEINT)

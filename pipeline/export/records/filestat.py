@@ -1,15 +1,6 @@
-"""What each file of a release's site was when it was written, the way git's index keeps it:
-its size, its modification time (ns) and its inode, in `stat.parquet` beside the manifest
-(sealed with the other state). The next build carries a store's folder, or hard-links a file,
-only when a stat of it still gives what was recorded: a page changed on disk since it was
-published (overwritten in place: another size or mtime; replaced: another inode) is never
-carried into a later release, at the cost of a stat, not a read.
-
-A file's record is taken once, after it is created; a hard link shares the inode, so a file
-linked into the next release has the record it had, and a change to it through any of its
-names changes what a stat of it gives. As for git, a change that keeps the size, within the
-clock tick of the file's last write, and keeps the inode, or a clock set back with `touch`,
-is not seen."""
+"""Each site file's size, mtime and inode when written (`stat.parquet`), as git's index keeps
+them: a file is carried only while a stat still gives them.
+(docs/operating.md, "What a release leaves for the next build")"""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""The build history, `meta.build_run`: one row per published build, carried from release to
-release. Each release keeps its rows as `build_run.parquet` beside the manifest, which the next
-build reads: no reader of the published warehouse (an analyst holding it open, even read-write)
-can keep the history from being carried on. When that file cannot be trusted, the same
-release's warehouse, then an earlier release's file, still hold the history: it starts again
-only when none of them can be read. A release of an earlier state format (`state.Baseline`)
-lends its history all the same: from its file where its seal vouches for it, else from its
-warehouse, whose `meta.build_run` every layout has kept; the columns it lacks are null."""
+"""The build history, `meta.build_run`, carried from release to release in `build_run.parquet`.
+(docs/operating.md, "What a release leaves for the next build")"""
 
 from __future__ import annotations
 
@@ -20,50 +14,35 @@ from pipeline.export.records.report import BuildReport, BuildRun
 from pipeline.export.records.state import Baseline, damage
 from pipeline.paths import HISTORY, WAREHOUSE, marked_releases
 from pipeline.settings import SITE_FILES
+from pipeline.transform.steps import (
+    BUILD_RUN,
+    HISTORY_BASELINE,
+    HISTORY_FROM_FILE,
+    HISTORY_FROM_WAREHOUSE,
+    HISTORY_PUBLISHED,
+    HISTORY_RECENT_RUNS,
+    HISTORY_THIS_BUILD,
+)
 
-BUILD_RUN_COLUMNS = {
-    "build_id": ("VARCHAR", "Build identifier: UTC start time and a random suffix"),
-    "started_at": ("TIMESTAMP", "When the build started (UTC)"),
-    "finished_at": ("TIMESTAMP", "When the build finished its work, before publishing (UTC)"),
-    "input_dir": ("VARCHAR", "Input directory"),
-    "raw_rows": ("BIGINT", "Rows loaded from all input files"),
-    "rejected_rows": ("BIGINT", "Rows left out (see meta.rejects of that build)"),
-    "warnings": ("BIGINT", "Warnings (see meta.warnings of that build)"),
-    "stores": ("BIGINT", "Known stores"),
-    "listings": ("BIGINT", "Accepted listings"),
-    "pages": ("BIGINT", "Inventory pages published"),
-    "files": ("BIGINT", "Files in the site"),
-    "site_bytes": ("BIGINT", "Bytes in the site"),
-    "seconds": ("DOUBLE", "Wall time of ingest, transform and export"),
-    "files_changed": ("BIGINT", "Files written anew: changed or new since the previous build"),
-    "volume_change_accepted": (
-        "BOOLEAN",
-        "Whether --accept-volume-change let a move past the volume guards through (see the "
-        "report's build_warnings): the rolling baseline (volume.baseline_builds) starts here",
-    ),
-}
 # The counts compared with their median over the last builds, and their columns here.
 BASELINE_COUNTS = {"stores/listings": "listings", SITE_FILES: "files"}
-BUILD_RUN_DDL = (
-    "CREATE TABLE IF NOT EXISTS meta.build_run ("
-    + ", ".join(f"{c} {t}" for c, (t, _) in BUILD_RUN_COLUMNS.items())
-    + ")"
-)
 
 
 _RESTART = "meta.build_run starts again with this build"
+_INSERT = "INSERT INTO meta.build_run BY NAME\n"
+
+
+def create_table(con: duckdb.DuckDBPyConnection) -> None:
+    """meta.build_run with no row, unless the warehouse has it."""
+    con.execute("CREATE TABLE IF NOT EXISTS meta.build_run AS\n" + BUILD_RUN.sql)
 
 
 def carry_history(con: duckdb.DuckDBPyConnection, previous: Baseline, output: Path) -> str | None:
-    """Create meta.build_run with the rows of the release this build follows (`previous`, see
-    `state.baseline`): from its `build_run.parquet` (as sealed); when that cannot be trusted or
-    read, from the same release's warehouse (its meta.build_run); then from the other releases'
-    `build_run.parquet`, the last published first (an earlier release's rows lack the builds
-    published after it). Returns why the history was not taken from `build_run.parquet` and
-    what it was taken from instead (or that it starts again with this build), if it was not;
-    of a release of another format, only when its warehouse cannot be read either (its format
-    is the warning)."""
-    con.execute(BUILD_RUN_DDL)
+    """Create meta.build_run with the history of the release this build follows.
+
+    Returns a warning when the history came from elsewhere than that release's
+    `build_run.parquet`. (docs/operating.md, "What a release leaves for the next build")"""
+    create_table(con)
     release = previous.release
     if release is None:
         return None
@@ -98,16 +77,11 @@ def _read(con: duckdb.DuckDBPyConnection, source: Path) -> str | None:
     why it could not be read, if it could not (meta.build_run is left empty then)."""
     try:
         if source.suffix == ".parquet":
-            con.execute(
-                "INSERT INTO meta.build_run BY NAME SELECT * FROM read_parquet($path)",
-                {"path": str(source)},
-            )
+            con.execute(_INSERT + HISTORY_FROM_FILE.sql, {"path": str(source)})
         else:
             con.execute("ATTACH $path AS previous (READ_ONLY)", {"path": str(source)})
             try:
-                con.execute(
-                    "INSERT INTO meta.build_run BY NAME SELECT * FROM previous.meta.build_run"
-                )
+                con.execute(_INSERT + HISTORY_FROM_WAREHOUSE.sql)
             finally:
                 con.execute("DETACH previous")
     except duckdb.Error as exc:
@@ -124,46 +98,34 @@ def record_run(con: duckdb.DuckDBPyConnection, summary: BuildReport) -> None:
     """This build's row in meta.build_run; the summary gains the last `REPORTED_RUNS` rows
     (`history`, oldest first), which the report charts."""
     tables, site = summary.tables, summary.site
-    con.execute(
-        f"INSERT INTO meta.build_run ({', '.join(BUILD_RUN_COLUMNS)}) "
-        f"VALUES ({', '.join('?' * len(BUILD_RUN_COLUMNS))})",
-        [
-            summary.build_id,
-            datetime.fromisoformat(summary.started_at).replace(tzinfo=None),
-            datetime.fromisoformat(summary.finished_at).replace(tzinfo=None),
-            summary.input,
-            sum(t.rows for t in tables.values()),
-            sum(t.rejected for t in tables.values()),
-            sum(w.rows for w in summary.warnings),
-            summary.stores,
-            tables["listings"].accepted,
-            site.pages,
-            site.files,
-            site.bytes,
-            round(sum(summary.stages_seconds.values()), 3),
-            site.files - site.files_unchanged,
-            summary.volume_change_accepted,
-        ],
-    )
+    row = {
+        "build_id": summary.build_id,
+        "started_at": datetime.fromisoformat(summary.started_at).replace(tzinfo=None),
+        "finished_at": datetime.fromisoformat(summary.finished_at).replace(tzinfo=None),
+        "input_dir": summary.input,
+        "raw_rows": sum(t.rows for t in tables.values()),
+        "rejected_rows": sum(t.rejected for t in tables.values()),
+        "warnings": sum(w.rows for w in summary.warnings),
+        "stores": summary.stores,
+        "listings": tables["listings"].accepted,
+        "pages": site.pages,
+        "files": site.files,
+        "site_bytes": site.bytes,
+        "seconds": round(sum(summary.stages_seconds.values()), 3),
+        "files_changed": site.files - site.files_unchanged,
+        "volume_change_accepted": summary.volume_change_accepted,
+    }
+    con.execute(_INSERT + HISTORY_THIS_BUILD.sql, row)
     summary.history = recent_runs(con)
-    db.comment_table(
-        con,
-        "meta.build_run",
-        "One row per published build, this one and every earlier one",
-        {c: doc for c, (_, doc) in BUILD_RUN_COLUMNS.items()},
-    )
+    db.comment_table(con, BUILD_RUN.table, BUILD_RUN.table_comment, BUILD_RUN.column_comments)
 
 
 def recent_runs(con: duckdb.DuckDBPyConnection, limit: int = REPORTED_RUNS) -> list[BuildRun]:
     """The last `limit` builds of meta.build_run, oldest first: what the report's history
     charts show (a count an older build did not record is None)."""
-    rows = con.execute(
-        "SELECT build_id, strftime(started_at, '%Y-%m-%d %H:%M'), listings, files_changed, "
-        "rejected_rows, seconds FROM meta.build_run "
-        "ORDER BY started_at DESC, build_id DESC LIMIT $limit",
-        {"limit": limit},
-    ).fetchall()
-    names = ("build_id", "started_at", "listings", "files_changed", "rejected_rows", "seconds")
+    result = con.execute(HISTORY_RECENT_RUNS.sql, {"limit": limit})
+    names = [column[0] for column in result.description]
+    rows = result.fetchall()
     return [BuildRun.model_validate(dict(zip(names, row, strict=True))) for row in reversed(rows)]
 
 
@@ -171,27 +133,22 @@ def baseline(con: duckdb.DuckDBPyConnection, builds: int) -> dict[str, list[int]
     """The counts of `BASELINE_COUNTS` over the last `builds` builds of meta.build_run (as
     carried: the published ones), newest first, going back no further than the last one that
     accept_volume_change let through: the operator said its volumes are real."""
-    columns = ", ".join(BASELINE_COUNTS.values())
-    rows = con.execute(
-        f"SELECT {columns}, volume_change_accepted FROM meta.build_run "
-        "ORDER BY started_at DESC, build_id DESC LIMIT $builds",
-        {"builds": builds},
-    ).fetchall()
+    result = con.execute(HISTORY_BASELINE.sql, {"builds": builds})
+    names = [column[0] for column in result.description]
     window = []
-    for *counts, accepted in rows:
-        window.append(counts)
-        if accepted:
+    for row in result.fetchall():
+        window.append(dict(zip(names, row, strict=True)))
+        if window[-1]["volume_change_accepted"]:
             break
     return {
-        name: [row[i] for row in window if row[i] is not None]
-        for i, name in enumerate(BASELINE_COUNTS)
+        name: [row[column] for row in window if row[column] is not None]
+        for name, column in BASELINE_COUNTS.items()
     }
 
 
 def write_history(con: duckdb.DuckDBPyConnection, release: Path) -> None:
     """The history as published with `release`, for the next build."""
     con.execute(
-        "COPY (SELECT * FROM meta.build_run ORDER BY started_at, build_id) TO $path "
-        "(FORMAT parquet)",
+        "COPY (\n" + HISTORY_PUBLISHED.sql + ") TO $path (FORMAT parquet)",
         {"path": str(release / HISTORY)},
     )

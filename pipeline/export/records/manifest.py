@@ -1,13 +1,5 @@
-"""The manifest of a release: every file of its site with its SHA-256 and size, and the
-changes since the previous release (what a sync to a static host uploads and deletes).
-
-Held in columns (polars), written and read one line a file: a full-scale site has millions of
-files, which as Python objects would cost gigabytes.
-    {"files":[
-    {"path":"v1.39.0/catalog/categories/index.json","sha256":"…","bytes":1234},
-    …
-    ]}
-"""
+"""The manifest of a release: every file of its site with its SHA-256 and size, held in
+columns (polars); and the changes since the previous release."""
 
 from __future__ import annotations
 

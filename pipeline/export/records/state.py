@@ -1,15 +1,5 @@
-"""What a release leaves for the next build, sealed: its manifest's rows, its stores' records,
-its files' records (`filestat`), its history and its report, each with its SHA-256 in
-`state.sha256` (the format `sha256sum -c` reads), and the number of the layout they are in
-(`format`, sealed with them). The next build reads that number once (`baseline`): a release of
-this version's format (`STATE_FORMAT`) is trusted as far as its seal vouches for each file; a
-release of any other format, or of none, lends only its history, and its pages are built again
-from scratch, with one warning. The earlier layouts thus need no code of their own.
-
-A file of this format's release is verified before it is trusted: a truncated file or a
-flipped byte is never read as the truth. A damaged file costs what it held (the pages are built
-from scratch, the history is taken from another copy or starts again, the volumes are not
-compared), and the build says why in a warning."""
+"""What a release leaves for the next build, sealed in `state.sha256`, and the format it is in.
+(docs/operating.md, "What a release leaves for the next build")"""
 
 from __future__ import annotations
 
@@ -124,12 +114,8 @@ class Baseline:
 
 
 def baseline(output: Path) -> tuple[Baseline, list[str]]:
-    """The release this build follows (for its history, and, of this format, its volumes and
-    the pages it carries over), with the warnings that go with it: the one `current` links
-    to. Without that link (`current` removed, or linking to no release), the releases are
-    still there: the last one published is the baseline, and a warning says so. An output of
-    the layout before releases (its warehouse in place, no release) is its own baseline, of
-    format 1: it lends its history alone. None before the first publish."""
+    """The release this build follows, with its warnings: the one `current` links to, else the
+    last published (warned), else an output from before releases (format 1); None at first."""
     live = published_release(output)
     marked = marked_releases(output)
     warnings: list[str] = []

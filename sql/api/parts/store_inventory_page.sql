@@ -1,6 +1,6 @@
 -- The summary's page over a store's products (docs/contract.md §4): the excluded categories,
 -- the filters on a category, a group and the names, the order and the cut of the page. Not a
--- query of its own: the CTEs below are included (`-- @include api/store_inventory_page`) by the
+-- query of its own: the CTEs below are included (`-- @include api/parts/store_inventory_page`) by the
 -- answer from the warehouse (`store_inventory_products`) and by the answer from a store's
 -- products kept by `pipeline serve` (`store_inventory_kept`), so both cut the same page. They
 -- read `named`: one row per store, channel and product with its listings' counts

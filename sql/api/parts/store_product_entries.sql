@@ -3,7 +3,7 @@
 -- product of the store), each with the parts of its SKU order (sku_order) and its two
 -- entries: `sku_json`, the Sku entry as the summary writes it (the skus operation), and
 -- `quantity_json` (the quantity operation). Not a query of its own: the CTEs below are
--- included (`-- @include api/store_product_entries`) by store_product_skus and
+-- included (`-- @include api/parts/store_product_entries`) by store_product_skus and
 -- store_product_quantity, and by store_entries, the entries of every product that
 -- `pipeline serve` keeps for a store; the queries' kept variants include
 -- `kept_product_entries` in its place. They end with a comma.

@@ -1,0 +1,2 @@
+-- The build history of a release's warehouse, attached as `previous`.
+select * from previous.meta.build_run
