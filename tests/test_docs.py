@@ -140,7 +140,7 @@ def _settings() -> list[tuple[str | None, str]]:
 def test_the_readme_names_every_setting_and_command() -> None:
     readme = (ROOT / "README.md").read_text()
     for _, name in _settings():
-        if name not in ("input", "output", "shard"):
+        if name not in ("input", "output"):
             assert name in readme, name
     for command in main.commands:
         assert f"pipeline {command}" in readme, command

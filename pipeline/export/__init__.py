@@ -70,13 +70,12 @@ def write_site(
     advance: Advance | None = None,
     carried_records: dict[str, StoreRecord] | None = None,
     stores: bool = True,
-    common: bool | None = None,
+    common: bool = True,
 ) -> Site:
     """Write the site; files whose bytes equal the previous release's are hard-linked to it.
-    A shard (`settings.shard`) writes its stores' pages; the pages common to all stores
-    (`common`), which the marketplace's prices make depend on every store, by default with
-    shard 0 (a `--shard` build holds every store's rows); a Ray night's shards hold their own
-    stores' rows alone, so its driver writes them (`stores` False) once it gathered theirs.
+    `stores`: the stores' pages; `common`: the pages common to all stores, which the
+    marketplace's prices make depend on every store: a Ray night's shards hold their own
+    stores' rows alone, so its driver writes those (`stores` False) once it gathered theirs.
     `pool`: (the pool of stores' folders, where new ones are staged), see `SiteWriter`.
     `carried_records`: the previous release's records of the stores, whose pages are elsewhere
     (a bucket): a store whose digest equals its record's is carried by the record alone, and
@@ -105,7 +104,7 @@ def write_site(
                 con, writer, settings, previous_stores=previous.stores, advance=advance
             )
         counts["category_pages"] = counts["catalog_pages"] = 0
-        if common if common is not None else settings.shard is None or settings.shard.index == 0:
+        if common:
             counts["category_pages"] = write_category_pages(con, writer, settings.export)
             counts["catalog_pages"] = write_catalog_pages(con, writer, settings.export)
             write_help(writer)

@@ -6,8 +6,8 @@ listings before they are hashed.
 - `code_digest`: the pipeline's code and SQL (a change may rename or reshape pages);
 - `store_digest`: one store's inputs, the export settings and the code: a store whose digest
   equals the previous release's is carried over without being answered;
-- `inputs_digest`: every row that was ingested and the export settings: shards merge only when
-  theirs are equal.
+- `inputs_digest`: every row that was ingested and the export settings, in the report: a Ray
+  night's equals the one-machine build's of the same input.
 """
 
 from __future__ import annotations
