@@ -33,7 +33,7 @@ from tests.conftest import SAMPLE, run_pipeline
     ],
 )
 def test_a_site_paths_store_key_is_read_one_way(path: str, key: str | None) -> None:
-    """The writer, the merge and the object-store publish read a path's store alike."""
+    """The writer and the object-store publish read a path's store alike."""
     assert store_of(path) == key
     frame = pl.DataFrame({"path": [path]})
     extracted = frame.select(store_column(pl.col("path")))
