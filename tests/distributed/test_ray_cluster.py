@@ -179,8 +179,7 @@ QUICK = {
 def _not_joined(address: str) -> str:
     return (
         f"ray-build failed: engine ray: the cluster at {address} was not joined: RAY_AUTH_MODE "
-        "is "
-        "not set. A cluster with token authentication needs RAY_AUTH_MODE=token in the build's "
+        "is not set. A cluster with token authentication needs RAY_AUTH_MODE=token in the build's "
         "environment, and the cluster's token in ~/.ray/auth_token, RAY_AUTH_TOKEN_PATH or "
         "RAY_AUTH_TOKEN; one without it, RAY_AUTH_MODE=disabled"
     )
