@@ -40,9 +40,9 @@ def _build(night: Night) -> BuildResult:
         with night.stage("transform", len(STEPS), "steps") as advance:
             steps = transform.run_steps(con, advance)
         night.audit(con, ingested, steps)
-        total = count_store_channels(con, settings.shard)
+        total = count_store_channels(con)
         with night.stage("export", total, "store x channel answers") as advance:
-            (night.release / SITE).mkdir(parents=True)  # a shard may have no store at all
+            (night.release / SITE).mkdir(parents=True)  # an input may have no store at all
             site = export.write_site(
                 con,
                 settings,

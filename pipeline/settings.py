@@ -26,7 +26,6 @@ from pydantic_settings import (
 from pipeline.api.catalog import MATERIALISED_CATALOG
 from pipeline.contract import TABLES
 from pipeline.remote import InputLocation
-from pipeline.shard import ShardSetting
 
 Variant = Literal["categoryId", "groupId"]
 SITE_FILES = "site"  # the site's file count, among the tables in the volume limits
@@ -178,7 +177,8 @@ MAX_COLUMNS = 1_000  # the default of Settings.max_columns: real exports have te
 
 
 class RaySettings(BaseModel):
-    """`pipeline build --engine ray`: the build on a Ray cluster (`pipeline.distributed`)."""
+    """`pipeline ray-build`: the night on a Ray cluster, straight to a bucket
+    (`pipeline.distributed`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -194,12 +194,12 @@ class RaySettings(BaseModel):
     retries: int = Field(default=2, ge=0, description="Times a task whose worker died is run again")
     to: str | None = Field(
         default=None,
-        description="A bucket (s3://bucket/prefix) the night publishes to straight from its "
-        "shards: nothing shared but the bucket (`pipeline build --to`); unset: the output",
+        description="The bucket (s3://bucket/prefix) the night publishes to straight from its "
+        "shards: nothing shared but the bucket (`pipeline ray-build --to`); required",
     )
     scratch: Path | None = Field(
         default=None,
-        description="--to: the node-local folder a shard task builds in (default: the "
+        description="The node-local folder a shard task builds in (default: the "
         "system's temporary folder); each task's own folder in it is removed when it ends",
     )
 
@@ -230,10 +230,6 @@ class Settings(BaseSettings):
         "keys); a file with more stops the build",
     )
     volume: VolumeSettings = VolumeSettings()
-    engine: Literal["duckdb", "ray"] = Field(
-        default="duckdb",
-        description="Where the build runs: in this process (duckdb), or on a Ray cluster (ray)",
-    )
     ray: RaySettings = RaySettings()
     accept_volume_change: bool = Field(
         default=False,
@@ -250,10 +246,6 @@ class Settings(BaseSettings):
         description="Listings per run of the inventory query in the export (bounds its memory)",
     )
     releases_kept: int = Field(default=3, ge=1, description="Published site releases kept")
-    shard: ShardSetting | None = Field(
-        default=None,
-        description="I/N: export only the stores of shard I of N (see `pipeline merge`)",
-    )
     nginx_listen: str = Field(default="127.0.0.1:8080", description="nginx.conf: listen address")
     nginx_upstream: str = Field(
         default="127.0.0.1:8000",

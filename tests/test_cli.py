@@ -49,10 +49,10 @@ def _fail(error: Exception) -> Callable[..., None]:
 # (in `pipeline.cli`, or in `pipeline.cli.bucket` for the object-store commands).
 COMMANDS = {
     "build": (["--input", str(SAMPLE)], "build"),
+    "ray-build": (["--input", str(SAMPLE), "--to", "s3://bucket/prefix"], "build_on_ray"),
     "query": (["/v1.39.0/help/index"], "answer"),
     "serve": (["--port", "0"], "serve"),
     "generate": (["--stores", "1", "--listings", "1"], "generate"),
-    "merge": (["{out}"], "merge"),
     "publish": (["--to", "s3://bucket/prefix"], "bucket.publish_release"),
     "nginx-bucket": (["--to", "s3://bucket/prefix", "--dir", "{out}"], "bucket.write_nginx"),
 }
@@ -121,16 +121,20 @@ def test_every_command_has_the_error_boundary() -> None:
         assert "debug" in [p.name for p in command.params], command.name
 
 
-def test_a_night_to_a_bucket_runs_on_ray_only(tmp_path: Path) -> None:
-    """`--to` publishes from the shards of a Ray night: without `--engine ray`, one line, exit
-    1, and nothing built."""
-    args = ["build", "--input", str(SAMPLE), "--output", str(tmp_path / "out")]
-    result = CliRunner().invoke(cli.main, [*args, "--to", "s3://bucket/site"])
+def test_the_ray_night_has_its_options_and_a_bucket_to_publish_to(tmp_path: Path) -> None:
+    """The Ray options belong to `pipeline ray-build` alone: `pipeline build` refuses them as
+    usage errors (exit 2). A Ray night publishes to a bucket: without one (`--to` or ray.to),
+    one line, exit 1; with a URL that is not a plain bucket URL, the same; nothing built."""
+    args = ["--input", str(SAMPLE), "--output", str(tmp_path / "out")]
+    for option in (["--to", "s3://bucket/site"], ["--engine", "ray"], ["--shards", "2"]):
+        result = CliRunner().invoke(cli.main, ["build", *args, *option])
+        assert result.exit_code == 2 and f"No such option '{option[0]}'" in result.stderr
+    result = CliRunner().invoke(cli.main, ["ray-build", *args])
     assert result.exit_code == 1
     assert result.stderr == (
-        "build failed: --to: a night straight to a bucket runs on Ray (--engine ray)\n"
+        "ray-build failed: a Ray night publishes to a bucket: give --to s3://bucket/prefix "
+        "(or ray.to)\n"
     )
-    assert not (tmp_path / "out").exists()
-    ray = CliRunner().invoke(cli.main, [*args, "--engine", "ray", "--to", "s3://b/q?x"])
-    assert ray.exit_code == 1 and ray.stderr.startswith("build failed: s3://b/q?x: not a plain")
+    ray = CliRunner().invoke(cli.main, ["ray-build", *args, "--to", "s3://b/q?x"])
+    assert ray.exit_code == 1 and ray.stderr.startswith("ray-build failed: s3://b/q?x: not a plain")
     assert not (tmp_path / "out").exists()

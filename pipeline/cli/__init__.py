@@ -1,4 +1,4 @@
-"""Command line: `pipeline build | query | serve | generate | merge | publish | nginx-bucket`
+"""Command line: `pipeline build | ray-build | query | serve | generate | publish | nginx-bucket`
 (also `python -m pipeline`); the object-store commands are in `bucket`, the error boundary
 every command has in `boundary`.
 
@@ -10,6 +10,7 @@ answer and 1 otherwise.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -20,16 +21,16 @@ from pipeline.api.urls import HELP_PATH
 from pipeline.build import build
 from pipeline.build import dry_run as validate
 from pipeline.cli import boundary
-from pipeline.cli.boundary import failures, published_output
+from pipeline.cli.boundary import ending_at_once, failures, published_output
 from pipeline.cli.bucket import nginx_bucket_command, publish_command
 from pipeline.distributed import build_on_ray
 from pipeline.errors import BuildError
 from pipeline.paths import WAREHOUSE
 from pipeline.progress import Reporter
-from pipeline.publish.merge import merge
+from pipeline.publish.release import BuildResult
 from pipeline.serve.routes import answer
 from pipeline.serve.server import serve
-from pipeline.settings import DEFAULT_OUTPUT, load_settings
+from pipeline.settings import DEFAULT_OUTPUT, Settings, load_settings
 from pipeline.tools.generate import generate
 from pipeline.transform.audit import ACCEPT_FLAG
 
@@ -46,67 +47,89 @@ def main() -> None:
     """Store inventory pipeline: raw exports -> DuckDB warehouse -> static API pages."""
 
 
-@main.command("build")
-@click.option(
+input_option = click.option(
     "--input",
     "input_dir",
     help="Input directory, or an object-store URL (s3://bucket/prefix, gs://, az://) read with "
     "the environment's endpoint and credentials (AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, ...).",
 )
-@click.option("--output", "output_dir", type=click.Path(path_type=Path), help="Output directory.")
-@click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="TOML settings.")
-@click.option("--shard", help="I/N: export only the stores of shard I of N.")
+output_option = click.option(
+    "--output", "output_dir", type=click.Path(path_type=Path), help="Output directory."
+)
+config_option = click.option(
+    "--config", type=click.Path(path_type=Path, dir_okay=False), help="TOML settings."
+)
+
+
+@main.command("build")
+@input_option
+@output_option
+@config_option
 @click.option("--dry-run", is_flag=True, help="Validate the input and say what would be built.")
 @accept_volume_change
-@click.option(
-    "--engine",
-    type=click.Choice(["duckdb", "ray"]),
-    help="Build in this process (duckdb, the default) or on a Ray cluster (ray).",
-)
-@click.option("--shards", type=click.IntRange(min=1), help="--engine ray: shards of stores.")
-@click.option("--address", help="--engine ray: the cluster's address (default: a local one).")
-@click.option(
-    "--to",
-    "url",
-    help="--engine ray: publish straight to this bucket (s3://bucket/prefix) from the shards.",
-)
 @failures
 def build_command(
     input_dir: str | None,
     output_dir: Path | None,
     config: Path | None,
-    shard: str | None,
     dry_run: bool,
     accept_change: bool,
-    engine: str | None,
+) -> None:
+    """Build the warehouse and the site from INPUT into OUTPUT, then publish them atomically."""
+    settings = load_settings(
+        config, input=input_dir, output=output_dir, accept_volume_change=accept_change or None
+    )
+    if dry_run:
+        summary = validate(settings)
+        click.echo(orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode())
+        return
+    _published(build, settings)
+
+
+@main.command("ray-build")
+@input_option
+@output_option
+@config_option
+@click.option(
+    "--to",
+    "url",
+    help="The bucket (s3://bucket/prefix) the shards publish to straight; required here or "
+    "as ray.to.",
+)
+@click.option("--shards", type=click.IntRange(min=1), help="Shards of stores: one task each.")
+@click.option("--address", help="The cluster's address (default: a local one of its own).")
+@accept_volume_change
+@ending_at_once
+def ray_build_command(
+    input_dir: str | None,
+    output_dir: Path | None,
+    config: Path | None,
+    url: str | None,
     shards: int | None,
     address: str | None,
-    url: str | None,
+    accept_change: bool,
 ) -> None:
-    """Build the warehouse and the site from INPUT into OUTPUT, then publish them atomically
-    (with --to, the site to a bucket: a Ray night whose shards share nothing but it)."""
+    """Build on a Ray cluster, each shard of stores by a task, and publish the release straight
+    to a bucket (the shards share nothing but it), then to OUTPUT."""
     given = (("shards", shards), ("address", address), ("to", url))
     ray = {k: v for k, v in given if v is not None}
     settings = load_settings(
         config,
         input=input_dir,
         output=output_dir,
-        shard=shard,
         accept_volume_change=accept_change or None,
-        engine=engine,
         ray=ray or None,
     )
-    if dry_run:
-        summary = validate(settings)
-        click.echo(orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode())
-        return
-    if settings.ray.to is not None:
-        if settings.engine != "ray":
-            raise BuildError("--to: a night straight to a bucket runs on Ray (--engine ray)")
-        boundary.end_at_once()
+    _published(build_on_ray, settings, to=settings.ray.to)
+
+
+def _published(
+    run: Callable[[Settings, Reporter], BuildResult], settings: Settings, to: str | None = None
+) -> None:
+    """Run a build with its progress on stderr, and say what it published (to the output, and
+    to the bucket `to`) in one line."""
     reporter = Reporter()
     try:
-        run = build_on_ray if settings.engine == "ray" else build
         result = run(settings, reporter)
     finally:
         reporter.close()
@@ -115,8 +138,7 @@ def build_command(
     click.echo(
         f"published build {result.build_id}: {result.report.stores} stores, "
         f"{site.pages} pages, {site.files} files, {site.bytes:,} bytes, "
-        f"{rejected} rejected rows -> {settings.output}"
-        + (f" and {settings.ray.to}" if settings.ray.to else "")
+        f"{rejected} rejected rows -> {settings.output}" + (f" and {to}" if to else "")
     )
 
 
@@ -189,32 +211,6 @@ def generate_command(output_dir: Path, stores: int, listings: int, seed: int) ->
     """Write a realistic synthetic input directory of any size (deterministic for a seed)."""
     counts = generate(output_dir, stores, listings, seed)
     click.echo(", ".join(f"{v:,} {k}" for k, v in counts.items()) + f" -> {output_dir}")
-
-
-@main.command("merge")
-@click.option(
-    "--output",
-    "output_dir",
-    type=click.Path(path_type=Path),
-    required=True,
-    help="Output directory of the merged release.",
-)
-@click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="TOML settings.")
-@accept_volume_change
-@click.argument("shards", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
-@failures
-def merge_command(
-    output_dir: Path, config: Path | None, accept_change: bool, shards: tuple[Path, ...]
-) -> None:
-    """Publish one release from the outputs of `pipeline build --shard I/N` (every I)."""
-    settings = load_settings(config, output=output_dir, accept_volume_change=accept_change or None)
-    reporter = Reporter()  # the merge's stages and warnings, as a build's
-    try:
-        result = merge(list(shards), settings, reporter)
-    finally:
-        reporter.close()
-    files = result.report.site.files
-    click.echo(f"published merged build {result.build_id}: {files} files -> {output_dir}")
 
 
 def _check_published(output: Path) -> None:

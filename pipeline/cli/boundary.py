@@ -60,13 +60,6 @@ def ending_at_once(command: Callable[..., None]) -> Callable[..., None]:
     return failures(command, end_at_once=True)
 
 
-def end_at_once() -> None:
-    """What `ending_at_once` asks, from inside a command that talks to an object store only
-    with some options (`pipeline build --to`)."""
-    global _end_at_once
-    _end_at_once = True
-
-
 def run(main: Callable[[], object]) -> NoReturn:
     """Run the command line `main` (a click group, standalone) as the process's program, and
     end the process with its exit code: at once, without the interpreter's shutdown, after a

@@ -1,13 +1,12 @@
-"""`pipeline build --engine ray`: the same build on a Ray cluster, by the same stages (the
-driver and its finalize step; the tasks in `tasks`). The catalog is built once on the driver;
-each shard of stores is built by a task over only its rows, so no task reads every listing;
-the driver unions the shards and ends with the one-machine build's own release tail
-(`Night.finish`), so the two publish the same release. Nothing is published before every shard
-finished. With `ray.to` (`--to s3://...`), the shards share nothing but the bucket: each builds
-in scratch of its own and uploads its stores' versions and its parts, and the driver composes
-and commits the release from them (`bucket_night`, `bucket_shard`, `parts`); both kinds of
-night share the finalize's steps (`finalize`). The steps, retries and the shared output
-directory: README, "The build on a Ray cluster"."""
+"""`pipeline ray-build`: the night on a Ray cluster, straight to a bucket, by the same stages as
+the one-machine build. The driver ingests and builds the catalog once; the listings files are
+ingested by tasks, each cut into its shards' parts (`tasks`), so no task reads every listing.
+Each shard of stores is built by a task in scratch of its own, which uploads its stores'
+versions and its parts; the shards share nothing but the bucket (`bucket_shard`, `parts`).
+The driver composes and commits the release from them (`bucket_night`, `finalize`) and ends
+with the one-machine build's own release tail (`Night.finish`), so both publish the same
+release. Nothing is published before every shard finished. The steps and retries: README,
+"The build on a Ray cluster"."""
 
 from __future__ import annotations
 
@@ -19,67 +18,47 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import polars as pl
 
-from pipeline import db, export, transform
+from pipeline import db, transform
 from pipeline.contract import TABLES, TABLES_BY_NAME
 from pipeline.distributed.bucket_night import Handed, build_to_bucket
 from pipeline.distributed.cluster import check_cluster, connected
-from pipeline.distributed.finalize import (
-    SHARDS_DIR,
-    check_shards,
-    figures,
-    finished,
-    gather_tables,
-    keep_listings_rows,
-    market_steps,
-    store_steps,
-)
 from pipeline.distributed.reuse import shard_inputs
-from pipeline.distributed.tasks import (
-    SHARD_TABLES,
-    IngestedPart,
-    ShardResult,
-    build_shard,
-    ingest_listings,
-    split_by_shard,
-)
-from pipeline.export import Site
-from pipeline.export.records.digests import add_sums, inputs_digest, table_sums
-from pipeline.export.records.manifest import Manifest, file_counts
-from pipeline.export.records.state import previous_pages
+from pipeline.distributed.tasks import IngestedPart, ingest_listings, split_by_shard
+from pipeline.errors import BuildError
+from pipeline.export.records.digests import add_sums
 from pipeline.ingest import IngestedTable, check_input, ingest_table, raw_types, remote, table_files
 from pipeline.ingest.files import InputFile
 from pipeline.ingest.raw import comment_raw_table, create_raw_table
 from pipeline.ingest.remote import RemoteFile, RemoteInput, downloaded, list_input
-from pipeline.paths import INPUT, SITE
+from pipeline.paths import INPUT
 from pipeline.progress import SILENT, Reporter
 from pipeline.publish.bucket import check_url
 from pipeline.publish.commit import NightStart, catch_up, start_night
-from pipeline.publish.merge import union_sites
 from pipeline.publish.night import Night
 from pipeline.publish.release import BuildResult, exclusive
 from pipeline.settings import Settings
-from pipeline.shard import Shard
 from pipeline.transform.steps import CATALOG_STEPS, STORE_STEPS, STORE_TABLES
 
 LISTINGS = TABLES_BY_NAME["listings"]
 # The catalog's tables every shard reads: what the catalog's steps build.
 CATALOG_TABLES = tuple(s.file.table for s in CATALOG_STEPS)
+NO_BUCKET = "a Ray night publishes to a bucket: give --to s3://bucket/prefix (or ray.to)"
 
 
 def build_on_ray(settings: Settings, reporter: Reporter = SILENT) -> BuildResult:
     to = settings.ray.to
-    if to is not None:
-        check_url(to)  # before a cluster is started for nothing
+    if to is None:
+        raise BuildError(NO_BUCKET)
+    check_url(to)  # before a cluster is started for nothing
     check_cluster(settings.ray)  # the same
     with exclusive(settings.output):
-        # A night straight to a bucket reads its committed state first: the pointer's ETag
-        # fences the commit, and its stores' records decide what is carried. A release the
-        # bucket committed before a night stopped short of its local swap goes live here
-        # first (`catch_up`), for this night to follow it.
-        start = start_night(to) if to is not None else None
-        settled = catch_up(settings.output, start, settings.releases_kept) if start else []
+        # The night reads the bucket's committed state first: the pointer's ETag fences the
+        # commit, and its stores' records decide what is carried. A release the bucket
+        # committed before a night stopped short of its local swap goes live here first
+        # (`catch_up`), for this night to follow it.
+        start = start_night(to)
+        settled = catch_up(settings.output, start, settings.releases_kept)
         night = Night(settings, reporter)
         for line in settled:
             night.warn(line)
@@ -89,7 +68,7 @@ def build_on_ray(settings: Settings, reporter: Reporter = SILENT) -> BuildResult
             return _build(night, ray, start)
 
 
-def _build(night: Night, ray: Any, start: NightStart | None) -> BuildResult:
+def _build(night: Night, ray: Any, start: NightStart) -> BuildResult:
     settings, config = night.settings, night.settings.ray
     shards = config.shards
     options = {"max_retries": config.retries, "retry_exceptions": False}
@@ -127,59 +106,27 @@ def _build(night: Night, ray: Any, start: NightStart | None) -> BuildResult:
                 if t != LISTINGS.name
             }
             shard_stores = [{n: cut[i] for n, cut in stores.items()} for i in range(shards)]
-            inputs: list[str] = []
-            if start is not None:  # what tells the night which shards it need not build
-                listings = (names, typed)
-                inputs = shard_inputs(settings, con, CATALOG_TABLES, listings, shard_stores, read)
+            # What tells the night which shards it need not build.
+            listings = (names, typed)
+            inputs = shard_inputs(settings, con, CATALOG_TABLES, listings, shard_stores, read)
             _store_tables_emptied(con, typed)
             empty = con.sql("SELECT * FROM raw.listings").to_arrow_table()
-        listings_parts = [[p[i + 1] for p in parts] for i in range(shards)]
-        if start is not None:
-            handed = Handed(
-                catalog,
-                shard_stores,
-                empty,
-                listings_parts,
-                ingested,
-                steps,
-                read,
-                file_sums,
-                len(files),
-                inputs,
-            )
-            return build_to_bucket(night, ray, con, start, handed)
-        with night.stage("shards", shards, "shards") as advance:
-            task = ray.remote(build_shard).options(num_cpus=config.cpus_per_shard, **options)
-            pending = [
-                task.remote(
-                    settings,
-                    Shard(i, shards),
-                    night.work / SHARDS_DIR / str(i),
-                    night.previous,
-                    catalog,
-                    shard_stores[i],
-                    empty,
-                    *listings_parts[i],
-                )
-                for i in range(shards)
-            ]
-            results: list[ShardResult] = finished(ray, pending, advance)
-        with night.stage("finalize"):
-            results.sort(key=lambda r: r.shard)
-            check_shards(results, shards, add_sums(file_sums))
-            gather_tables(con, [[r.parquet(t) for r in results] for t in SHARD_TABLES])
-            steps += [*store_steps(results), *market_steps(con)]
-            ordered = [ingested[t.name] for t in TABLES]
-            night.audit(con, ordered, steps)
-            site = _union_site(night, results, con)
-            sums = {t.name: table_sums(con, f"raw.{t.name}") for t in TABLES if t is not LISTINGS}
-            sums[LISTINGS.name] = add_sums(file_sums)
-            keep_listings_rows(con, night, [r.parquet("raw.listings") for r in results])
-            night.distributed = figures(shards, len(files), read, results)
+        handed = Handed(
+            catalog=catalog,
+            stores=shard_stores,
+            empty=empty,
+            listings=[[p[i + 1] for p in parts] for i in range(shards)],
+            ingested=ingested,
+            steps=steps,
+            read=read,
+            file_sums=file_sums,
+            listings_files=len(files),
+            inputs=inputs,
+        )
     except BaseException:
         con.close()
         raise
-    return night.finish(con, site, ordered, steps, inputs_digest(sums, settings.export))
+    return build_to_bucket(night, ray, con, start, handed)
 
 
 @dataclass(frozen=True)
@@ -230,24 +177,3 @@ def _store_tables_emptied(con: duckdb.DuckDBPyConnection, typed: dict[str, str])
         else:
             con.execute(f"DELETE FROM raw.{name}")
     transform.run_steps(con, steps=STORE_STEPS)
-
-
-def _union_site(night: Night, results: list[ShardResult], con: duckdb.DuckDBPyConnection) -> Site:
-    """The release's site from the shards' and the pages common to all stores, which the driver
-    writes over the gathered tables (`union_sites`), with its changes since the published
-    release and the counts the report gives."""
-    folder = night.work / "common" / SITE
-    folder.mkdir(parents=True)
-    common = export.write_site(con, night.settings, folder, stores=False, common=True)
-    sites = [(r.site, Manifest(pl.from_arrow(r.manifest))) for r in results]  # type: ignore[arg-type]
-    sites.append((folder, common.manifest))
-    manifest = union_sites(night.release, night.work, sites)
-    previous = previous_pages(night.previous)
-    changed, removed = manifest.changes(previous.changes_base)
-    counts: dict[str, int] = {}
-    for found in [*(r.counts for r in results), common.counts]:
-        for key, value in found.items():
-            counts[key] = counts.get(key, 0) + value
-    counts.update(file_counts(manifest, changed, removed))
-    stores = {key: record for r in results for key, record in r.stores.items()}
-    return Site(manifest, changed, removed, stores, counts, previous.problem)

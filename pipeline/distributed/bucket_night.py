@@ -48,6 +48,7 @@ from pipeline.distributed.parts import (
     records_by_shard,
 )
 from pipeline.distributed.reuse import lay_out_reused, reusable, reused_summary
+from pipeline.distributed.shards import Shard
 from pipeline.distributed.tasks import SHARD_TABLES, IngestedPart
 from pipeline.export import Site
 from pipeline.export.records.digests import (
@@ -66,7 +67,6 @@ from pipeline.publish.bucket import VERSIONED_RECORDS, Release
 from pipeline.publish.commit import NightStart, commit_night
 from pipeline.publish.night import Night
 from pipeline.publish.release import BuildResult
-from pipeline.shard import Shard
 from pipeline.transform import StepResult
 
 LISTINGS = TABLES_BY_NAME["listings"]

@@ -1,5 +1,5 @@
-"""A shard's task in a night straight to a bucket (`bucket_night`): the shard built as
-`tasks.build_shard` builds it, but in node-local scratch of its own, its new store versions
+"""A shard's task in a Ray night (`bucket_night`): the shard's stores built from its rows and
+the catalog (`tasks.shard_warehouse`) in node-local scratch of its own, its new store versions
 and its parts uploaded by the task itself (`parts.publish_shard`), and only a summary naming
 them handed back. Nothing is shared with other tasks or the driver but the bucket."""
 
@@ -19,11 +19,11 @@ import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
 
 from pipeline import export
 from pipeline.distributed.parts import BucketShard, ShardDoc, publish_shard
+from pipeline.distributed.shards import Shard
 from pipeline.distributed.tasks import SHARD_TABLES, copy_tables, peak_rss_mb, shard_warehouse
 from pipeline.export.records.digests import StoreRecord, TableSums, table_sums
 from pipeline.paths import MANIFEST_PARQUET, SITE, STORES
 from pipeline.settings import Settings
-from pipeline.shard import Shard
 from pipeline.transform import StepResult
 
 
@@ -57,7 +57,9 @@ def build_shard_to_bucket(
     stores: dict[str, pa.Table],
     *listings: pa.Table,
 ) -> ShardSummary:
-    """`build_shard` for a night straight to a bucket: in scratch of its own on this node
+    """The stores of `shard`: their raw rows (`stores`: the stores tables' parts; `listings`:
+    this shard's part of each listings file) and the catalog's tables, through the stores'
+    steps and the export of their pages, in scratch of its own on this node
     (`ray.scratch`, or the system's), removed when it ends either way; its stores carried by
     their records at the night's start (`job.previous`), the others written and their new
     versions uploaded with its parts (`parts.publish_shard`) before it returns. Each call is
@@ -83,7 +85,7 @@ def build_shard_to_bucket(
             (folder / SITE).mkdir()
             site = export.write_site(
                 con,
-                settings.model_copy(update={"shard": shard}),
+                settings,
                 folder / SITE,
                 carried_records=records,
                 common=False,  # the driver's, once every shard's rows are gathered

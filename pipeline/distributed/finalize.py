@@ -1,5 +1,4 @@
-"""The finalize steps both kinds of Ray night share (`pipeline.distributed` with a shared
-output, `bucketnight` straight to a bucket): the shards checked against what the files'
+"""The Ray night's finalize steps (`bucket_night`): the shards checked against what the files'
 tasks read, their tables gathered into the warehouse in the order their SQL files give, their
 steps' figures added up, and the listings' raw rows kept as the shards' Parquet."""
 
@@ -14,13 +13,13 @@ import duckdb
 
 from pipeline import transform
 from pipeline.distributed.bucket_shard import ShardSummary
-from pipeline.distributed.tasks import SHARD_TABLES, IngestedPart, ShardResult
+from pipeline.distributed.shards import Shard
+from pipeline.distributed.tasks import SHARD_TABLES, IngestedPart
 from pipeline.errors import BuildError
 from pipeline.export.records.digests import TableSums, add_sums
 from pipeline.export.records.report import DistributedFigures
 from pipeline.progress import Advance
 from pipeline.publish.night import Night
-from pipeline.shard import Shard
 from pipeline.transform import StepResult
 from pipeline.transform.steps import MARKET_STEPS, STORE_STEPS
 
@@ -37,9 +36,7 @@ def finished(ray: Any, pending: list[Any], advance: Advance) -> list[Any]:
     return results
 
 
-def check_shards(
-    results: Sequence[ShardResult | ShardSummary], shards: int, listings: TableSums
-) -> None:
+def check_shards(results: Sequence[ShardSummary], shards: int, listings: TableSums) -> None:
     """Every shard came once, and together they hold every listing the files' tasks read."""
     came = [r.shard for r in results]
     if came != [Shard(i, shards) for i in range(shards)]:
@@ -71,7 +68,7 @@ def gather_tables(con: duckdb.DuckDBPyConnection, parquet: list[list[Path]]) -> 
         )
 
 
-def store_steps(results: Sequence[ShardResult | ShardSummary]) -> list[StepResult]:
+def store_steps(results: Sequence[ShardSummary]) -> list[StepResult]:
     """The stores' steps over every shard: their rows added up, the longest shard's seconds."""
     return [
         StepResult(
@@ -103,7 +100,7 @@ def figures(
     shards: int,
     listings_files: int,
     read: Sequence[IngestedPart],
-    results: Sequence[ShardResult | ShardSummary],
+    results: Sequence[ShardSummary],
 ) -> DistributedFigures:
     return DistributedFigures(
         engine="ray",

@@ -1,4 +1,4 @@
-"""A Ray night straight to a bucket (`pipeline build --engine ray --to s3://...`), the part the
+"""A Ray night straight to a bucket (`pipeline ray-build --to s3://...`), the part the
 bucket plays: the shards share nothing with the driver and each other but the bucket.
 
 - A shard task builds in node-local scratch and uploads its own stores' new versions straight
@@ -37,6 +37,7 @@ import polars as pl
 import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
 
 from pipeline.api.urls import store_column
+from pipeline.distributed.shards import shard_of
 from pipeline.errors import BuildError, first_line
 from pipeline.export.records.digests import StoreRecord, TableSums
 from pipeline.export.records.manifest import Manifest
@@ -51,7 +52,6 @@ from pipeline.publish.bucket import (
     put_files,
     same_content,
 )
-from pipeline.shard import shard_of
 
 if TYPE_CHECKING:
     from obstore.store import ObjectStore

@@ -29,6 +29,7 @@ import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
 
 from pipeline.distributed.bucket_shard import ShardSummary
 from pipeline.distributed.parts import SHARD_DOC, ShardDoc
+from pipeline.distributed.shards import Shard
 from pipeline.distributed.tasks import IngestedPart, rows_sums
 from pipeline.export.pages.inventory import record_counts
 from pipeline.export.records.digests import StoreRecord, add_sums, code_digest, table_sums
@@ -37,7 +38,6 @@ from pipeline.paths import MANIFEST_PARQUET, STORES
 from pipeline.publish.bucket import FAILURES, get, open_bucket
 from pipeline.publish.commit import NightStart
 from pipeline.settings import Settings
-from pipeline.shard import Shard
 from pipeline.transform import StepResult
 
 

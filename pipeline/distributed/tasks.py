@@ -1,36 +1,28 @@
-"""The work of a distributed build's tasks, as plain functions (Ray runs them remotely; see
-`pipeline.distributed`): a listings file ingested and cut into its shards' parts, and a shard
-of stores built from its parts and the catalog into the shared output (a night straight to a
-bucket builds its shards by `bucket_shard`, on the same warehouse: `shard_warehouse`).
-
-A task holds nothing between calls and writes only under its own folder, so the engine may run
-it again after its worker died: a shard's pool folders are staged under a folder of its
-attempt, and a store folder already in the pool is kept only when it holds the very same files
-(`SiteWriter.close`); otherwise the attempt's folder gets a name of its own."""
+"""The work of a Ray night's tasks, as plain functions (Ray runs them remotely; see
+`pipeline.distributed`): a listings file ingested and cut into its shards' parts, and the
+warehouse a shard's task builds its stores in (`shard_warehouse`; the task itself is
+`bucket_shard`'s). A task holds nothing between calls, so the engine may run it again after
+its worker died."""
 
 from __future__ import annotations
 
 import itertools
 import resource
-import secrets
-import shutil
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
 
-from pipeline import db, export, transform
+from pipeline import db, transform
 from pipeline.contract import STORE_KEY, TABLES_BY_NAME
-from pipeline.export.records.digests import StoreRecord, TableSums, table_sums
+from pipeline.distributed.shards import shard_of
+from pipeline.export.records.digests import TableSums, table_sums
 from pipeline.ingest import ingest_file, ingest_object
 from pipeline.ingest.files import InputFile
 from pipeline.ingest.raw import create_raw_table
 from pipeline.ingest.remote import RemoteFile
-from pipeline.paths import POOL, SITE
 from pipeline.settings import Settings
-from pipeline.shard import Shard, shard_of
 from pipeline.transform import StepResult
 from pipeline.transform.steps import STORE_STEPS, STORE_TABLES
 
@@ -47,7 +39,7 @@ SHARD_TABLES = (
 
 def split_by_shard(con: duckdb.DuckDBPyConnection, table: str, shards: int) -> list[pa.Table]:
     """The rows of `table` (a raw stores table) cut into one Arrow table a shard, by the shard
-    of their store key as staging writes it (lower-case; CRC-32, as `--shard`). A row without a
+    of their store key as staging writes it (lower-case; `shard_of`). A row without a
     key goes to shard 0, whose checks reject it."""
     found = con.execute(f'SELECT DISTINCT lower("{STORE_KEY.name}") FROM {table}').fetchall()
     keys = [key for (key,) in found if key is not None]
@@ -130,71 +122,6 @@ def rows_sums(con: duckdb.DuckDBPyConnection, rows: pa.Table) -> TableSums:
 def peak_rss_mb() -> float:
     """This worker process's peak memory so far (a worker runs task after task)."""
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-
-
-@dataclass
-class ShardResult:
-    """What a shard built: where its site and tables are, its manifest (Arrow), its stores'
-    records, its steps' rows and the sums of the listings it received."""
-
-    shard: Shard
-    folder: Path
-    manifest: pa.Table
-    stores: dict[str, StoreRecord]
-    counts: dict[str, int]
-    steps: list[StepResult]
-    sums: TableSums
-    seconds: float
-    peak_rss_mb: float
-
-    @property
-    def site(self) -> Path:
-        return self.folder / SITE
-
-    def parquet(self, table: str) -> Path:
-        return self.folder / f"{table}.parquet"
-
-
-def build_shard(
-    settings: Settings,
-    shard: Shard,
-    folder: Path,
-    previous_release: Path | None,
-    catalog: dict[str, pa.Table],
-    stores: dict[str, pa.Table],
-    *listings: pa.Table,
-) -> ShardResult:
-    """The stores of `shard`: their raw rows (`stores`: the stores tables' parts; `listings`:
-    this shard's part of each listings file) and the catalog's tables, through the stores'
-    steps (staging, checks, marts) and the export of their pages, in DuckDB under `folder`."""
-    started = time.perf_counter()
-    shutil.rmtree(folder, ignore_errors=True)  # an earlier attempt's
-    folder.mkdir(parents=True)
-    con, steps = shard_warehouse(settings, folder, catalog, stores, listings)
-    try:
-        (folder / SITE).mkdir()  # a shard may have no store at all
-        site = export.write_site(
-            con,
-            settings.model_copy(update={"shard": shard}),
-            folder / SITE,
-            previous_release=previous_release,
-            pool=(settings.output / POOL, folder / f"pool-{secrets.token_hex(4)}"),
-            common=False,  # the driver's, once every shard's rows are gathered
-        )
-        copy_tables(con, folder)
-        return ShardResult(
-            shard,
-            folder,
-            site.manifest.frame.to_arrow(),
-            site.stores,
-            site.counts,
-            steps,
-            table_sums(con, "raw.listings"),
-            round(time.perf_counter() - started, 3),
-            peak_rss_mb(),
-        )
-    finally:
-        con.close()
 
 
 def shard_warehouse(

@@ -59,11 +59,12 @@ def write_site(
     advance: Advance | None = None,
     carried_records: dict[str, StoreRecord] | None = None,
     stores: bool = True,
-    common: bool | None = None,
+    common: bool = True,
 ) -> Site:
     """Write the site; a file equal to the previous release's is hard-linked to it.
 
-    `stores` False leaves the stores' pages to the shards (a Ray night's driver). With
+    `stores` False leaves the stores' pages to the shards, `common` False the pages common to
+    all stores to the driver (a Ray night). With
     `carried_records`, a store whose digest equals its record's is carried by the record
     alone (`SiteWriter.carry_by_record`)."""
     memory_limit = settings.duckdb_memory_limit
@@ -89,7 +90,7 @@ def write_site(
                 con, writer, settings, previous_stores=previous.stores, advance=advance
             )
         counts["category_pages"] = counts["catalog_pages"] = 0
-        if common if common is not None else settings.shard is None or settings.shard.index == 0:
+        if common:
             counts["category_pages"] = write_category_pages(con, writer, settings.export)
             counts["catalog_pages"] = write_catalog_pages(con, writer, settings.export)
             write_help(writer)

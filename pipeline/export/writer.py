@@ -15,7 +15,6 @@ from types import TracebackType
 import polars as pl
 
 from pipeline.api.urls import STORES_DIR, store_of
-from pipeline.errors import BuildError
 from pipeline.export.files import FileCreator
 from pipeline.export.records import filestat
 from pipeline.export.records.manifest import CHUNK, SCHEMA, Manifest, rows_under
@@ -85,16 +84,6 @@ class SiteWriter:
         link.parent.mkdir(parents=True, exist_ok=True)
         link.symlink_to(os.path.relpath(self.pool / folder, link.parent))
         return self._store_dirs[key]
-
-    def link_store(self, key: str, folder: str) -> None:
-        """Store `key`'s folder of the site: a link to the pool folder `folder`, already whole
-        in the pool (a shard of the same output wrote it)."""
-        pool, _ = self._pool()
-        if not (pool / folder).is_dir():
-            raise BuildError(f"{pool / folder}: store {key}'s pool folder is missing")
-        link = self.root / STORES_DIR / key
-        link.parent.mkdir(parents=True, exist_ok=True)
-        link.symlink_to(os.path.relpath(pool / folder, link.parent))
 
     def write_pages(self, pages: pl.DataFrame) -> None:
         """Many files at once: columns `path` (in the site), `body` (binary) and `target` (where
@@ -167,8 +156,8 @@ class SiteWriter:
             raise RuntimeError(f"store {key}: carried over by a writer with no previous release")
         old = self.previous_site / folder
         if self.pool is not None and old.is_symlink():
-            # The same pool folder, linked from where this site is: a shard's site lies deeper
-            # in the output than a release's, so the previous link's text would miss the pool.
+            # The same pool folder, linked from where this site is (the previous link's text is
+            # relative to the previous release's site).
             pooled = os.path.basename(os.readlink(old))
             link = self.root / folder
             link.parent.mkdir(parents=True, exist_ok=True)
@@ -177,11 +166,6 @@ class SiteWriter:
         for name in part["path"].to_list():
             self._creator.submit((self._target(name), None, f"{self.previous_site}/{name}"))
         return part.height
-
-    def adopt(self, site: str, name: str) -> None:
-        """Take a finished file of another site (a shard's) into this one, without its bytes.
-        (Not recorded: the caller has its hash already.)"""
-        self._creator.submit((self._target(name), None, f"{site}/{name}"))
 
     def close(self) -> None:
         """Wait for the last file; move the new pool folders into the pool.

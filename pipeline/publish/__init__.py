@@ -1,2 +1,2 @@
 """Publish stage: a finished release goes live in one rename (`release`), one build at a time
-per output directory; the shards' releases become one (`merge`)."""
+per output directory."""

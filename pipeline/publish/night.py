@@ -1,9 +1,9 @@
-"""One build from its start to its publish, and the release tail that every kind of build ends
-with: the one-machine build (`pipeline.build`), `pipeline merge` (`publish.merge`) and the Ray
-build's finalize (`pipeline.distributed`) each call `Night.finish`: the volume guards on the
-written site, the release's files, the history and the report, the seal, the check, a Ray
-night's commit to its bucket, and the swap. A build that stops before the swap leaves the
-published release as it was."""
+"""One build from its start to its publish, and the release tail that both kinds of build end
+with: the one-machine build (`pipeline.build`) and the Ray night's finalize
+(`pipeline.distributed`) each call `Night.finish`: the volume guards on the written site, the
+release's files, the history and the report, the seal, the check, a Ray night's commit to its
+bucket, and the swap. A build that stops before the swap leaves the published release as it
+was."""
 
 from __future__ import annotations
 
@@ -49,11 +49,7 @@ class Night:
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     stages: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
-    # What a kind of build adds to its report: a merge, its shards' input and builds; a Ray
-    # build, its figures.
-    input: str | None = None  # the input the report names, when not the settings'
-    merged_from: list[str] | None = None
-    distributed: DistributedFigures | None = None
+    distributed: DistributedFigures | None = None  # a Ray night's own figures
     # Whether accept_volume_change let a move through: the rolling baseline starts again here.
     volume_change_accepted: bool = False
 
@@ -78,7 +74,7 @@ class Night:
 
     def warn(self, problem: str | None) -> None:
         """A problem the build goes on past: on the log, and in the report's build_warnings
-        (once: a merge hears its shards' warnings again)."""
+        (once)."""
         if problem and problem not in self.warnings:
             self.reporter.warning(problem)
             self.warnings.append(problem)
@@ -134,9 +130,7 @@ class Night:
         self.accept(check_volumes(self.volumes, {SITE_FILES: files}, settings))
         published = published_stores(self.previous)  # None: not trusted, and said so
         if published is not None:
-            shard = settings.shard  # a store of another shard tonight (another N) is not lost
-            held = {key for key in published if shard is None or shard.holds(key)}
-            self.accept(check_stores_lost(held, site.stores.keys(), settings))
+            self.accept(check_stores_lost(published, site.stores.keys(), settings))
         listings = staged_rows(steps).get(LISTINGS.name, 0)
         tonight = {f"{LISTINGS.group}/{LISTINGS.name}": listings, SITE_FILES: files}
         baseline = history.baseline(con, settings.volume.baseline_builds)
@@ -180,12 +174,9 @@ class Night:
                     self.stages,
                     self.started_at,
                 )
-                summary.shard = None if settings.shard is None else str(settings.shard)
                 summary.inputs_digest = inputs_digest
                 summary.build_warnings = self.warnings
                 summary.volume_change_accepted = self.volume_change_accepted
-                summary.input = self.input or summary.input
-                summary.merged_from = self.merged_from
                 summary.distributed = self.distributed
                 history.record_run(con, summary)
                 history.write_history(con, release)

@@ -3,8 +3,8 @@
     python -m pipeline.tools.bench --scale quick|full|tiny   # 1M, 10M or 20k listings
 
 One run, one input: the scan and write floors (`bench_floors`), the full build, a rebuild after
-5% of the stores changed, two shard builds and their merge, the Ray build (`bench_ray`) and live
-answers (`bench_live`). Prints the figures and writes them to <dir>/<scale>/results.json. Run it
+5% of the stores changed, Ray nights straight to a test bucket (`bench_ray`) and live answers
+(`bench_live`). Prints the figures and writes them to <dir>/<scale>/results.json. Run it
 from a checkout that does not change meanwhile: the code is part of every store's digest.
 """
 
@@ -24,12 +24,11 @@ from typing import Any
 import orjson
 import polars as pl
 
-from pipeline.export.records.manifest import Manifest
 from pipeline.export.records.report import BuildReport
-from pipeline.paths import CHANGES, CURRENT, MANIFEST
+from pipeline.paths import CHANGES, CURRENT
 from pipeline.tools.bench_floors import Span, catalog_pages_seconds, scan_floor, write_floor
 from pipeline.tools.bench_live import live_latency, report
-from pipeline.tools.bench_ray import bucket_nights, ray_build
+from pipeline.tools.bench_ray import bucket_nights
 from pipeline.tools.generate import generate
 
 SCALES = {"tiny": (20, 20_000), "quick": (200, 1_000_000), "full": (2_000, 10_000_000)}
@@ -39,9 +38,6 @@ SCALES = {"tiny": (20, 20_000), "quick": (200, 1_000_000), "full": (2_000, 10_00
 # right after deleting a million costs 100-200 us a file instead of 8 (fs/ext4/ialloc.c,
 # recently_deleted()).
 SETTLE_SECONDS = 65.0
-# After a deletion, new inodes land in the inode table blocks of the deleted ones, which makes
-# those blocks dirty again: the 300 s window applies.
-SETTLE_AFTER_DELETING_SECONDS = 365.0
 
 
 def settle(seconds: float) -> None:
@@ -52,20 +48,6 @@ def settle(seconds: float) -> None:
 
 def _peak_rss_children_mb() -> float:
     return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-
-
-def site_footprint(release: Path, disk: Path) -> tuple[int, int]:
-    """(inodes, bytes) that a site like the release's takes on `disk`: a file a block at least."""
-    block = os.statvfs(disk).f_frsize
-    sizes = Manifest.load(release).frame["bytes"]
-    return len(sizes), int(((sizes + block - 1) // block * block).sum())
-
-
-def fits(disk: Path, need: tuple[int, int], margin: float = 1.2) -> bool:
-    """Whether `need` (inodes, bytes) fits on `disk`, with a margin."""
-    stat = os.statvfs(disk)
-    files, size = need
-    return stat.f_favail >= margin * files and stat.f_bavail * stat.f_frsize >= margin * size
 
 
 def run_build(input_dir: Path, output: Path, *extra: str) -> tuple[Span, float, BuildReport]:
@@ -104,17 +86,14 @@ class Work:
     def __init__(self, base: Path) -> None:
         self.base, self.input, self.changed = base, base / "input", base / "input-changed"
         self.output, self.floor_files = base / "out", base / "floor-files"
-        self.merged, self.ray, self.trash = base / "merged", base / "ray", base / "trash"
-        self.ray_bucket = base / "ray-bucket"
-        self.shards = [base / f"shard{index}" for index in range(2)]
+        self.ray_bucket, self.trash = base / "ray-bucket", base / "trash"
 
     def set_aside_last_run(self) -> None:
         """Nothing is deleted before a timing: freed blocks are discarded on this disk, and
         writing into them afterwards is several times slower. Last run's files go to the trash
         (a rename) and are deleted when this run's timings are done."""
         self.trash.mkdir(exist_ok=True)
-        stale_runs = (self.output, self.floor_files, self.merged, *self.shards, self.ray)
-        for stale in (*stale_runs, self.ray_bucket):
+        for stale in (self.output, self.floor_files, self.ray_bucket):
             if stale.exists():
                 stale.rename(self.trash / f"{stale.name}-{time.time_ns()}")
 
@@ -147,9 +126,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     build, live = _build_and_floors(work, args.settle)
     results |= build
     results |= _rebuild(work, args.settle, build["build_seconds"])
-    results |= _shards_and_merge(work, args.settle)
-    # The same input on a local Ray cluster, two shards (`bench_ray`).
-    results |= ray_build(work.changed, work.ray, work.output, shards=2)
     # Ray nights straight to a test bucket, 1, 2 and 4 shards, the same input again (what an
     # unchanged night uploads) and a 5% night (`bench_ray`);
     # the one-machine build's peak memory beside their drivers' is `peak_rss_mb`.
@@ -217,38 +193,6 @@ def _rebuild(work: Work, settle_seconds: float, build_seconds: float) -> dict[st
         "rebuild_files_linked": report.site.files_unchanged,
         "rebuild_stores_unchanged": report.site.stores_unchanged,
         "rebuild_peak_rss_mb": round(peak_mb),
-    }
-
-
-def _shards_and_merge(work: Work, settle_seconds: float) -> dict[str, Any]:
-    """(5): two shards of the changed input, each a build of its own, and their merge: the
-    same release as unsharded."""
-    # The full scale's files use most of the disk's inodes twice over: when the shards would not
-    # fit beside them, the floor's files go first, and the shards wait for their inodes.
-    need = site_footprint(work.output / CURRENT, work.base)
-    if not fits(work.base, need):
-        shutil.rmtree(work.floor_files)
-        settle(settle_seconds and SETTLE_AFTER_DELETING_SECONDS)
-    if not fits(work.base, need):
-        files, size = need
-        raise SystemExit(
-            f"{work.base}: the shard builds need about {files:,} inodes and "
-            f"{size / 2**30:.1f} GiB, more than the disk has left: free some and run the "
-            "benchmark again"
-        )
-    shard_seconds = [
-        run_build(work.changed, shard_out, "--shard", f"{index}/2")[0].seconds
-        for index, shard_out in enumerate(work.shards)
-    ]
-    started = time.perf_counter()
-    command = [sys.executable, "-m", "pipeline", "merge", "--output", str(work.merged)]
-    subprocess.run([*command, *map(str, work.shards)], check=True)
-    merge_s = time.perf_counter() - started
-    merged = (work.merged / MANIFEST).read_bytes()
-    return {
-        "shard_build_seconds": [round(s, 2) for s in shard_seconds],
-        "merge_seconds": round(merge_s, 2),
-        "merged_equals_unsharded": merged == (work.output / MANIFEST).read_bytes(),
     }
 
 

@@ -1,16 +1,9 @@
-"""`make bench`'s distributed figures: the benchmark's input built again on a local Ray cluster
-(`pipeline build --engine ray`, this machine's cores), beside the one-machine build of it.
-
-The figures: the build's wall time and its stages (`engine` is the cluster's start-up), the
-bytes of the listings' parts the engine moved from the files' tasks to the shards' (the
-shuffle), each worker's peak memory (a worker runs task after task: its peak over them), and
-whether the release is the one-machine build's, byte for byte.
-
-`bucket_nights`: Ray nights straight to a test bucket (`--to`; moto's S3 server on this machine,
-started and stopped with it) with 1, 2 and 4 shards: wall time, the driver's peak memory, the
-objects written (PUTs) and their bytes, the shards' parts the driver downloaded; then, into the
-last bucket, the same input again (an unchanged night: the release's own files alone) and a
-night with 5% of the stores changed."""
+"""`make bench`'s distributed figures: Ray nights (`pipeline ray-build`) on a local cluster of
+this machine's cores, straight to a test bucket (moto's S3 server on this machine, started and
+stopped with it), with 1, 2 and 4 shards: wall time, the driver's peak memory, the objects
+written (PUTs) and their bytes, the shards' parts the driver downloaded; then, into the last
+bucket, the same input again (an unchanged night: the release's own files alone) and a night
+with 5% of the stores changed."""
 
 from __future__ import annotations
 
@@ -30,42 +23,7 @@ import obstore as obs
 import orjson
 
 from pipeline.export.records.report import BuildReport
-from pipeline.paths import MANIFEST
 from pipeline.publish.bucket import POINTER, RELEASES, open_bucket
-
-
-def ray_build(input_dir: Path, output: Path, one_machine: Path, shards: int) -> dict[str, Any]:
-    """Build `input_dir` into `output` on a local Ray cluster of `shards` shards, in a
-    subprocess; its figures, and whether its manifest is the one of `one_machine` (a
-    one-machine build's output of the same input)."""
-    command = [sys.executable, "-m", "pipeline", "build", "--engine", "ray"]
-    command += ["--shards", str(shards), "--input", str(input_dir), "--output", str(output)]
-    started = time.perf_counter()
-    subprocess.run(command, check=True, env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"})
-    return ray_figures(output, one_machine, shards, time.perf_counter() - started)
-
-
-def ray_figures(output: Path, one_machine: Path, shards: int, seconds: float) -> dict[str, Any]:
-    """The figures of a Ray build's output (its report), beside a one-machine build's."""
-    report = BuildReport.read(output)
-    figures, stages = report.distributed, report.stages_seconds
-    if figures is None:
-        raise SystemExit(f"{output}: the build's report has no distributed figures")
-    return {
-        "ray_shards": shards,
-        "ray_build_seconds": round(seconds, 2),
-        "ray_engine_start_seconds": stages.get("engine"),
-        "ray_stages_seconds": stages,
-        "ray_shuffle_bytes": figures.shuffle_bytes,
-        "ray_listings_files": figures.listings_files,
-        "ray_ingest_worker_peak_rss_mb": figures.ingest_peak_rss_mb,
-        "ray_shard_worker_peak_rss_mb": figures.shard_peak_rss_mb,
-        "ray_shard_seconds": figures.shard_seconds,
-        "ray_equals_one_machine": (
-            (output / MANIFEST).read_bytes() == (one_machine / MANIFEST).read_bytes()
-        ),
-    }
-
 
 # A Ray night straight to a bucket in a driver process of its own, which prints its wall time
 # and its own peak memory (the shards' are their workers').
@@ -77,7 +35,7 @@ from pipeline.settings import load_settings
 started = time.perf_counter()
 ray = {"shards": int(sys.argv[3]), "to": sys.argv[4]}
 paths = {"input": Path(sys.argv[1]), "output": Path(sys.argv[2])}
-build_on_ray(load_settings(None, engine="ray", ray=ray, **paths))
+build_on_ray(load_settings(None, ray=ray, **paths))
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({"seconds": time.perf_counter() - started, "driver_peak_rss_mb": peak}))
 sys.stdout.flush()

@@ -19,17 +19,18 @@ TRIGGER = "PIPELINE_TEST_KILL_TRIGGER"
 def kill_a_shard_once() -> None:
     """In every Ray worker: when the file named by $PIPELINE_TEST_KILL_TRIGGER exists, the first
     shard task to reach its site (its stores' steps done, its pages not yet written: the
-    `site` folder of its shard folder, or of its scratch folder for a night to a bucket)
-    removes the file and kills its own worker with SIGKILL."""
+    `site` folder of its scratch folder) removes the file and kills its own worker with SIGKILL."""
     import os
     import signal
     import sys
+
+    from pipeline.distributed.bucket_shard import SCRATCH_PREFIX
 
     trigger = os.environ.get(TRIGGER)
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
         path = str(args[0]) if args else ""
-        in_shard = "/shards/" in path or "pipeline-shard-" in path
+        in_shard = SCRATCH_PREFIX in path
         if event == "os.mkdir" and path.endswith("/site") and in_shard:
             try:
                 os.remove(trigger or "")

@@ -1,5 +1,6 @@
 """Two nights' inputs for the Ray tests, and their one-machine builds: a generated input
-("same"), and a copy of it where some stores changed a price ("changed")."""
+("same"), and a copy of it where some stores changed a price ("changed"); and the check that a
+Ray night's output is the one-machine build's (`assert_same_build`)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,13 @@ import shutil
 from collections.abc import Set
 from pathlib import Path
 
+import duckdb
 import polars as pl
 import pytest
 
 from pipeline.build import build
+from pipeline.distributed.finalize import SHARDS_DIR
+from pipeline.paths import MANIFEST, WAREHOUSE
 from pipeline.settings import load_settings
 from pipeline.tools.generate import generate
 
@@ -47,3 +51,39 @@ def two_nights(
         build(load_settings(None, input=inputs, output=one_machine))
         built[night] = (inputs, one_machine)
     return built
+
+
+def assert_same_build(one_machine: Path, distributed: Path) -> None:
+    """The same manifest, byte for byte; the same rows in every table of the warehouse, the
+    listings' raw rows being the shards' Parquet files (the release's `shards/<i>/`)."""
+    assert (distributed / MANIFEST).read_bytes() == (one_machine / MANIFEST).read_bytes()
+    con = duckdb.connect()
+    con.execute(f"ATTACH '{one_machine / WAREHOUSE}' AS one (READ_ONLY)")
+    con.execute(f"ATTACH '{distributed / WAREHOUSE}' AS other (READ_ONLY)")
+    tables = _tables(con, "one")
+    assert sorted([*_tables(con, "other"), "raw.listings"]) == tables
+    for table in tables:
+        other = f"other.{table}"
+        if table == "raw.listings":
+            shards = distributed.resolve() / "current" / SHARDS_DIR
+            other = f"read_parquet('{shards}/*/raw.listings.parquet')"
+        assert _differences(con, f"one.{table}", other) == 0, table
+    con.close()
+
+
+def _tables(con: duckdb.DuckDBPyConnection, database: str) -> list[str]:
+    rows = con.execute(
+        "SELECT schema_name || '.' || table_name FROM duckdb_tables() "
+        "WHERE database_name = ? ORDER BY 1",
+        [database],
+    ).fetchall()
+    return [name for (name,) in rows if name != "meta.build_run"]  # one row a build
+
+
+def _differences(con: duckdb.DuckDBPyConnection, one: str, other: str) -> int:
+    return int(
+        con.execute(
+            f"SELECT (SELECT count(*) FROM (FROM {one} EXCEPT ALL FROM {other})) "
+            f"+ (SELECT count(*) FROM (FROM {other} EXCEPT ALL FROM {one}))"
+        ).fetchone()[0]  # type: ignore[index]
+    )

@@ -1,8 +1,9 @@
-"""Ray nights straight to the test bucket (`pipeline build --engine ray --to`), on a real local
-Ray cluster whose tasks share no output folder with the driver (each builds in a scratch
-folder of its own): the release the pointer names is the one-machine build's, byte for byte,
-read URL by URL through the pointer; later nights upload only the changed stores' versions; a
-killed worker, a killed driver and a stale task attempt leave the bucket whole."""
+"""Ray nights straight to the test bucket (`pipeline ray-build`), on a real local Ray cluster
+whose tasks share no output folder with the driver (each builds in a scratch folder of its
+own): the release the pointer names is the one-machine build's, byte for byte, read URL by URL
+through the pointer, and its warehouse holds the same rows, with 1, 2 and 3 shards; later
+nights upload only the changed stores' versions; a killed worker, a killed driver and a stale
+task attempt leave the bucket whole."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from pipeline import db, ingest, transform
 from pipeline.distributed import CATALOG_TABLES, build_on_ray
 from pipeline.distributed.bucket_shard import build_shard_to_bucket
 from pipeline.distributed.parts import BucketShard, records_by_shard
+from pipeline.distributed.shards import Shard, shard_of
 from pipeline.distributed.tasks import split_by_shard
 from pipeline.errors import BuildError
 from pipeline.export.records.report import BucketFigures, BuildReport
@@ -42,12 +44,11 @@ from pipeline.publish.collect import collect
 from pipeline.publish.objectstore import publish_release
 from pipeline.serve.reader import BucketReader
 from pipeline.settings import Settings, load_settings
-from pipeline.shard import Shard, shard_of
 from pipeline.transform.steps import CATALOG_STEPS, STORE_TABLES
 from tests.bucket import Build, check_bucket, only_kept_left
 from tests.conftest import ROOT, S3Server
 from tests.distributed.local import local_cluster
-from tests.distributed.nights import Nights, two_nights
+from tests.distributed.nights import Nights, assert_same_build, two_nights
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +72,7 @@ def nights(tmp_path_factory: pytest.TempPathFactory) -> Nights:
 
 def _night(inputs: Path, output: Path, url: str, shards: int, scratch: Path) -> Settings:
     ray_settings = {"shards": shards, "to": url, "scratch": scratch}
-    return load_settings(None, input=inputs, output=output, engine="ray", ray=ray_settings)
+    return load_settings(None, input=inputs, output=output, ray=ray_settings)
 
 
 def _page_puts(s3: S3Server, url: str, since: int) -> list[str]:
@@ -113,8 +114,12 @@ def test_a_night_straight_to_the_bucket_is_the_one_machine_build(
     inputs, one_machine = nights["same"]
     url = s3.bucket(f"night-{shards}")
     output, scratch = tmp_path / "out", tmp_path / "scratch"
-    build_on_ray(_night(inputs, output, url, shards, scratch))
+    result = build_on_ray(_night(inputs, output, url, shards, scratch))
     _check_night(url, one_machine, output, scratch)
+    assert_same_build(one_machine, output)
+    report = BuildReport.read(one_machine)
+    assert result.report.inputs_digest == report.inputs_digest
+    assert result.report.tables == report.tables
     release = BucketReader(url).snapshot()
     assert release is not None
     puts = s3.puts(url)
@@ -430,7 +435,7 @@ def _killed_night(
         f"ray = {{'shards': 2, 'to': {url!r}, 'scratch': {str(scratch)!r}, "
         f"'address': {address!r}}}\n"
         f"d.build_on_ray(load_settings(None, input={str(inputs)!r}, "
-        f"output={str(output)!r}, engine='ray', ray=ray))\n"
+        f"output={str(output)!r}, ray=ray))\n"
     )
     return subprocess.run(
         [sys.executable, "-c", script],

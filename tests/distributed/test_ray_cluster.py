@@ -1,7 +1,7 @@
-"""`pipeline build --engine ray` and its cluster, from the command line: a local cluster of its
-own even when `ray start` left one running on the machine; no process of it left behind when
-the driver is killed; a cluster with token authentication joined by its address (GCS or Ray
-Client), or refused with one line that says what to set; a task that cannot be run in its
+"""`pipeline ray-build` and its cluster, from the command line, to the test bucket: a local
+cluster of its own even when `ray start` left one running on the machine; no process of it
+left behind when the driver is killed; a cluster with token authentication joined by its
+address, or refused with one line that says what to set; a task that cannot be run in its
 retries is a handled failure (exit 1, one line)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.distributed.reaper import Processes, under
-from tests.conftest import ROOT, SAMPLE, run_cli
+from tests.conftest import ROOT, SAMPLE, S3Server, run_cli
 
 RAY = Path(sys.executable).parent / "ray"
 # A Ray installation's files: its sockets' paths must stay short (a Unix socket's path is at
@@ -51,11 +51,11 @@ def _env(ray_tmp: Path, **extra: str) -> dict[str, str]:
     return {"TMPDIR": str(ray_tmp), "RAY_USAGE_STATS_ENABLED": "0", **extra}
 
 
-def _build(ray_tmp: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """`pipeline build --engine ray` on the sample, in an environment with no token mode but
-    what `env` sets."""
+def _build(ray_tmp: Path, url: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """`pipeline ray-build` of the sample to the bucket `url`, in an environment with no token
+    mode but what `env` sets."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
-    command = ["build", "--engine", "ray", "--input", str(SAMPLE), *args]
+    command = ["ray-build", "--input", str(SAMPLE), "--to", url, *args]
     return subprocess.run(
         [sys.executable, "-m", "pipeline", *command],
         capture_output=True,
@@ -75,7 +75,8 @@ class Head:
 
 
 @pytest.fixture(scope="module")
-def head() -> Iterator[Head]:
+def head(s3: S3Server) -> Iterator[Head]:
+    """`ray start`'s cluster, whose workers reach the test bucket (their environment is its)."""
     with tempfile.TemporaryDirectory(prefix="r", dir=SHORT_TMP) as directory:
         tmp, token = Path(directory), secrets.token_hex(16)
         # Ray starts a Ray Client server with every head (ray[client] is installed) and takes no
@@ -122,30 +123,37 @@ def _sessions(tmp: Path) -> set[Path]:
 
 
 @pytest.mark.slow
-def test_with_no_address_the_build_starts_a_cluster_of_its_own(head: Head, tmp_path: Path) -> None:
+def test_with_no_address_the_build_starts_a_cluster_of_its_own(
+    head: Head, s3: S3Server, tmp_path: Path
+) -> None:
     """`ray start` left a cluster running on the machine (Ray's `ray.init()` would join it): the
-    build starts a local cluster of its own, and leaves the other one alone."""
+    build starts a local cluster of its own, and leaves the other one alone. It says what it
+    published in one line."""
     sessions = _sessions(head.tmp)
-    done = _build(head.tmp, "--output", str(tmp_path / "out"))
+    url = s3.bucket("own-cluster")
+    output = tmp_path / "out"
+    done = _build(head.tmp, url, "--output", str(output))
     assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("published build ") and done.stdout.count("\n") == 1
+    assert done.stdout.endswith(f" -> {output} and {url}\n"), done.stdout
     assert len(_sessions(head.tmp) - sessions) == 1  # a session of its own
 
 
 @pytest.mark.slow
-def test_an_address_with_token_authentication(head: Head, tmp_path: Path) -> None:
+def test_an_address_with_token_authentication(head: Head, s3: S3Server, tmp_path: Path) -> None:
     """A cluster with token authentication, named by its address: without the token mode, one
     line that says what to set; with it, the build runs there."""
-    output = str(tmp_path / "out")
-    refused = _build(head.tmp, "--address", head.address, "--output", output)
+    output, url = str(tmp_path / "out"), s3.bucket("token")
+    refused = _build(head.tmp, url, "--address", head.address, "--output", output)
     assert refused.returncode == 1, refused.stderr
     assert _lines(refused) == [_not_joined(head.address)]
     # A token the cluster does not hold: said as such (Ray's tries cut short: QUICK).
     wrong = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(16), **QUICK}
-    refused = _build(head.tmp, "--address", head.address, "--output", output, **wrong)
+    refused = _build(head.tmp, url, "--address", head.address, "--output", output, **wrong)
     assert refused.returncode == 1, refused.stderr
     line = refused.stderr.strip().splitlines()[-1]
     assert line.startswith(
-        f"build failed: engine ray: the cluster at {head.address} refused the build's token: "
+        f"ray-build failed: engine ray: the cluster at {head.address} refused the build's token: "
     ), line
 
     sessions = _sessions(head.tmp)
@@ -153,7 +161,7 @@ def test_an_address_with_token_authentication(head: Head, tmp_path: Path) -> Non
     # The driver joins by the cluster's own address, not through Ray Client: the server Ray
     # starts for each client missed its start-up deadline now and then under load
     # ("Initialization failure from server"), a Ray timing no setting here moves.
-    done = _build(head.tmp, "--address", head.address, "--output", output, **token)
+    done = _build(head.tmp, url, "--address", head.address, "--output", output, **token)
     assert done.returncode == 0, done.stderr
     assert _sessions(head.tmp) == sessions  # on that cluster
     assert (tmp_path / "out" / "current").is_dir()
@@ -170,8 +178,8 @@ QUICK = {
 
 def _not_joined(address: str) -> str:
     return (
-        f"build failed: engine ray: the cluster at {address} was not joined: RAY_AUTH_MODE is "
-        "not set. A cluster with token authentication needs RAY_AUTH_MODE=token in the build's "
+        f"ray-build failed: engine ray: the cluster at {address} was not joined: RAY_AUTH_MODE "
+        "is not set. A cluster with token authentication needs RAY_AUTH_MODE=token in the build's "
         "environment, and the cluster's token in ~/.ray/auth_token, RAY_AUTH_TOKEN_PATH or "
         "RAY_AUTH_TOKEN; one without it, RAY_AUTH_MODE=disabled"
     )
@@ -183,7 +191,7 @@ def _lines(done: subprocess.CompletedProcess[str]) -> list[str]:
 
 
 def test_a_named_cluster_is_refused_before_anything_starts_or_said_unreachable(
-    ray_tmp: Path, tmp_path: Path
+    ray_tmp: Path, s3: S3Server, tmp_path: Path
 ) -> None:
     """An address with the token mode unsaid: the one line, and nothing else, at once: Ray was
     never started or joined (it would try for 20 s, with a warning a try). With the mode said,
@@ -192,24 +200,33 @@ def test_a_named_cluster_is_refused_before_anything_starts_or_said_unreachable(
     with socket.socket() as nobody:  # bound, never listening: a connection is refused
         nobody.bind(("127.0.0.1", 0))
         address = f"127.0.0.1:{nobody.getsockname()[1]}"
-        output = str(tmp_path / "out")
-        refused = _build(ray_tmp, "--address", address, "--output", output)
+        output, url = str(tmp_path / "out"), s3.bucket("unreachable")
+        refused = _build(ray_tmp, url, "--address", address, "--output", output)
         assert refused.returncode == 1, refused.stderr
         assert _lines(refused) == [_not_joined(address)]
         assert not (ray_tmp / "ray").exists()  # no session of Ray's, started or joined
         unreachable = _build(
-            ray_tmp, "--address", address, "--output", output, RAY_AUTH_MODE="disabled", **QUICK
+            ray_tmp,
+            url,
+            "--address",
+            address,
+            "--output",
+            output,
+            RAY_AUTH_MODE="disabled",
+            **QUICK,
         )
     assert unreachable.returncode == 1, unreachable.stderr
     line = unreachable.stderr.strip().splitlines()[-1]
     assert line.startswith(
-        f"build failed: engine ray: cannot connect to the cluster at {address}: "
+        f"ray-build failed: engine ray: cannot connect to the cluster at {address}: "
     )
     assert "token" not in line, line
 
 
 @pytest.mark.slow
-def test_a_killed_driver_leaves_no_process_of_its_cluster(ray_tmp: Path, tmp_path: Path) -> None:
+def test_a_killed_driver_leaves_no_process_of_its_cluster(
+    ray_tmp: Path, s3: S3Server, tmp_path: Path
+) -> None:
     """SIGKILL the driver in the middle of its shards: within seconds, no process of its local
     cluster is left (Ray alone leaves its agents for a minute)."""
     driver = subprocess.Popen(
@@ -217,9 +234,9 @@ def test_a_killed_driver_leaves_no_process_of_its_cluster(ray_tmp: Path, tmp_pat
             sys.executable,
             "-m",
             "pipeline",
-            "build",
-            "--engine",
-            "ray",
+            "ray-build",
+            "--to",
+            s3.bucket("killed-driver"),
             "--shards",
             "2",
             "--input",
@@ -266,12 +283,13 @@ def _name(pid: int) -> str:
 
 # Put on the PYTHONPATH of the build, and so of its Ray workers (they inherit the driver's
 # environment): in a process where the trigger file exists, a shard's task kills its own worker
-# as it starts its site.
+# as it starts its site (in its scratch folder).
 KILL_EVERY_SHARD = """
 import os, signal, sys
 
 def _hook(event, args):
-    if event == "os.mkdir" and str(args[0]).endswith("/site") and "/shards/" in str(args[0]):
+    path = str(args[0]) if args else ""
+    if event == "os.mkdir" and path.endswith("/site") and "/pipeline-shard-" in path:
         if os.path.exists(os.environ.get("PIPELINE_TEST_KILL_EVERY_SHARD", "")):
             os.kill(os.getpid(), signal.SIGKILL)
 
@@ -280,7 +298,9 @@ sys.addaudithook(_hook)
 
 
 @pytest.mark.slow
-def test_a_task_out_of_retries_is_a_handled_failure(ray_tmp: Path, tmp_path: Path) -> None:
+def test_a_task_out_of_retries_is_a_handled_failure(
+    ray_tmp: Path, s3: S3Server, tmp_path: Path
+) -> None:
     """Every attempt of a shard's task dies with its worker: the build fails with one line and
     exit 1 (not a crash), and publishes nothing."""
     hooks = tmp_path / "hooks"
@@ -290,7 +310,8 @@ def test_a_task_out_of_retries_is_a_handled_failure(ray_tmp: Path, tmp_path: Pat
     trigger.touch()
     output = tmp_path / "out"
     failed = run_cli(
-        "build", "--engine", "ray", "--shards", "1", "--input", str(SAMPLE), "--output", str(output),
+        "ray-build", "--to", s3.bucket("out-of-retries"), "--shards", "1",
+        "--input", str(SAMPLE), "--output", str(output),
         env=_env(
             ray_tmp,
             PYTHONPATH=f"{hooks}{os.pathsep}{ROOT}",
@@ -301,7 +322,7 @@ def test_a_task_out_of_retries_is_a_handled_failure(ray_tmp: Path, tmp_path: Pat
     assert failed.returncode == 1, failed.stderr
     last = failed.stderr.strip().splitlines()[-1]
     assert last.startswith(
-        "build failed: a task of the build could not be run (WorkerCrashedError, after "
+        "ray-build failed: a task of the build could not be run (WorkerCrashedError, after "
         "ray.retries = 1): "
     ), last
     assert last.endswith("Nothing was published."), last

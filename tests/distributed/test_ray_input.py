@@ -1,6 +1,6 @@
-"""The distributed build of an input in an object store: each listings object is downloaded by
-its own task (on its worker's machine), the driver reads only the other tables, and the release
-is the one-machine build's of the same files in a directory."""
+"""The Ray night of an input in an object store: each listings object is downloaded by its own
+task (on its worker's machine), the driver reads only the other tables, and the release is the
+one-machine build's of the same files in a directory."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from pipeline.remote import open_bucket
 from pipeline.settings import load_settings
 from tests.conftest import SAMPLE, S3Server, write_inputs
 from tests.distributed.local import local_cluster
-from tests.distributed.test_ray import assert_same_build
+from tests.distributed.nights import assert_same_build
 from tests.ingest.test_remote_input import upload
 
 
@@ -40,8 +40,9 @@ def test_a_ray_build_of_a_bucket_is_the_build_of_the_directory(
     url = f"{cluster.bucket('ray-input')}/sample"
     upload(url, SAMPLE)
     output = tmp_path / "out"
-    settings = load_settings(None, input=url, output=output, engine="ray", ray={"shards": 2})
-    result = build_on_ray(settings)
+    to = cluster.bucket("ray-input-site")
+    ray_settings = {"shards": 2, "to": to, "scratch": tmp_path / "scratch"}
+    result = build_on_ray(load_settings(None, input=url, output=output, ray=ray_settings))
     assert result.report.input == url
     assert_same_build(sample_build, output)
     # Every object was read once: the listings by their tasks, the rest by the driver.
@@ -57,9 +58,8 @@ def test_a_bad_object_stops_the_ray_build_with_its_url(cluster: S3Server, tmp_pa
     url = f"{cluster.bucket('ray-bad')}/input"
     upload(url, write_inputs(tmp_path / "in", listings=[]))
     obs.put(open_bucket(url), "stores/listings.csv", b"storeKey,skuId,skuId\ns,1,1\n")
-    settings = load_settings(
-        None, input=url, output=tmp_path / "out", engine="ray", ray={"shards": 2}
-    )
+    ray_settings = {"shards": 2, "to": cluster.bucket("ray-bad-site")}
+    settings = load_settings(None, input=url, output=tmp_path / "out", ray=ray_settings)
     with pytest.raises(InputError) as raised:
         build_on_ray(settings)
     assert str(raised.value) == (

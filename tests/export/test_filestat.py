@@ -131,22 +131,3 @@ def test_the_records_are_each_file_as_written(tmp_path: Path) -> None:
         assert records.equals(now)
         assert records["size"].to_list() == manifest["bytes"].to_list()
     assert records.schema == pl.Schema(filestat.SCHEMA)
-
-
-def test_a_merge_keeps_the_pool_folders_of_stores_its_shards_carried(tmp_path: Path) -> None:
-    """A pool folder of the same name is kept only when it holds the very files (inodes) of
-    the new one: a merge of shards that carried their stores over makes no new folder."""
-    from pipeline.publish.merge import merge
-    from pipeline.publish.release import store_folders
-
-    inputs = write_inputs(tmp_path / "in", listings=LISTINGS)
-    shards = [tmp_path / f"shard{i}" for i in range(2)]
-    merged = tmp_path / "merged"
-    folders = []
-    for _ in "ab":
-        for index, shard in enumerate(shards):
-            build(load_settings(None, input=inputs, output=shard, shard=f"{index}/2"))
-        release = merge(shards, load_settings(None, output=merged)).release
-        assert _mismatches(release) == []
-        folders.append(store_folders(release / SITE))
-    assert folders[0] == folders[1] and len(folders[0]) == 3

@@ -1,12 +1,9 @@
 """Volume guards: a build whose counts moved too far from the published build's stops with one
-line naming the count and both numbers, unless told the change is real; and shards merge only
-when they ingested the same rows, whatever the files hold by the time the build ends."""
+line naming the count and both numbers, unless told the change is real."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +13,8 @@ import pytest
 from pipeline.build import build
 from pipeline.errors import BuildError
 from pipeline.paths import REPORT_JSON
-from pipeline.progress import Advance, Reporter
-from pipeline.publish.merge import merge
 from pipeline.settings import load_settings
-from tests.conftest import run_cli, write_inputs, write_table
+from tests.conftest import run_cli, write_inputs
 from tests.publish.volumes import LISTINGS, SMALL, published
 
 
@@ -114,44 +109,3 @@ def test_the_site_file_count_has_its_own_limit(tmp_path: Path) -> None:
 def test_a_volume_limit_names_a_known_table() -> None:
     with pytest.raises(ValueError, match=r"volume\.tables: Value error, 'stores/listing': not a "):
         load_settings(None, volume={"tables": {"stores/listing": {"max_drop": 0.5}}})
-
-
-class _ReplaceDuringTransform(Reporter):
-    """Runs `action` as the transform stage starts: after the ingest read the files."""
-
-    def __init__(self, action: Any) -> None:
-        super().__init__(enabled=False)
-        self.action = action
-
-    @contextmanager
-    def stage(self, name: str, total: int | None = None, unit: str = "items") -> Iterator[Advance]:
-        if name == "transform":
-            self.action()
-        with super().stage(name, total, unit) as advance:
-            yield advance
-
-
-def test_shards_that_ingested_different_rows_never_merge(tmp_path: Path) -> None:
-    inputs = write_inputs(tmp_path / "in", listings=LISTINGS)
-    changed = [{**row, "price": "2.00"} for row in LISTINGS]
-    shard0 = load_settings(None, input=inputs, output=tmp_path / "s0", shard="0/2")
-    build(shard0, _ReplaceDuringTransform(lambda: write_table(inputs, "listings", changed)))
-    build(load_settings(None, input=inputs, output=tmp_path / "s1", shard="1/2"))
-    with pytest.raises(BuildError, match="the shards were built from different inputs"):
-        merge([tmp_path / "s0", tmp_path / "s1"], load_settings(None, output=tmp_path / "m"))
-
-
-def test_the_merge_compares_the_tables_too(tmp_path: Path) -> None:
-    """Shards built into fresh outputs have no previous build to compare with: the merge does."""
-    merged = tmp_path / "merged"
-
-    def shards(listings: list[dict[str, Any]], name: str) -> list[Path]:
-        inputs = write_inputs(tmp_path / name, listings=listings)
-        outputs = [tmp_path / f"{name}-{i}" for i in range(2)]
-        for i, output in enumerate(outputs):
-            build(load_settings(None, input=inputs, output=output, shard=f"{i}/2", **SMALL))
-        return outputs
-
-    merge(shards(LISTINGS, "full"), load_settings(None, output=merged, **SMALL))
-    with pytest.raises(BuildError, match=r"^stores/listings: 30 accepted rows, against 60 "):
-        merge(shards(LISTINGS[:30], "cut"), load_settings(None, output=merged, **SMALL))

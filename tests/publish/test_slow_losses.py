@@ -16,9 +16,8 @@ from pipeline.build import build
 from pipeline.errors import BuildError
 from pipeline.paths import REPORT_JSON, WAREHOUSE
 from pipeline.settings import load_settings
-from pipeline.shard import Shard
 from tests.conftest import run_cli, write_inputs
-from tests.publish.volumes import LISTINGS, SMALL, STORES, published
+from tests.publish.volumes import LISTINGS, SMALL, published
 
 
 def _report(output: Path) -> dict[str, Any]:
@@ -184,20 +183,3 @@ def test_an_optional_table_that_vanishes_stops_the_build_whatever_min_count(
         build(load_settings(None, input=inputs, output=output, volume=volume)).report.build_warnings
         == []
     )
-
-
-def test_a_shard_built_with_another_count_loses_no_store(tmp_path: Path) -> None:
-    """Shard 0 of 3 holds other stores than shard 0 of 2: the stores it no longer holds are
-    another shard's, not lost; one it holds and that has no listing is."""
-    output = tmp_path / "out"
-    inputs = write_inputs(tmp_path / "a", listings=LISTINGS)
-    build(load_settings(None, input=inputs, output=output, shard="0/2"))
-    assert (
-        build(load_settings(None, input=inputs, output=output, shard="0/3")).report.build_warnings
-        == []
-    )
-    held = Shard.from_text("0/3")
-    gone = min(store for store in STORES if held.holds(store))
-    without = write_inputs(tmp_path / "b", listings=[r for r in LISTINGS if r["storeKey"] != gone])
-    with pytest.raises(BuildError, match=rf"^stores: 1 of \d+ stores .* \({gone}\), past "):
-        build(load_settings(None, input=without, output=output, shard="0/3"))

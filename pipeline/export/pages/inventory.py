@@ -16,16 +16,13 @@ from pipeline.export.records.digests import StoreRecord, store_digest, store_inp
 from pipeline.export.writer import SiteWriter
 from pipeline.progress import Advance
 from pipeline.settings import ExportSettings, Settings
-from pipeline.shard import Shard
 from pipeline.transform.steps import STORE_INVENTORY
 
 CHUNK_ROWS = 50_000  # answer rows (store x channel x product) made into pages at a time
 
 
-def store_batches(
-    con: duckdb.DuckDBPyConnection, batch_listings: int, shard: Shard | None = None
-) -> list[list[str]]:
-    """The stores to export (of one shard), in key order, cut into batches of about
+def store_batches(con: duckdb.DuckDBPyConnection, batch_listings: int) -> list[list[str]]:
+    """The stores to export, in key order, cut into batches of about
     `batch_listings` listings: what one run of the inventory query holds in memory."""
     rows = con.execute(
         "SELECT store_key, listing_count FROM marts.store WHERE listing_count > 0 "
@@ -34,8 +31,6 @@ def store_batches(
     batches: list[list[str]] = []
     size = batch_listings
     for key, listings in rows:
-        if shard is not None and not shard.holds(key):
-            continue
         if size + listings > batch_listings:
             batches.append([])
             size = 0
@@ -126,13 +121,13 @@ def write_inventory_pages(
     previous_stores: dict[str, StoreRecord],
     advance: Advance | None = None,
 ) -> tuple[dict[str, int], dict[str, StoreRecord]]:
-    """Every materialised inventory page (of the shard's stores); counts for the report and a
-    record of each store. A store whose digest equals the previous release's is carried over:
-    its files are linked and it is never even answered."""
+    """Every materialised inventory page of the stores the warehouse holds; counts for the
+    report and a record of each store. A store whose digest equals the previous release's is
+    carried over: its files are linked and it is never even answered."""
     unchanged = 0
     records: dict[str, StoreRecord] = {}
     export = settings.export
-    batches = store_batches(con, settings.export_batch_listings, settings.shard)
+    batches = store_batches(con, settings.export_batch_listings)
     # Every store's inputs in one pass over the listings: a pass a batch would scan the SKUs and
     # products again each time.
     inputs = store_inputs(con, [key for stores in batches for key in stores])
@@ -213,20 +208,19 @@ def _all_pages(
     return pl.concat([products, list_pages(con, stores, channels, settings)])
 
 
-def count_store_channels(con: duckdb.DuckDBPyConnection, shard: Shard | None = None) -> int:
-    """Store x channel answers of the default parameters (of one shard): the unit of the
-    export's progress."""
+def count_store_channels(con: duckdb.DuckDBPyConnection) -> int:
+    """Store x channel answers of the default parameters: the unit of the export's progress."""
     rows = con.execute(
         "SELECT store_key, count(DISTINCT channel_id) FROM marts.listing "
         "WHERE quantity > 0 AND NOT is_excluded_category GROUP BY store_key"
     ).fetchall()
-    return sum(n for key, n in rows if shard is None or shard.holds(key))
+    return sum(n for _, n in rows)
 
 
 def count_pages(con: duckdb.DuckDBPyConnection, settings: Settings) -> int:
     """How many inventory pages `write_inventory_pages` would write, from the same answers."""
     pages = 0
-    for stores in store_batches(con, settings.export_batch_listings, settings.shard):
+    for stores in store_batches(con, settings.export_batch_listings):
         for answers in _answer_chunks(con, stores, settings.export.channels):
             pages += _all_pages(con, answers, settings.export).height
     return pages

@@ -1,5 +1,5 @@
 """The build report as one typed record, `build_report.json`: collected from the warehouse at
-the end of a build, and read back by the next build, a merge and the benchmarks. Its JSON keys
+the end of a build, and read back by the next build and the benchmarks. Its JSON keys
 are the fields, in their order; `report_html` draws it for people."""
 
 from __future__ import annotations
@@ -140,18 +140,16 @@ class BuildReport(BaseModel):
     steps: list[StepFigures]
     store_sizes: list[StoreSize] = Field(default_factory=list)
     price_by_category: list[CategoryPrices] = Field(default_factory=list)
-    shard: str | None = None  # I/N of a shard build
     inputs_digest: str | None = None
     build_warnings: list[str] = Field(default_factory=list)
     volume_change_accepted: bool = False
-    # Written only by the kind of build they belong to.
-    merged_from: list[str] | None = None  # a merge: its shards' build ids
-    distributed: DistributedFigures | None = None  # a Ray build
+    distributed: DistributedFigures | None = None  # a Ray night's, and only its
+
     history: list[BuildRun] = Field(default_factory=list)  # the last builds, oldest first
 
     def to_json(self) -> bytes:
-        """The JSON of `build_report.json` (a field of one kind of build left out of others)."""
-        leave_out = {k for k in ("merged_from", "distributed") if getattr(self, k) is None}
+        """The JSON of `build_report.json` (a one-machine build's without `distributed`)."""
+        leave_out = {"distributed"} if self.distributed is None else set()
         return orjson.dumps(self.model_dump(exclude=leave_out), option=orjson.OPT_INDENT_2)
 
     @classmethod
