@@ -20,25 +20,20 @@ from pipeline.api.urls import HELP_PATH
 from pipeline.build import build
 from pipeline.build import dry_run as validate
 from pipeline.cli import boundary
-from pipeline.cli.boundary import failures, published_output
+from pipeline.cli.boundary import failures
 from pipeline.cli.bucket import nginx_bucket_command, publish_command
-from pipeline.distributed import build_on_ray
+from pipeline.cli.options import config_option, setting, with_settings
 from pipeline.errors import BuildError
 from pipeline.paths import WAREHOUSE
 from pipeline.progress import Reporter
 from pipeline.publish.merge import merge
 from pipeline.serve.routes import answer
 from pipeline.serve.server import serve
-from pipeline.settings import DEFAULT_OUTPUT, load_settings
+from pipeline.settings import Settings
 from pipeline.tools.generate import generate
 from pipeline.transform.audit import ACCEPT_FLAG
 
-accept_volume_change = click.option(
-    ACCEPT_FLAG,
-    "accept_change",
-    is_flag=True,
-    help="Publish though a count moved past the volume limits (the change is real).",
-)
+accept_volume_change = setting("build.accept_volume_change", ACCEPT_FLAG)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -47,67 +42,22 @@ def main() -> None:
 
 
 @main.command("build")
-@click.option(
-    "--input",
-    "input_dir",
-    help="Input directory, or an object-store URL (s3://bucket/prefix, gs://, az://) read with "
-    "the environment's endpoint and credentials (AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, ...).",
-)
-@click.option("--output", "output_dir", type=click.Path(path_type=Path), help="Output directory.")
-@click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="TOML settings.")
-@click.option("--shard", help="I/N: export only the stores of shard I of N.")
+@setting("input", more="a URL read with the AWS_* environment's endpoint and credentials")
+@setting("output")
+@config_option
 @click.option("--dry-run", is_flag=True, help="Validate the input and say what would be built.")
 @accept_volume_change
-@click.option(
-    "--engine",
-    type=click.Choice(["duckdb", "ray"]),
-    help="Build in this process (duckdb, the default) or on a Ray cluster (ray).",
-)
-@click.option("--shards", type=click.IntRange(min=1), help="--engine ray: shards of stores.")
-@click.option("--address", help="--engine ray: the cluster's address (default: a local one).")
-@click.option(
-    "--to",
-    "url",
-    help="--engine ray: publish straight to this bucket (s3://bucket/prefix) from the shards.",
-)
 @failures
-def build_command(
-    input_dir: str | None,
-    output_dir: Path | None,
-    config: Path | None,
-    shard: str | None,
-    dry_run: bool,
-    accept_change: bool,
-    engine: str | None,
-    shards: int | None,
-    address: str | None,
-    url: str | None,
-) -> None:
-    """Build the warehouse and the site from INPUT into OUTPUT, then publish them atomically
-    (with --to, the site to a bucket: a Ray night whose shards share nothing but it)."""
-    given = (("shards", shards), ("address", address), ("to", url))
-    ray = {k: v for k, v in given if v is not None}
-    settings = load_settings(
-        config,
-        input=input_dir,
-        output=output_dir,
-        shard=shard,
-        accept_volume_change=accept_change or None,
-        engine=engine,
-        ray=ray or None,
-    )
+@with_settings
+def build_command(settings: Settings, dry_run: bool) -> None:
+    """Build the warehouse and the site from INPUT into OUTPUT, then publish them atomically."""
     if dry_run:
         summary = validate(settings)
         click.echo(orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode())
         return
-    if settings.ray.to is not None:
-        if settings.engine != "ray":
-            raise BuildError("--to: a night straight to a bucket runs on Ray (--engine ray)")
-        boundary.end_at_once()
     reporter = Reporter()
     try:
-        run = build_on_ray if settings.engine == "ray" else build
-        result = run(settings, reporter)
+        result = build(settings, reporter)
     finally:
         reporter.close()
     site = result.report.site
@@ -116,19 +66,21 @@ def build_command(
         f"published build {result.build_id}: {result.report.stores} stores, "
         f"{site.pages} pages, {site.files} files, {site.bytes:,} bytes, "
         f"{rejected} rejected rows -> {settings.output}"
-        + (f" and {settings.ray.to}" if settings.ray.to else "")
     )
 
 
 @main.command("query")
-@published_output
+@setting("output")
+@config_option
 @click.argument("target")
 @failures
-def query_command(output_dir: Path, target: str) -> None:
+@with_settings
+def query_command(settings: Settings, target: str) -> None:
     """Print the API's answer to TARGET ('/v1.39.0/...?...') from the published warehouse.
 
     The body goes to standard output; the HTTP status to standard error as `HTTP <status>`.
     """
+    output_dir = settings.output
     _check_published(output_dir)
     con = db.connect(output_dir / WAREHOUSE, read_only=True)
     try:
@@ -142,35 +94,24 @@ def query_command(output_dir: Path, target: str) -> None:
 
 
 @main.command("serve")
-@click.option(
-    "--output",
-    "output_dir",
-    type=click.Path(path_type=Path),
-    help=f"Output directory of a build (default: the settings' output, {DEFAULT_OUTPUT}).",
-)
-@click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="TOML settings.")
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option(
-    "--port", default=8000, show_default=True, type=int, help="0: any free port (printed)."
-)
-@click.option("--threads", type=click.IntRange(min=1), help="Worker threads (serve.threads).")
+@setting("output")
+@config_option
+@setting("serve.host")
+@setting("serve.port")
+@setting("serve.threads")
 @failures
-def serve_command(
-    output_dir: Path | None, config: Path | None, host: str, port: int, threads: int | None
-) -> None:
+@with_settings
+def serve_command(settings: Settings) -> None:
     """Serve the published build over HTTP as the generated nginx configuration would, and
     answer parameter combinations that were not materialised live from the warehouse. The
-    limits (connections, sizes, idle timeout) are the settings' `serve` table."""
-    settings = load_settings(config, output=output_dir)
+    limits (connections, sizes, idle timeout) are the settings' `serve` section."""
     output, limits = settings.output, settings.serve
-    if threads is not None:
-        limits = limits.model_copy(update={"threads": threads})
     _check_published(output)
 
     def listening(bound: int) -> None:  # the port taken, also when --port 0 let the system pick
-        click.echo(f"serving {output} on http://{host}:{bound}{HELP_PATH}", err=True)
+        click.echo(f"serving {output} on http://{limits.host}:{bound}{HELP_PATH}", err=True)
 
-    serve(output, host, port, limits, on_listen=listening)
+    serve(output, limits.host, limits.port, limits, on_listen=listening)
 
 
 @main.command("generate")
@@ -192,22 +133,15 @@ def generate_command(output_dir: Path, stores: int, listings: int, seed: int) ->
 
 
 @main.command("merge")
-@click.option(
-    "--output",
-    "output_dir",
-    type=click.Path(path_type=Path),
-    required=True,
-    help="Output directory of the merged release.",
-)
-@click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="TOML settings.")
+@setting("output")
+@config_option
 @accept_volume_change
 @click.argument("shards", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
 @failures
-def merge_command(
-    output_dir: Path, config: Path | None, accept_change: bool, shards: tuple[Path, ...]
-) -> None:
+@with_settings
+def merge_command(settings: Settings, shards: tuple[Path, ...]) -> None:
     """Publish one release from the outputs of `pipeline build --shard I/N` (every I)."""
-    settings = load_settings(config, output=output_dir, accept_volume_change=accept_change or None)
+    output_dir = settings.output
     reporter = Reporter()  # the merge's stages and warnings, as a build's
     try:
         result = merge(list(shards), settings, reporter)

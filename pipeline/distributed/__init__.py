@@ -3,7 +3,7 @@ driver and its finalize step; the tasks in `tasks`). The catalog is built once o
 each shard of stores is built by a task over only its rows, so no task reads every listing;
 the driver unions the shards and ends with the one-machine build's own release tail
 (`Night.finish`), so the two publish the same release. Nothing is published before every shard
-finished. With `ray.to` (`--to s3://...`), the shards share nothing but the bucket: each builds
+finished. With `publish.to` (`--to s3://...`), the shards share nothing but the bucket: each builds
 in scratch of its own and uploads its stores' versions and its parts, and the driver composes
 and commits the release from them (`bucket_night`, `bucket_shard`, `parts`); both kinds of
 night share the finalize's steps (`finalize`). The steps, retries and the shared output
@@ -69,7 +69,7 @@ CATALOG_TABLES = tuple(s.file.table for s in CATALOG_STEPS)
 
 
 def build_on_ray(settings: Settings, reporter: Reporter = SILENT) -> BuildResult:
-    to = settings.ray.to
+    to = settings.publish.to
     if to is not None:
         check_url(to)  # before a cluster is started for nothing
     check_cluster(settings.ray)  # the same
@@ -79,7 +79,7 @@ def build_on_ray(settings: Settings, reporter: Reporter = SILENT) -> BuildResult
         # bucket committed before a night stopped short of its local swap goes live here
         # first (`catch_up`), for this night to follow it.
         start = start_night(to) if to is not None else None
-        settled = catch_up(settings.output, start, settings.releases_kept) if start else []
+        settled = catch_up(settings.output, start, settings.build.releases_kept) if start else []
         night = Night(settings, reporter)
         for line in settled:
             night.warn(line)
@@ -101,14 +101,15 @@ def _build(night: Night, ray: Any, start: NightStart | None) -> BuildResult:
             files, typed = listed.files, listed.typed
             task = ray.remote(ingest_listings).options(num_returns=shards + 1, **options)
             parts = [
-                task.remote(listed.input_dir, f, typed, shards, settings.max_columns) for f in files
+                task.remote(listed.input_dir, f, typed, shards, settings.build.max_columns)
+                for f in files
             ]
             ingested = {}
             with _other_tables(listed, night.work / INPUT) as input_dir:
                 for table in TABLES:
                     if table is not LISTINGS:
                         ingested[table.name] = ingest_table(
-                            con, input_dir, table, settings.max_columns
+                            con, input_dir, table, settings.build.max_columns
                         )
                     advance(1)
             read: list[IngestedPart] = ray.get([p[0] for p in parts])

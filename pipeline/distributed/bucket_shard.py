@@ -83,10 +83,11 @@ def build_shard_to_bucket(
             (folder / SITE).mkdir()
             site = export.write_site(
                 con,
-                settings.model_copy(update={"shard": shard}),
+                settings,
                 folder / SITE,
                 carried_records=records,
                 common=False,  # the driver's, once every shard's rows are gathered
+                shard=shard,
             )
             copy_tables(con, folder)
             sums = table_sums(con, "raw.listings")

@@ -175,11 +175,12 @@ def build_shard(
         (folder / SITE).mkdir()  # a shard may have no store at all
         site = export.write_site(
             con,
-            settings.model_copy(update={"shard": shard}),
+            settings,
             folder / SITE,
             previous_release=previous_release,
             pool=(settings.output / POOL, folder / f"pool-{secrets.token_hex(4)}"),
             common=False,  # the driver's, once every shard's rows are gathered
+            shard=shard,
         )
         copy_tables(con, folder)
         return ShardResult(
@@ -208,8 +209,8 @@ def shard_warehouse(
     stores' steps run; with their results."""
     con = db.connect(
         folder / "shard.duckdb",
-        memory_limit=settings.duckdb_memory_limit,
-        threads=settings.duckdb_threads,
+        memory_limit=settings.build.duckdb_memory_limit,
+        threads=settings.build.duckdb_threads,
         temp_directory=folder / "tmp",
     )
     try:

@@ -35,6 +35,7 @@ from pipeline.export.writer import SiteWriter
 from pipeline.paths import CHANGES, MANIFEST, MANIFEST_PARQUET, SITE
 from pipeline.progress import Advance
 from pipeline.settings import Settings
+from pipeline.shard import Shard
 
 
 @dataclass
@@ -71,9 +72,10 @@ def write_site(
     carried_records: dict[str, StoreRecord] | None = None,
     stores: bool = True,
     common: bool | None = None,
+    shard: Shard | None = None,
 ) -> Site:
     """Write the site; files whose bytes equal the previous release's are hard-linked to it.
-    A shard (`settings.shard`) writes its stores' pages; the pages common to all stores
+    A shard (`shard`) writes its stores' pages; the pages common to all stores
     (`common`), which the marketplace's prices make depend on every store, by default with
     shard 0 (a `--shard` build holds every store's rows); a Ray night's shards hold their own
     stores' rows alone, so its driver writes them (`stores` False) once it gathered theirs.
@@ -82,7 +84,7 @@ def write_site(
     (a bucket): a store whose digest equals its record's is carried by the record alone, and
     the manifest holds only the pages written (`SiteWriter.carry_by_record`).
     DuckDB's cache is given back to the system before each step that takes memory of its own."""
-    memory_limit = settings.duckdb_memory_limit
+    memory_limit = settings.build.duckdb_memory_limit
     db.release_memory(con, memory_limit)  # the transform's, before the previous manifest is read
     previous = previous_pages(previous_release)
     if carried_records is not None:
@@ -102,10 +104,10 @@ def write_site(
         records: dict[str, StoreRecord] = {}
         if stores:
             counts, records = write_inventory_pages(
-                con, writer, settings, previous_stores=previous.stores, advance=advance
+                con, writer, settings, shard, previous_stores=previous.stores, advance=advance
             )
         counts["category_pages"] = counts["catalog_pages"] = 0
-        if common if common is not None else settings.shard is None or settings.shard.index == 0:
+        if common if common is not None else shard is None or shard.index == 0:
             counts["category_pages"] = write_category_pages(con, writer, settings.export)
             counts["catalog_pages"] = write_catalog_pages(con, writer, settings.export)
             write_help(writer)

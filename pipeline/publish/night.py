@@ -102,8 +102,8 @@ class Night:
         settings = self.settings
         return db.connect(
             self.warehouse,
-            memory_limit=settings.duckdb_memory_limit,
-            threads=settings.duckdb_threads,
+            memory_limit=settings.build.duckdb_memory_limit,
+            threads=settings.build.duckdb_threads,
             temp_directory=self.work / "tmp",
         )
 
@@ -134,12 +134,10 @@ class Night:
         self.accept(check_volumes(self.volumes, {SITE_FILES: files}, settings))
         published = published_stores(self.previous)  # None: not trusted, and said so
         if published is not None:
-            shard = settings.shard  # a store of another shard tonight (another N) is not lost
-            held = {key for key in published if shard is None or shard.holds(key)}
-            self.accept(check_stores_lost(held, site.stores.keys(), settings))
+            self.accept(check_stores_lost(published, site.stores.keys(), settings))
         listings = staged_rows(steps).get(LISTINGS.name, 0)
         tonight = {f"{LISTINGS.group}/{LISTINGS.name}": listings, SITE_FILES: files}
-        baseline = history.baseline(con, settings.volume.baseline_builds)
+        baseline = history.baseline(con, settings.build.volume.baseline_builds)
         self.accept(check_baseline(baseline, tonight, settings))
 
     def finish(
@@ -180,7 +178,6 @@ class Night:
                     self.stages,
                     self.started_at,
                 )
-                summary.shard = None if settings.shard is None else str(settings.shard)
                 summary.inputs_digest = inputs_digest
                 summary.build_warnings = self.warnings
                 summary.volume_change_accepted = self.volume_change_accepted
@@ -201,7 +198,7 @@ class Night:
         os.replace(self.warehouse, release / WAREHOUSE)
         with self.stage("publish"):
             problems = commit(release) if commit is not None else []
-            problems += publish(settings.output, release, settings.releases_kept)
+            problems += publish(settings.output, release, settings.build.releases_kept)
         for problem in problems:  # after the report: on the log only
             self.reporter.warning(problem)
         shutil.rmtree(self.work, ignore_errors=True)

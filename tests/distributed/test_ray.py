@@ -84,9 +84,7 @@ def test_the_distributed_build_is_the_one_machine_build(
         build(load_settings(None, input=inputs, output=one_machine))
         for shards in (1, 2, 3):
             output = tmp_path / f"{name}-{shards}"
-            settings = load_settings(
-                None, input=inputs, output=output, engine="ray", ray={"shards": shards}
-            )
+            settings = load_settings(None, input=inputs, output=output, ray={"shards": shards})
             result = build_on_ray(settings)
             report = BuildReport.read(one_machine)
             assert result.report.inputs_digest == report.inputs_digest
@@ -105,9 +103,7 @@ def test_a_worker_killed_in_a_shard_is_run_again_and_the_release_is_the_same(
     build(load_settings(None, input=generated, output=one_machine))
     cluster.touch()
     output = tmp_path / "distributed"
-    build_on_ray(
-        load_settings(None, input=generated, output=output, engine="ray", ray={"shards": 2})
-    )
+    build_on_ray(load_settings(None, input=generated, output=output, ray={"shards": 2}))
     assert not cluster.exists()  # a worker was killed, and its shard run again
     assert_same_build(one_machine, output)
 
@@ -140,7 +136,7 @@ def test_three_nights_into_one_output_carry_the_unchanged_stores(
     for night, name in enumerate(("same", "same", "changed")):
         inputs, one_machine = nights[name]
         result = build_on_ray(
-            load_settings(None, input=inputs, output=output, engine="ray", ray={"shards": shards})
+            load_settings(None, input=inputs, output=output, ray={"shards": shards})
         )
         assert (output / MANIFEST).read_bytes() == (one_machine / MANIFEST).read_bytes()
         links.append(_store_links(output))

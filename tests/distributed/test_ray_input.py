@@ -40,7 +40,7 @@ def test_a_ray_build_of_a_bucket_is_the_build_of_the_directory(
     url = f"{cluster.bucket('ray-input')}/sample"
     upload(url, SAMPLE)
     output = tmp_path / "out"
-    settings = load_settings(None, input=url, output=output, engine="ray", ray={"shards": 2})
+    settings = load_settings(None, input=url, output=output, ray={"shards": 2})
     result = build_on_ray(settings)
     assert result.report.input == url
     assert_same_build(sample_build, output)
@@ -57,9 +57,7 @@ def test_a_bad_object_stops_the_ray_build_with_its_url(cluster: S3Server, tmp_pa
     url = f"{cluster.bucket('ray-bad')}/input"
     upload(url, write_inputs(tmp_path / "in", listings=[]))
     obs.put(open_bucket(url), "stores/listings.csv", b"storeKey,skuId,skuId\ns,1,1\n")
-    settings = load_settings(
-        None, input=url, output=tmp_path / "out", engine="ray", ray={"shards": 2}
-    )
+    settings = load_settings(None, input=url, output=tmp_path / "out", ray={"shards": 2})
     with pytest.raises(InputError) as raised:
         build_on_ray(settings)
     assert str(raised.value) == (

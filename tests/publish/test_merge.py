@@ -87,7 +87,7 @@ def test_a_merge_that_loses_a_store_stops_like_a_build(tmp_path: Path) -> None:
     )
     with pytest.raises(BuildError, match=r"^stores: 1 of 20 stores with listings .* \(store07\)"):
         merge(shards, load_settings(None, output=merged))
-    result = merge(shards, load_settings(None, output=merged, accept_volume_change=True))
+    result = merge(shards, load_settings(None, output=merged, build={"accept_volume_change": True}))
     assert result.report.build_warnings == [
         "stores: 1 of 20 stores with listings in the published build have none (store07), past "
         "volume.max_stores_lost 1% (at most 0 of 20): accepted (accept_volume_change)"

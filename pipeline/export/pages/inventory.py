@@ -1,7 +1,7 @@
 """The inventory pages of the stores (of one shard): answered in batches by the store
 inventory SQL, paged in polars, written by the site writer.
 
-The stores are exported in batches of about `export_batch_listings` listings, so memory does not
+The stores are exported in batches of about `export.batch_listings` listings, so memory does not
 grow with the input: each batch is answered by one run of the store inventory SQL, for every
 channel with the default parameters, read straight into polars ordered by store, channel and
 position. Each product's JSON is built once (in SQL) and shared by the unfiltered pages and the
@@ -133,6 +133,7 @@ def write_inventory_pages(
     con: duckdb.DuckDBPyConnection,
     writer: SiteWriter,
     settings: Settings,
+    shard: Shard | None,
     *,
     previous_stores: dict[str, StoreRecord],
     advance: Advance | None = None,
@@ -143,7 +144,7 @@ def write_inventory_pages(
     unchanged = 0
     records: dict[str, StoreRecord] = {}
     export = settings.export
-    batches = store_batches(con, settings.export_batch_listings, settings.shard)
+    batches = store_batches(con, settings.export.batch_listings, shard)
     # Every store's inputs in one pass over the listings: a pass a batch would scan the SKUs and
     # products again each time.
     inputs = store_inputs(con, [key for stores in batches for key in stores])
@@ -237,7 +238,7 @@ def count_store_channels(con: duckdb.DuckDBPyConnection, shard: Shard | None = N
 def count_pages(con: duckdb.DuckDBPyConnection, settings: Settings) -> int:
     """How many inventory pages `write_inventory_pages` would write, from the same answers."""
     pages = 0
-    for stores in store_batches(con, settings.export_batch_listings, settings.shard):
+    for stores in store_batches(con, settings.export.batch_listings):
         for answers in _answer_chunks(con, stores, settings.export.channels):
             pages += _all_pages(con, answers, settings.export).height
     return pages
