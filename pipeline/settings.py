@@ -45,7 +45,9 @@ class ExportSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     channels: list[int] | None = Field(
-        default=None, description="Channels to materialise; unset: every channel with listings"
+        default=None,
+        description="Channels to materialise; unset: every channel with listings",
+        examples=[[0, 1]],
     )
     limits: list[PageSize] = Field(
         default=[10], description="Page sizes to materialise; 10 is the API's default limit"
@@ -92,9 +94,7 @@ class VolumeLimit(BaseModel):
 
 
 class VolumeSettings(BaseModel):
-    """How far tonight's counts may move from the published build's before the build stops:
-    each input table's accepted rows and the site's file count ("site"), also against the
-    median of the last published builds; and how many stores may lose every listing."""
+    """The volume guards: how far tonight's counts may move before the build stops."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -112,6 +112,7 @@ class VolumeSettings(BaseModel):
     tables: dict[str, VolumeLimit] = Field(
         default={},
         description='A count\'s own max_drop and max_rise: a table ("stores/listings") or "site"',
+        examples=[{"stores/listings": {"max_drop": 0.1}, "site": {"max_rise": 3.0}}],
     )
     max_stores_lost: float = Field(
         default=0.01,
@@ -187,7 +188,9 @@ class PublishSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     to: str | None = Field(
-        default=None, description="The bucket published to: s3://bucket/prefix (gs://, az://)"
+        default=None,
+        description="The bucket published to: s3://bucket/prefix (gs://, az://)",
+        examples=["s3://bucket/prefix"],
     )
     jobs: int = Field(
         default=PUBLISH_JOBS,
@@ -217,8 +220,7 @@ FIRST_HEADER_BUFFER = 1024  # bytes: nginx's buffer a request is read into first
 
 
 class ServeSettings(BaseModel):
-    """`pipeline serve` (waitress) and the generated nginx configuration, which uses the same
-    numbers where nginx has the same limit, so that one setting governs both."""
+    """`pipeline serve` (waitress) and the generated nginx.conf, which takes the same limits."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -264,17 +266,19 @@ class ServeSettings(BaseModel):
     nginx_bucket_dir: Path | None = Field(
         default=None,
         description="`pipeline nginx-bucket`: the folder its nginx.conf and release.map go to",
+        examples=["/etc/nginx/pipeline"],
     )
 
 
 class RaySettings(BaseModel):
-    """The build on a Ray cluster, straight to the bucket `publish.to` (`pipeline.distributed`)."""
+    """`pipeline ray-build`: the build on a Ray cluster, straight to the bucket `publish.to`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     address: str | None = Field(
         default=None,
         description="The cluster (`auto` on its head node, or head:6379); unset: a local one",
+        examples=["auto"],
     )
     shards: int = Field(default=2, ge=1, description="Shards of stores: one task each")
     cpus_per_shard: float = Field(
@@ -284,6 +288,7 @@ class RaySettings(BaseModel):
     scratch: Path | None = Field(
         default=None,
         description="Node-local folder a shard task builds in; unset: the system's temporary one",
+        examples=["/local/scratch"],
     )
 
 

@@ -1,5 +1,6 @@
 """The docs and the code do not drift apart: every example query of docs/analysts.md is
-followed by its result on the sample build, and the README names every setting and command.
+followed by its result on the sample build. The commands and settings are in the generated
+reference, checked by tests/test_reference.py.
 
 The result blocks are written, not hand-typed: when the warehouse changes on purpose, run
 `.venv/bin/python -m tests.test_docs --update` (it builds the shipped sample in a temporary
@@ -18,10 +19,6 @@ from typing import Any
 
 import duckdb
 import pytest
-from pydantic import BaseModel
-
-from pipeline.cli import main
-from pipeline.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "docs" / "analysts.md"
@@ -122,42 +119,6 @@ def update_guide() -> int:
     changed = "unchanged" if new == old else "rewritten"
     print(f"{GUIDE.relative_to(ROOT)}: {count} query results {changed}")
     return 0
-
-
-def _settings() -> list[tuple[str | None, str]]:
-    """(table, name) of every setting: the top-level ones (table None), then each nested
-    table's."""
-    names: list[tuple[str | None, str]] = []
-    for name, field in Settings.model_fields.items():
-        kind = field.annotation
-        if isinstance(kind, type) and issubclass(kind, BaseModel):
-            names += [(name, nested) for nested in kind.model_fields]
-        else:
-            names.append((None, name))
-    return names
-
-
-def test_the_readme_names_every_setting_and_command() -> None:
-    readme = (ROOT / "README.md").read_text()
-    for _, name in _settings():
-        if name not in ("input", "output", "shard"):
-            assert name in readme, name
-    for command in main.commands:
-        assert f"pipeline {command}" in readme, command
-
-
-def test_the_example_settings_file_is_valid_complete_and_in_the_readme() -> None:
-    from pipeline.settings import load_settings
-
-    example = ROOT / "docs" / "pipeline.example.toml"
-    settings = load_settings(example)
-    assert settings.model_dump() == load_settings(None).model_dump()  # it states the defaults
-    text = example.read_text()
-    for table, name in _settings():
-        section = text if table is None else text[text.index(f"\n[{table}]") + 1 :]
-        section = section[: section.index("\n[")] if "\n[" in section else section
-        assert re.search(rf"^#? ?{name} = ", section, re.M), (table, name)
-    assert f"```toml\n{text}```" in (ROOT / "README.md").read_text()  # shown whole
 
 
 def test_an_older_duckdb_opens_the_warehouse(sample_build: Path) -> None:

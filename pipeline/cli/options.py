@@ -42,9 +42,9 @@ config_option = click.option(
 class SettingOption(click.Option):
     """An option that is the setting `setting` (a dotted key: publish.jobs)."""
 
-    def __init__(self, *args: Any, setting: str, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, setting: str, description: str, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.setting = setting
+        self.setting, self.description = setting, description
 
 
 def field_of(key: str) -> FieldInfo:
@@ -100,7 +100,13 @@ def setting(key: str, *decls: str, more: str = "") -> Callable[[T], T]:
     else:
         kind = {"type": _click_type(field), "default": None}
     return click.option(  # type: ignore[return-value]
-        *flags, key.replace(".", "__"), cls=SettingOption, setting=key, help=text, **kind
+        *flags,
+        key.replace(".", "__"),
+        cls=SettingOption,
+        setting=key,
+        description=said,
+        help=text,
+        **kind,
     )
 
 
