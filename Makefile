@@ -50,8 +50,9 @@ test: lint system-deps ## Lint, then run the test suite
 bench: setup ## Benchmark: SCALE=quick (1M listings, default), full (10M) or tiny
 	$(BIN)/python -m pipeline.tools.bench --scale $(or $(SCALE),quick)
 
-golden: setup ## Regenerate the golden pages (tests/golden/) and the analysts' guide's query results
+golden: setup ## Regenerate the golden pages (tests/golden/), the analysts' guide's query results and the reference
 	$(BIN)/python -m tests.golden
+	$(BIN)/python -m pipeline.cli.reference
 	$(BIN)/python -m tests.test_docs --update
 
 lint: setup ## ruff and mypy, strict

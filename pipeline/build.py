@@ -35,7 +35,7 @@ def _build(night: Night) -> BuildResult:
         db.create_schemas(con)
         with night.stage("ingest", len(TABLES), "tables") as advance:
             ingested = ingest.ingest_all(
-                con, settings.input, advance, settings.max_columns, night.work / INPUT
+                con, settings.input, advance, settings.build.max_columns, night.work / INPUT
             )
         with night.stage("transform", len(STEPS), "steps") as advance:
             steps = transform.run_steps(con, advance)
@@ -61,10 +61,12 @@ def _build(night: Night) -> BuildResult:
 def dry_run(settings: Settings) -> dict[str, Any]:
     """Validate the input as a build would (ingest, checks, audit) in memory, and count what a
     build would publish, writing nothing."""
-    con = db.connect(memory_limit=settings.duckdb_memory_limit, threads=settings.duckdb_threads)
+    con = db.connect(
+        memory_limit=settings.build.duckdb_memory_limit, threads=settings.build.duckdb_threads
+    )
     try:
         db.create_schemas(con)
-        ingested = ingest.ingest_all(con, settings.input, max_columns=settings.max_columns)
+        ingested = ingest.ingest_all(con, settings.input, max_columns=settings.build.max_columns)
         transform.run_steps(con)
         audit(con, settings, ingested)
         rejected = rejected_rows(con)

@@ -1,11 +1,16 @@
-"""Typed settings: defaults < TOML file (`--config`) < environment (`PIPELINE_*`) < command line.
+"""Typed settings, one section per stage: defaults < TOML file (`--config`) < environment
+(`PIPELINE_*`) < command line. docs/reference.md lists them all (generated from this model).
 
-Unknown keys in the TOML file are an error, so a typo cannot pass silently. Nested keys in the
-environment use `__`: `PIPELINE_EXPORT__LIMITS='[10, 100]'`.
+Unknown keys in the TOML file are an error, so a typo cannot pass silently; a key of an older
+layout is refused with the key that replaced it (`OLD_KEYS`). Nested keys in the environment
+use `__`: `PIPELINE_EXPORT__LIMITS='[10, 100]'`, `PIPELINE_BUILD__DUCKDB_THREADS=4`.
 """
 
 from __future__ import annotations
 
+import os
+import tomllib
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -30,6 +35,8 @@ from pipeline.remote import InputLocation
 Variant = Literal["categoryId", "groupId"]
 SITE_FILES = "site"  # the site's file count, among the tables in the volume limits
 PageSize = Annotated[int, Field(ge=1, le=100)]  # the API's limit range
+ENV_PREFIX = "PIPELINE_"
+ENV_NESTING = "__"
 
 
 class ExportSettings(BaseModel):
@@ -38,7 +45,9 @@ class ExportSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     channels: list[int] | None = Field(
-        default=None, description="Channels to materialise; none: every channel with listings"
+        default=None,
+        description="Channels to materialise; unset: every channel with listings",
+        examples=[[0, 1]],
     )
     limits: list[PageSize] = Field(
         default=[10], description="Page sizes to materialise; 10 is the API's default limit"
@@ -53,8 +62,12 @@ class ExportSettings(BaseModel):
     )
     catalog_operations: list[str] = Field(
         default=list(MATERIALISED_CATALOG),
-        description="Catalog and price operations whose default pages are files: "
-        + ", ".join(MATERIALISED_CATALOG),
+        description="Catalog and price operations whose default pages are files",
+    )
+    batch_listings: int = Field(
+        default=1_000_000,
+        ge=1,
+        description="Listings per run of the inventory query (bounds the export's memory)",
     )
 
     @field_validator("catalog_operations")
@@ -64,6 +77,11 @@ class ExportSettings(BaseModel):
         if unknown:
             raise ValueError(f"{', '.join(unknown)}: not one of {', '.join(MATERIALISED_CATALOG)}")
         return value
+
+    def pages_json(self) -> bytes:
+        """The settings the pages depend on, as JSON, for the digests (`batch_listings` only
+        bounds memory: a new value rewrites no page)."""
+        return self.model_dump_json(exclude={"batch_listings"}).encode()
 
 
 class VolumeLimit(BaseModel):
@@ -76,9 +94,7 @@ class VolumeLimit(BaseModel):
 
 
 class VolumeSettings(BaseModel):
-    """How far tonight's counts may move from the published build's before the build stops:
-    each input table's accepted rows, and the site's file count ("site"); from the median of
-    the last published builds; and how many stores may lose every listing."""
+    """The volume guards: how far tonight's counts may move before the build stops."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -91,27 +107,24 @@ class VolumeSettings(BaseModel):
     min_count: int = Field(
         default=1000,
         ge=0,
-        description="Counts the published build had fewer of are not compared (small ones "
-        "move by large shares)",
+        description="Counts the published build had fewer of are not compared",
     )
     tables: dict[str, VolumeLimit] = Field(
         default={},
-        description='Limits of one count: a table ("stores/listings") or "site"',
+        description='A count\'s own max_drop and max_rise: a table ("stores/listings") or "site"',
+        examples=[{"stores/listings": {"max_drop": 0.1}, "site": {"max_rise": 3.0}}],
     )
     max_stores_lost: float = Field(
         default=0.01,
         ge=0,
         le=1,
-        description="Largest share of the published build's stores with listings that may have "
-        "none tonight, rounded down: 1% lets none of up to 99 stores go, 1 of 100 to 199, 2 of "
-        "200; whatever min_count",
+        description="Share of the published build's stores with listings that may have none, "
+        "rounded down",
     )
     baseline_builds: int = Field(
         default=7,
         ge=1,
-        description="The counts (listings, site files) are also compared with the median of the "
-        "last this many published builds (meta.build_run), so that a slow drift stops; it "
-        "starts again at a build let through by accept_volume_change",
+        description="Published builds whose median listings and site files are also compared",
     )
 
     @field_validator("tables")
@@ -132,91 +145,18 @@ class VolumeSettings(BaseModel):
         )
 
 
-HEADER_BUFFER = 16384  # bytes: nginx's header buffer, the longest request or header line
-FIRST_HEADER_BUFFER = 1024  # bytes: nginx's buffer a request is read into first
+MAX_COLUMNS = 1_000  # the default of build.max_columns: real exports have tens of columns
 
 
-class ServeSettings(BaseModel):
-    """The live server's limits (`pipeline serve`, waitress); the generated nginx.conf uses the
-    same numbers where nginx has the same limit, so that one setting governs both."""
+class BuildSettings(BaseModel):
+    """`pipeline build`: DuckDB's resources, the input's checks, the guards and the releases."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    threads: int = Field(default=8, ge=1, description="Worker threads: requests answered at once")
-    duckdb_threads: int = Field(default=1, ge=1, description="DuckDB threads of a live answer")
-    cache_mb: int = Field(default=256, ge=0, description="MiB of answers kept whole (0: none)")
-    cache_store_listings: int = Field(default=250_000, ge=0, description="Larger: pages only")
-    connection_limit: int = Field(
-        default=1000,
-        ge=1,
-        description="Connections held open at once, idle ones included; more wait to be "
-        "accepted (nginx: worker_connections, in nginx's own events block)",
+    duckdb_memory_limit: str = Field(
+        default="2GB", description="DuckDB memory_limit (the build's whole peak is about 1.5x)"
     )
-    channel_timeout: int = Field(
-        default=60,
-        ge=1,
-        description="Seconds an idle connection is kept open (nginx: keepalive_timeout, "
-        "client_header_timeout, client_body_timeout, send_timeout)",
-    )
-    max_request_header_size: int = Field(
-        default=65536,
-        ge=HEADER_BUFFER,
-        multiple_of=HEADER_BUFFER,
-        description="Bytes of nginx's large header buffers (after a first of 1 KiB): a head "
-        "they cannot hold as nginx fills them, or a header line over 16 KiB: 431 "
-        "(nginx: large_client_header_buffers <this / 16k> 16k)",
-    )
-    max_request_body_size: int = Field(
-        default=1048576,
-        ge=1,
-        description="Bytes of request body; more: 413 (nginx: client_max_body_size)",
-    )
-
-
-MAX_COLUMNS = 1_000  # the default of Settings.max_columns: real exports have tens of columns
-
-
-class RaySettings(BaseModel):
-    """`pipeline ray-build`: the night on a Ray cluster, straight to a bucket
-    (`pipeline.distributed`)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    address: str | None = Field(
-        default=None,
-        description="The cluster to run on (`auto` on its head node, or `head:6379`); "
-        "unset (and no RAY_ADDRESS): a local cluster of the build's own, for its time",
-    )
-    shards: int = Field(default=2, ge=1, description="Shards of stores: one task each")
-    cpus_per_shard: float = Field(
-        default=1, gt=0, description="CPUs a shard's task reserves (set duckdb_threads to match)"
-    )
-    retries: int = Field(default=2, ge=0, description="Times a task whose worker died is run again")
-    to: str | None = Field(
-        default=None,
-        description="The bucket (s3://bucket/prefix) the night publishes to straight from its "
-        "shards: nothing shared but the bucket (`pipeline ray-build --to`); required",
-    )
-    scratch: Path | None = Field(
-        default=None,
-        description="The node-local folder a shard task builds in (default: the "
-        "system's temporary folder); each task's own folder in it is removed when it ends",
-    )
-
-
-DEFAULT_OUTPUT = Path("data/out")
-
-
-class Settings(BaseSettings):
-    model_config = SettingsConfigDict(
-        env_prefix="PIPELINE_", env_nested_delimiter="__", extra="forbid", frozen=True
-    )
-    toml_file: ClassVar[Path | None] = None
-
-    input: InputLocation = Field(default=Path("data"), description="Input directory or s3:// URL")
-    output: Path = Field(default=DEFAULT_OUTPUT, description="Output directory")
-    export: ExportSettings = ExportSettings()
-    serve: ServeSettings = ServeSettings()
+    duckdb_threads: int = Field(default=2, ge=1, description="DuckDB threads of the build")
     max_reject_share: float = Field(
         default=0.05,
         ge=0,
@@ -226,31 +166,174 @@ class Settings(BaseSettings):
     max_columns: int = Field(
         default=MAX_COLUMNS,
         ge=1,
-        description="Columns an input file may have (header fields, Parquet columns, NDJSON "
-        "keys); a file with more stops the build",
-    )
-    volume: VolumeSettings = VolumeSettings()
-    ray: RaySettings = RaySettings()
-    accept_volume_change: bool = Field(
-        default=False,
-        description="Publish though a count moved past the volume limits (a night when the "
-        "change is real; `pipeline build --accept-volume-change`)",
-    )
-    duckdb_memory_limit: str = Field(
-        default="2GB", description="DuckDB memory_limit (the build's whole peak is about 1.5x)"
-    )
-    duckdb_threads: int = Field(default=2, ge=1, description="DuckDB threads")
-    export_batch_listings: int = Field(
-        default=1_000_000,
-        ge=1,
-        description="Listings per run of the inventory query in the export (bounds its memory)",
+        description="Columns an input file may have; a file with more stops the build",
     )
     releases_kept: int = Field(default=3, ge=1, description="Published site releases kept")
-    nginx_listen: str = Field(default="127.0.0.1:8080", description="nginx.conf: listen address")
+    accept_volume_change: bool = Field(
+        default=False,
+        description="Publish though a count moved past the volume limits (the change is real)",
+    )
+    volume: VolumeSettings = VolumeSettings()
+
+
+KEEP = 2  # releases whose versions a bucket keeps: the current one and the one before
+GRACE = 3600  # seconds a release stays after it stopped being current, and a leftover's age
+LEASE_SECONDS = 3600  # advisory: past it, another publish starts without asking
+PUBLISH_JOBS = 64  # requests of a publish in flight at once
+
+
+class PublishSettings(BaseModel):
+    """`pipeline publish`: the bucket a release goes to, and how."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    to: str | None = Field(
+        default=None,
+        description="The bucket published to: s3://bucket/prefix (gs://, az://)",
+        examples=["s3://bucket/prefix"],
+    )
+    jobs: int = Field(
+        default=PUBLISH_JOBS,
+        ge=1,
+        description="Requests in flight at once: uploads, and the collection's listings and "
+        "deletions",
+    )
+    lease_seconds: int = Field(
+        default=LEASE_SECONDS,
+        ge=1,
+        description="How long a publish's lease holds off others (advisory)",
+    )
+    keep: int = Field(
+        default=KEEP,
+        ge=1,
+        description="Releases whose versions collection keeps (the current one included)",
+    )
+    grace: float = Field(
+        default=GRACE,
+        ge=0,
+        description="Seconds a release stays after it stopped being current, and a leftover's age",
+    )
+
+
+HEADER_BUFFER = 16384  # bytes: nginx's header buffer, the longest request or header line
+FIRST_HEADER_BUFFER = 1024  # bytes: nginx's buffer a request is read into first
+
+
+class ServeSettings(BaseModel):
+    """`pipeline serve` (waitress) and the generated nginx.conf, which takes the same limits."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    host: str = Field(default="127.0.0.1", description="Address `pipeline serve` listens on")
+    port: int = Field(
+        default=8000, ge=0, le=65535, description="Port `pipeline serve` listens on (0: any free)"
+    )
+    threads: int = Field(default=8, ge=1, description="Worker threads: requests answered at once")
+    duckdb_threads: int = Field(default=1, ge=1, description="DuckDB threads of a live answer")
+    cache_mb: int = Field(default=256, ge=0, description="MiB of answers kept whole (0: none)")
+    cache_store_listings: int = Field(
+        default=250_000, ge=0, description="Stores with more listings are answered a page at a time"
+    )
+    connection_limit: int = Field(
+        default=1000,
+        ge=1,
+        description="Connections held open at once, idle ones included (nginx: worker_connections)",
+    )
+    channel_timeout: int = Field(
+        default=60,
+        ge=1,
+        description="Seconds an idle connection is kept open (nginx: keepalive_timeout and others)",
+    )
+    max_request_header_size: int = Field(
+        default=65536,
+        ge=HEADER_BUFFER,
+        multiple_of=HEADER_BUFFER,
+        description="Bytes of request line and headers, a multiple of 16384; more: 431 "
+        "(nginx: large_client_header_buffers)",
+    )
+    max_request_body_size: int = Field(
+        default=1048576,
+        ge=1,
+        description="Bytes of request body; more: 413 (nginx: client_max_body_size)",
+    )
+    nginx_listen: str = Field(
+        default="127.0.0.1:8080", description="Address the generated nginx.conf listens on"
+    )
     nginx_upstream: str = Field(
         default="127.0.0.1:8000",
-        description="nginx.conf: address of `pipeline serve`, for requests not materialised",
+        description="Address of `pipeline serve` in nginx.conf, for requests not materialised",
     )
+    nginx_bucket_dir: Path | None = Field(
+        default=None,
+        description="`pipeline nginx-bucket`: the folder its nginx.conf and release.map go to",
+        examples=["/etc/nginx/pipeline"],
+    )
+
+
+class RaySettings(BaseModel):
+    """`pipeline ray-build`: the build on a Ray cluster, straight to the bucket `publish.to`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    address: str | None = Field(
+        default=None,
+        description="The cluster (`auto` on its head node, or head:6379); unset: a local one",
+        examples=["auto"],
+    )
+    shards: int = Field(default=2, ge=1, description="Shards of stores: one task each")
+    cpus_per_shard: float = Field(
+        default=1, gt=0, description="CPUs a shard's task reserves (match build.duckdb_threads)"
+    )
+    retries: int = Field(default=2, ge=0, description="Times a task whose worker died is run again")
+    scratch: Path | None = Field(
+        default=None,
+        description="Node-local folder a shard task builds in; unset: the system's temporary one",
+        examples=["/local/scratch"],
+    )
+
+
+# Keys of older layouts: each refused with what replaced it. A table's key covers its keys.
+OLD_KEYS: dict[str, str] = {
+    **{
+        key: f"moved to build.{key}"
+        for key in (
+            "duckdb_memory_limit",
+            "duckdb_threads",
+            "max_reject_share",
+            "max_columns",
+            "releases_kept",
+            "accept_volume_change",
+            "volume",
+        )
+    },
+    "export_batch_listings": "moved to export.batch_listings",
+    "nginx_listen": "moved to serve.nginx_listen",
+    "nginx_upstream": "moved to serve.nginx_upstream",
+    "ray.to": "moved to publish.to",
+    "shard": "removed; a cluster build is `pipeline ray-build`",
+    "engine": "removed; one machine is `pipeline build`, a cluster `pipeline ray-build`",
+}
+
+
+class Settings(BaseSettings):
+    """Every setting: the paths every command shares, then one section per stage."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_nested_delimiter=ENV_NESTING, extra="forbid", frozen=True
+    )
+    toml_file: ClassVar[Path | None] = None
+
+    input: InputLocation = Field(
+        default=Path("data"), description="Input directory of raw exports, or s3://bucket/prefix"
+    )
+    output: Path = Field(
+        default=Path("data/out"), description="Output directory: warehouse, site, releases"
+    )
+    build: BuildSettings = BuildSettings()
+    export: ExportSettings = ExportSettings()
+    publish: PublishSettings = PublishSettings()
+    serve: ServeSettings = ServeSettings()
+    ray: RaySettings = RaySettings()
 
     @classmethod
     def settings_customise_sources(
@@ -267,10 +350,58 @@ class Settings(BaseSettings):
         return tuple(sources)
 
 
+def env_name(key: str) -> str:
+    """The environment variable of a setting's dotted key: build.duckdb_threads ->
+    PIPELINE_BUILD__DUCKDB_THREADS."""
+    return ENV_PREFIX + key.replace(".", ENV_NESTING).upper()
+
+
+def _dotted(table: Mapping[str, Any], above: str = "") -> Iterator[str]:
+    """Every key of a TOML document, dotted, tables included (`volume`, `volume.max_drop`)."""
+    for name, value in table.items():
+        key = f"{above}{name}"
+        yield key
+        if isinstance(value, Mapping):
+            yield from _dotted(value, f"{key}.")
+
+
+def _moved(key: str) -> str | None:
+    """What a dotted key of an older layout became, the hint; None for a key of today's."""
+    for old, hint in OLD_KEYS.items():
+        if key == old or key.startswith(old + "."):
+            new = hint.removeprefix("moved to ")
+            return hint if new == hint else f"moved to {new}{key[len(old) :]}"
+    return None
+
+
+def _old_keys(config: Path | None, overrides: Mapping[str, Any]) -> str | None:
+    """Keys of an older layout in the file, the environment or the overrides, each with its
+    hint (the environment's naming the new variable), on one line; None when there is none."""
+    found: list[str] = []
+    if config is not None:
+        try:
+            document = tomllib.loads(config.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+            document = {}  # the TOML source says what is wrong, naming the file
+        found += [f"{config}: {k}: {OLD_KEYS[k]}" for k in _dotted(document) if k in OLD_KEYS]
+    for variable in sorted(os.environ):
+        if variable.upper().startswith(ENV_PREFIX):
+            key = variable[len(ENV_PREFIX) :].lower().replace(ENV_NESTING, ".")
+            if (hint := _moved(key)) is not None:
+                new = hint.removeprefix("moved to ")
+                said = hint if new == hint else f"moved to {env_name(new)}"
+                found.append(f"{variable}: {said}")
+    found += [f"settings: {k}: {OLD_KEYS[k]}" for k in _dotted(overrides) if k in OLD_KEYS]
+    return "; ".join(found) or None
+
+
 def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
-    """Settings from an optional TOML file, the environment and explicit overrides."""
+    """Settings from an optional TOML file, the environment and explicit overrides (a section
+    as a dict of the keys it overrides: `build={"releases_kept": 1}`)."""
     if config is not None and not config.is_file():
         raise FileNotFoundError(f"{config}: configuration file not found")
+    if (old := _old_keys(config, overrides)) is not None:
+        raise ValueError(old)
 
     class _FromFile(Settings):
         toml_file: ClassVar[Path | None] = config

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -133,8 +134,101 @@ def test_the_ray_night_has_its_options_and_a_bucket_to_publish_to(tmp_path: Path
     assert result.exit_code == 1
     assert result.stderr == (
         "ray-build failed: a Ray night publishes to a bucket: give --to s3://bucket/prefix "
-        "(or ray.to)\n"
+        "(or publish.to)\n"
     )
     ray = CliRunner().invoke(cli.main, ["ray-build", *args, "--to", "s3://b/q?x"])
     assert ray.exit_code == 1 and ray.stderr.startswith("ray-build failed: s3://b/q?x: not a plain")
     assert not (tmp_path / "out").exists()
+
+
+def _calls(monkeypatch: pytest.MonkeyPatch, target: str) -> list[tuple[Any, ...]]:
+    """The arguments `target` is called with (positional, then keywords), in place of its work,
+    which fails at once ("called", exit 1)."""
+    calls: list[tuple[Any, ...]] = []
+
+    def record(*args: Any, **kwargs: Any) -> None:
+        calls.append((*args, kwargs))
+        raise BuildError("called")
+
+    _patch(monkeypatch, target, record)
+    return calls
+
+
+def test_publish_reads_its_options_from_the_settings_file_the_environment_and_the_line(
+    monkeypatch: pytest.MonkeyPatch, published: Path, tmp_path: Path
+) -> None:
+    """Each option is the setting `publish.*`: the file says, the environment overrides it,
+    the command line overrides both."""
+    calls = _calls(monkeypatch, "bucket.publish_release")
+    config = tmp_path / "pipeline.toml"
+    config.write_text('[publish]\nto = "s3://bucket/file"\njobs = 3\nkeep = 4\ngrace = 9.5\n')
+    monkeypatch.setenv("PIPELINE_PUBLISH__KEEP", "5")
+    args = ["publish", "--config", str(config), "--output", str(published), "--lease-seconds", "7"]
+    result = CliRunner().invoke(cli.main, args)
+    assert result.stderr == "publish failed: called\n"
+    *_, url, options = calls[0]
+    assert url == "s3://bucket/file"
+    assert options == {
+        "jobs": 3,
+        "take_over": False,
+        "allow_older": False,
+        "lease_seconds": 7,
+        "keep": 5,
+        "grace": 9.5,
+    }
+    CliRunner().invoke(cli.main, [*args, "--to", "s3://bucket/line", "--jobs", "2"])
+    assert calls[1][1] == "s3://bucket/line" and calls[1][2]["jobs"] == 2
+
+
+def test_publish_without_a_bucket_names_the_setting_and_its_option(
+    monkeypatch: pytest.MonkeyPatch, published: Path
+) -> None:
+    calls = _calls(monkeypatch, "bucket.publish_release")
+    result = CliRunner().invoke(cli.main, ["publish", "--output", str(published)])
+    assert (result.exit_code, result.stderr) == (
+        1,
+        "publish failed: publish.to is not set: give --to, or set it in the settings\n",
+    )
+    assert calls == []
+
+
+def test_an_option_out_of_its_settings_range_is_a_usage_error(published: Path) -> None:
+    result = CliRunner().invoke(cli.main, ["publish", "--to", "s3://b/p", "--jobs", "0"])
+    assert result.exit_code == 2
+    assert "Invalid value for '--jobs': 0 is not in the range x>=1" in result.stderr
+
+
+def test_serve_reads_host_port_and_threads_from_the_settings(
+    monkeypatch: pytest.MonkeyPatch, published: Path, tmp_path: Path
+) -> None:
+    calls = _calls(monkeypatch, "serve")
+    config = tmp_path / "pipeline.toml"
+    config.write_text('[serve]\nhost = "0.0.0.0"\nport = 8123\nthreads = 3\ncache_mb = 7\n')
+    args = ["serve", "--config", str(config), "--output", str(published)]
+    assert CliRunner().invoke(cli.main, args).stderr == "serve failed: called\n"
+    CliRunner().invoke(cli.main, [*args, "--port", "0", "--threads", "2"])
+    (output, host, port, limits, _), (_, _, again, changed, _) = calls
+    assert (output, host, port, limits.threads, limits.cache_mb) == (
+        published,
+        "0.0.0.0",
+        8123,
+        3,
+        7,
+    )
+    assert (again, changed.threads, changed.cache_mb) == (0, 2, 7)
+
+
+def test_nginx_bucket_reads_the_bucket_folder_and_addresses_from_the_settings(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    calls = _calls(monkeypatch, "bucket.write_nginx")
+    config = tmp_path / "pipeline.toml"
+    config.write_text(
+        '[publish]\nto = "s3://bucket/site"\n'
+        f'[serve]\nnginx_bucket_dir = "{tmp_path / "conf"}"\nnginx_listen = "0.0.0.0:80"\n'
+    )
+    result = CliRunner().invoke(
+        cli.main, ["nginx-bucket", "--config", str(config), "--upstream", "10.0.0.1:8000"]
+    )
+    assert result.stderr == "nginx-bucket failed: called\n"
+    assert calls == [("s3://bucket/site", tmp_path / "conf", "0.0.0.0:80", "10.0.0.1:8000", {})]

@@ -1,5 +1,6 @@
 """The docs and the code do not drift apart: every example query of docs/analysts.md is
-followed by its result on the sample build.
+followed by its result on the sample build. The commands and settings are in the generated
+reference, checked by tests/test_reference.py.
 
 The result blocks are written, not hand-typed: when the warehouse changes on purpose, run
 `.venv/bin/python -m tests.test_docs --update` (it builds the shipped sample in a temporary

@@ -240,7 +240,7 @@ def test_pipeline_matches_reference_model(data: reference.Data, draw: st.DataObj
         # (1) The exported site: every page equals the reference, and no page is missing.
         # Any batching of the stores gives the same pages.
         batch_listings = draw.draw(st.integers(1, 40), label="batch_listings")
-        settings = load_settings(None, export_batch_listings=batch_listings)
+        settings = load_settings(None, export={"batch_listings": batch_listings})
         site = export.write_site(con, settings, work / "site")
         expected: dict[str, bytes] = {}
         for store in sorted(data.known_stores()):

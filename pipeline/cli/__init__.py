@@ -21,8 +21,9 @@ from pipeline.api.urls import HELP_PATH
 from pipeline.build import build
 from pipeline.build import dry_run as validate
 from pipeline.cli import boundary
-from pipeline.cli.boundary import ending_at_once, failures, published_output
+from pipeline.cli.boundary import ending_at_once, failures
 from pipeline.cli.bucket import nginx_bucket_command, publish_command
+from pipeline.cli.options import config_option, setting, with_settings
 from pipeline.distributed import build_on_ray
 from pipeline.errors import BuildError
 from pipeline.paths import WAREHOUSE
@@ -30,16 +31,11 @@ from pipeline.progress import Reporter
 from pipeline.publish.release import BuildResult
 from pipeline.serve.routes import answer
 from pipeline.serve.server import serve
-from pipeline.settings import DEFAULT_OUTPUT, Settings, load_settings
+from pipeline.settings import Settings
 from pipeline.tools.generate import generate
 from pipeline.transform.audit import ACCEPT_FLAG
 
-accept_volume_change = click.option(
-    ACCEPT_FLAG,
-    "accept_change",
-    is_flag=True,
-    help="Publish though a count moved past the volume limits (the change is real).",
-)
+accept_volume_change = setting("build.accept_volume_change", ACCEPT_FLAG)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -47,38 +43,16 @@ def main() -> None:
     """Store inventory pipeline: raw exports -> DuckDB warehouse -> static API pages."""
 
 
-input_option = click.option(
-    "--input",
-    "input_dir",
-    help="Input directory, or an object-store URL (s3://bucket/prefix, gs://, az://) read with "
-    "the environment's endpoint and credentials (AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, ...).",
-)
-output_option = click.option(
-    "--output", "output_dir", type=click.Path(path_type=Path), help="Output directory."
-)
-config_option = click.option(
-    "--config", type=click.Path(path_type=Path, dir_okay=False), help="TOML settings."
-)
-
-
 @main.command("build")
-@input_option
-@output_option
+@setting("input", more="a URL read with the AWS_* environment's endpoint and credentials")
+@setting("output")
 @config_option
 @click.option("--dry-run", is_flag=True, help="Validate the input and say what would be built.")
 @accept_volume_change
 @failures
-def build_command(
-    input_dir: str | None,
-    output_dir: Path | None,
-    config: Path | None,
-    dry_run: bool,
-    accept_change: bool,
-) -> None:
+@with_settings
+def build_command(settings: Settings, dry_run: bool) -> None:
     """Build the warehouse and the site from INPUT into OUTPUT, then publish them atomically."""
-    settings = load_settings(
-        config, input=input_dir, output=output_dir, accept_volume_change=accept_change or None
-    )
     if dry_run:
         summary = validate(settings)
         click.echo(orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode())
@@ -87,40 +61,19 @@ def build_command(
 
 
 @main.command("ray-build")
-@input_option
-@output_option
+@setting("input", more="a URL read with the AWS_* environment's endpoint and credentials")
+@setting("output")
 @config_option
-@click.option(
-    "--to",
-    "url",
-    help="The bucket (s3://bucket/prefix) the shards publish to straight; required here or "
-    "as ray.to.",
-)
-@click.option("--shards", type=click.IntRange(min=1), help="Shards of stores: one task each.")
-@click.option("--address", help="The cluster's address (default: a local one of its own).")
+@setting("publish.to", "--to")
+@setting("ray.shards")
+@setting("ray.address")
 @accept_volume_change
 @ending_at_once
-def ray_build_command(
-    input_dir: str | None,
-    output_dir: Path | None,
-    config: Path | None,
-    url: str | None,
-    shards: int | None,
-    address: str | None,
-    accept_change: bool,
-) -> None:
+@with_settings
+def ray_build_command(settings: Settings) -> None:
     """Build on a Ray cluster, each shard of stores by a task, and publish the release straight
-    to a bucket (the shards share nothing but it), then to OUTPUT."""
-    given = (("shards", shards), ("address", address), ("to", url))
-    ray = {k: v for k, v in given if v is not None}
-    settings = load_settings(
-        config,
-        input=input_dir,
-        output=output_dir,
-        accept_volume_change=accept_change or None,
-        ray=ray or None,
-    )
-    _published(build_on_ray, settings, to=settings.ray.to)
+    to the bucket `publish.to` (the shards share nothing but it), then to OUTPUT."""
+    _published(build_on_ray, settings, to=settings.publish.to)
 
 
 def _published(
@@ -143,14 +96,17 @@ def _published(
 
 
 @main.command("query")
-@published_output
+@setting("output")
+@config_option
 @click.argument("target")
 @failures
-def query_command(output_dir: Path, target: str) -> None:
+@with_settings
+def query_command(settings: Settings, target: str) -> None:
     """Print the API's answer to TARGET ('/v1.39.0/...?...') from the published warehouse.
 
     The body goes to standard output; the HTTP status to standard error as `HTTP <status>`.
     """
+    output_dir = settings.output
     _check_published(output_dir)
     con = db.connect(output_dir / WAREHOUSE, read_only=True)
     try:
@@ -164,35 +120,24 @@ def query_command(output_dir: Path, target: str) -> None:
 
 
 @main.command("serve")
-@click.option(
-    "--output",
-    "output_dir",
-    type=click.Path(path_type=Path),
-    help=f"Output directory of a build (default: the settings' output, {DEFAULT_OUTPUT}).",
-)
-@click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="TOML settings.")
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option(
-    "--port", default=8000, show_default=True, type=int, help="0: any free port (printed)."
-)
-@click.option("--threads", type=click.IntRange(min=1), help="Worker threads (serve.threads).")
+@setting("output")
+@config_option
+@setting("serve.host")
+@setting("serve.port")
+@setting("serve.threads")
 @failures
-def serve_command(
-    output_dir: Path | None, config: Path | None, host: str, port: int, threads: int | None
-) -> None:
+@with_settings
+def serve_command(settings: Settings) -> None:
     """Serve the published build over HTTP as the generated nginx configuration would, and
     answer parameter combinations that were not materialised live from the warehouse. The
-    limits (connections, sizes, idle timeout) are the settings' `serve` table."""
-    settings = load_settings(config, output=output_dir)
+    limits (connections, sizes, idle timeout) are the settings' `serve` section."""
     output, limits = settings.output, settings.serve
-    if threads is not None:
-        limits = limits.model_copy(update={"threads": threads})
     _check_published(output)
 
     def listening(bound: int) -> None:  # the port taken, also when --port 0 let the system pick
-        click.echo(f"serving {output} on http://{host}:{bound}{HELP_PATH}", err=True)
+        click.echo(f"serving {output} on http://{limits.host}:{bound}{HELP_PATH}", err=True)
 
-    serve(output, host, port, limits, on_listen=listening)
+    serve(output, limits.host, limits.port, limits, on_listen=listening)
 
 
 @main.command("generate")

@@ -1,4 +1,4 @@
-"""The error boundary every command has (`failures`), and the options several share."""
+"""The error boundary every command has (`failures`)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,11 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, NoReturn
 
 import click
 
 from pipeline.errors import BuildError, first_line
-from pipeline.settings import DEFAULT_OUTPUT
 
 # A handled failure: the message names the file or setting and what is wrong.
 HANDLED = (BuildError, FileNotFoundError, ValueError)
@@ -100,13 +98,3 @@ def say(line: str) -> None:
                 sys.stderr.flush()
         except (OSError, ValueError):
             pass
-
-
-published_output = click.option(
-    "--output",
-    "output_dir",
-    type=click.Path(path_type=Path),
-    default=DEFAULT_OUTPUT,
-    show_default=True,
-    help="Output directory of a build.",
-)

@@ -3,56 +3,32 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
-from pipeline.cli.boundary import ending_at_once, published_output, say
+from pipeline.cli.boundary import ending_at_once, say
+from pipeline.cli.options import config_option, needed, setting, with_settings
 from pipeline.errors import BuildError
 from pipeline.paths import published_release
-from pipeline.publish.collect import GRACE, KEEP, collect
-from pipeline.publish.objectstore import JOBS, LEASE_SECONDS, publish_release
+from pipeline.publish.collect import collect
+from pipeline.publish.objectstore import publish_release
 from pipeline.serve.reader import RELEASE_MAP, write_nginx
 from pipeline.settings import Settings
 
 
 @click.command("publish")
-@published_output
-@click.option("--to", "url", required=True, help="Object store: s3://bucket/prefix.")
+@setting("output")
+@config_option
+@setting("publish.to")
 @click.option("--take-over", is_flag=True, help="Take the lease of a publish known to be dead.")
 @click.option(
     "--allow-older",
     is_flag=True,
     help="Replace the bucket's release though it is of a newer build (a rollback).",
 )
-@click.option(
-    "--jobs",
-    type=click.IntRange(min=1),
-    default=JOBS,
-    show_default=True,
-    help="Requests in flight at once: uploads, and the collection's listings and deletions.",
-)
-@click.option(
-    "--lease-seconds",
-    type=click.IntRange(min=1),
-    default=LEASE_SECONDS,
-    show_default=True,
-    help="How long this publish's lease holds off others (advisory).",
-)
-@click.option(
-    "--keep",
-    type=click.IntRange(min=1),
-    default=KEEP,
-    show_default=True,
-    help="Releases whose versions collection keeps (the current one included).",
-)
-@click.option(
-    "--grace",
-    type=click.FloatRange(min=0),
-    default=GRACE,
-    show_default=True,
-    help="Seconds a release stays after it stopped being current, and a leftover's age.",
-)
+@setting("publish.jobs")
+@setting("publish.lease_seconds")
+@setting("publish.keep")
+@setting("publish.grace")
 @click.option(
     "--collect-only",
     is_flag=True,
@@ -60,23 +36,18 @@ from pipeline.settings import Settings
     "dead publishes included; publish none.",
 )
 @ending_at_once
+@with_settings
 def publish_command(
-    output_dir: Path,
-    url: str,
-    take_over: bool,
-    allow_older: bool,
-    jobs: int,
-    lease_seconds: int,
-    keep: int,
-    grace: float,
-    collect_only: bool,
+    settings: Settings, take_over: bool, allow_older: bool, collect_only: bool
 ) -> None:
     """Publish the release OUTPUT/current points to to an object store: its stores' new
     versions, the release document, then the release pointer (the commit, conditionally), then
     the collection of what no kept release names. Endpoint, region and credentials come from
     AWS_* variables (see the README)."""
+    output_dir, how = settings.output, settings.publish
+    url = needed(how.to, "publish.to", "--to")
     if collect_only:
-        deleted = collect(url, keep=keep, grace=grace, jobs=jobs)
+        deleted = collect(url, keep=how.keep, grace=how.grace, jobs=how.jobs)
         say(f"collected {url}: {deleted} objects deleted")
         return
     release = published_release(output_dir)
@@ -85,12 +56,12 @@ def publish_command(
     r = publish_release(
         release,
         url,
-        jobs=jobs,
+        jobs=how.jobs,
         take_over=take_over,
         allow_older=allow_older,
-        lease_seconds=lease_seconds,
-        keep=keep,
-        grace=grace,
+        lease_seconds=how.lease_seconds,
+        keep=how.keep,
+        grace=how.grace,
     )
     say(  # committed: exit 0 whatever standard output does with the line
         f"published build {r.build_id} to {url} (release {r.release}): {r.uploaded} objects "
@@ -101,26 +72,20 @@ def publish_command(
 
 
 @click.command("nginx-bucket")
-@click.option("--to", "url", required=True, help="The bucket published to: s3://bucket/prefix.")
-@click.option(
-    "--dir",
-    "folder",
-    type=click.Path(path_type=Path),
-    required=True,
-    help="Where nginx.conf (to include in http { }) and release.map are written.",
-)
-@click.option("--listen", default=Settings.model_fields["nginx_listen"].default, show_default=True)
-@click.option(
-    "--upstream",
-    default=Settings.model_fields["nginx_upstream"].default,
-    show_default=True,
-    help="`pipeline serve`, for what the bucket has no object for.",
-)
+@config_option
+@setting("publish.to")
+@setting("serve.nginx_bucket_dir", "--dir")
+@setting("serve.nginx_listen", "--listen")
+@setting("serve.nginx_upstream", "--upstream")
 @ending_at_once
-def nginx_bucket_command(folder: Path, url: str, listen: str, upstream: str) -> None:
+@with_settings
+def nginx_bucket_command(settings: Settings) -> None:
     """Write the nginx configuration that serves the API from the bucket, and the committed
     release's store -> version map (replaced only when the pointer moved): run it when a
     publish commits, then `nginx -s reload`."""
+    url = needed(settings.publish.to, "publish.to", "--to")
+    folder = needed(settings.serve.nginx_bucket_dir, "serve.nginx_bucket_dir", "--dir")
+    listen, upstream = settings.serve.nginx_listen, settings.serve.nginx_upstream
     release = write_nginx(url, folder, listen, upstream)
     if release is None:
         raise BuildError(f"{url}: nothing published yet")

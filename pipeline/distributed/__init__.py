@@ -1,12 +1,5 @@
-"""`pipeline ray-build`: the night on a Ray cluster, straight to a bucket, by the same stages as
-the one-machine build. The driver ingests and builds the catalog once; the listings files are
-ingested by tasks, each cut into its shards' parts (`tasks`), so no task reads every listing.
-Each shard of stores is built by a task in scratch of its own, which uploads its stores'
-versions and its parts; the shards share nothing but the bucket (`bucket_shard`, `parts`).
-The driver composes and commits the release from them (`bucket_night`, `finalize`) and ends
-with the one-machine build's own release tail (`Night.finish`), so both publish the same
-release. Nothing is published before every shard finished. The steps and retries: README,
-"The build on a Ray cluster"."""
+"""`pipeline ray-build`: the night on a Ray cluster, straight to a bucket, by the one-machine
+build's stages (docs/cluster.md, "How a night runs")."""
 
 from __future__ import annotations
 
@@ -43,11 +36,11 @@ from pipeline.transform.steps import CATALOG_STEPS, STORE_STEPS, STORE_TABLES
 LISTINGS = TABLES_BY_NAME["listings"]
 # The catalog's tables every shard reads: what the catalog's steps build.
 CATALOG_TABLES = tuple(s.file.table for s in CATALOG_STEPS)
-NO_BUCKET = "a Ray night publishes to a bucket: give --to s3://bucket/prefix (or ray.to)"
+NO_BUCKET = "a Ray night publishes to a bucket: give --to s3://bucket/prefix (or publish.to)"
 
 
 def build_on_ray(settings: Settings, reporter: Reporter = SILENT) -> BuildResult:
-    to = settings.ray.to
+    to = settings.publish.to
     if to is None:
         raise BuildError(NO_BUCKET)
     check_url(to)  # before a cluster is started for nothing
@@ -58,7 +51,7 @@ def build_on_ray(settings: Settings, reporter: Reporter = SILENT) -> BuildResult
         # committed before a night stopped short of its local swap goes live here first
         # (`catch_up`), for this night to follow it.
         start = start_night(to)
-        settled = catch_up(settings.output, start, settings.releases_kept)
+        settled = catch_up(settings.output, start, settings.build.releases_kept)
         night = Night(settings, reporter)
         for line in settled:
             night.warn(line)
@@ -80,14 +73,15 @@ def _build(night: Night, ray: Any, start: NightStart) -> BuildResult:
             files, typed = listed.files, listed.typed
             task = ray.remote(ingest_listings).options(num_returns=shards + 1, **options)
             parts = [
-                task.remote(listed.input_dir, f, typed, shards, settings.max_columns) for f in files
+                task.remote(listed.input_dir, f, typed, shards, settings.build.max_columns)
+                for f in files
             ]
             ingested = {}
             with _other_tables(listed, night.work / INPUT) as input_dir:
                 for table in TABLES:
                     if table is not LISTINGS:
                         ingested[table.name] = ingest_table(
-                            con, input_dir, table, settings.max_columns
+                            con, input_dir, table, settings.build.max_columns
                         )
                     advance(1)
             read: list[IngestedPart] = ray.get([p[0] for p in parts])

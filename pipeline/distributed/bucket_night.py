@@ -1,4 +1,4 @@
-"""The shards and the finalize of a Ray night straight to a bucket (`ray.to`, `--to`): the
+"""The shards and the finalize of a Ray night straight to a bucket (`publish.to`, `--to`): the
 driver hands each shard task its rows and its stores' records at the night's start; the
 tasks build in scratch of their own and upload their stores' versions and their parts
 (`bucket_shard`, `parts`); a shard whose inputs are those of its parts in the release the

@@ -55,7 +55,7 @@ def shard_inputs(
     shard's part's among them."""
     names, typed = listings
     common = hashlib.sha256(code_digest())
-    common.update(settings.export.model_dump_json().encode() + b"\0")
+    common.update(settings.export.pages_json() + b"\0")
     common.update(f"duckdb {duckdb.__version__}\n".encode())
     common.update(orjson.dumps([list(names), typed], option=orjson.OPT_SORT_KEYS) + b"\n")
     for table in catalog:

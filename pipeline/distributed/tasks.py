@@ -135,8 +135,8 @@ def shard_warehouse(
     stores' steps run; with their results."""
     con = db.connect(
         folder / "shard.duckdb",
-        memory_limit=settings.duckdb_memory_limit,
-        threads=settings.duckdb_threads,
+        memory_limit=settings.build.duckdb_memory_limit,
+        threads=settings.build.duckdb_threads,
         temp_directory=folder / "tmp",
     )
     try:

@@ -67,7 +67,7 @@ def write_site(
     all stores to the driver (a Ray night). With
     `carried_records`, a store whose digest equals its record's is carried by the record
     alone (`SiteWriter.carry_by_record`)."""
-    memory_limit = settings.duckdb_memory_limit
+    memory_limit = settings.build.duckdb_memory_limit
     db.release_memory(con, memory_limit)  # the transform's, before the previous manifest is read
     previous = previous_pages(previous_release)
     if carried_records is not None:

@@ -28,12 +28,11 @@ from pipeline.publish.bucket import (
     put,
 )
 from pipeline.publish.pointer import Pointer, PointerEntry
+from pipeline.settings import GRACE, KEEP
 
 if TYPE_CHECKING:
     from obstore.store import ObjectStore
 
-KEEP = 2  # releases whose versions are kept: the current one and the one before
-GRACE = 3600  # seconds a release stays after it stopped being current, and a leftover's age
 JOBS = 8  # listings and DeleteObjects in flight at once, unless a publish says (`--jobs`)
 Trace = Callable[[str, str], None]  # (step, key): "lease", "uploaded", "pointer", "published"
 # The groups (version and release prefixes) to collect, each with its keys as listed, or None

@@ -43,9 +43,10 @@ from pipeline.publish.bucket import (
     sha256,
     versioned_records,
 )
-from pipeline.publish.collect import GRACE, KEEP, Collector, now
+from pipeline.publish.collect import Collector, now
 from pipeline.publish.pointer import Pointer, PointerEntry, read_pointer
 from pipeline.publish.release import awaits_local_swap, built_before, publish
+from pipeline.settings import GRACE, KEEP
 
 HISTORY = 100  # releases the pointer remembers, newest first
 

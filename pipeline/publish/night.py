@@ -98,8 +98,8 @@ class Night:
         settings = self.settings
         return db.connect(
             self.warehouse,
-            memory_limit=settings.duckdb_memory_limit,
-            threads=settings.duckdb_threads,
+            memory_limit=settings.build.duckdb_memory_limit,
+            threads=settings.build.duckdb_threads,
             temp_directory=self.work / "tmp",
         )
 
@@ -133,7 +133,7 @@ class Night:
             self.accept(check_stores_lost(published, site.stores.keys(), settings))
         listings = staged_rows(steps).get(LISTINGS.name, 0)
         tonight = {f"{LISTINGS.group}/{LISTINGS.name}": listings, SITE_FILES: files}
-        baseline = history.baseline(con, settings.volume.baseline_builds)
+        baseline = history.baseline(con, settings.build.volume.baseline_builds)
         self.accept(check_baseline(baseline, tonight, settings))
 
     def finish(
@@ -192,7 +192,7 @@ class Night:
         os.replace(self.warehouse, release / WAREHOUSE)
         with self.stage("publish"):
             problems = commit(release) if commit is not None else []
-            problems += publish(settings.output, release, settings.releases_kept)
+            problems += publish(settings.output, release, settings.build.releases_kept)
         for problem in problems:  # after the report: on the log only
             self.reporter.warning(problem)
         shutil.rmtree(self.work, ignore_errors=True)

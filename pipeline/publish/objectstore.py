@@ -38,13 +38,11 @@ from pipeline.publish.bucket import (
     sha256,
     versions,
 )
-from pipeline.publish.collect import GRACE, KEEP, Trace, now
+from pipeline.publish.collect import Trace, now
 from pipeline.publish.commit import Committer
 from pipeline.publish.pointer import Lease
 from pipeline.publish.release import built_before
-
-LEASE_SECONDS = 3600  # advisory: past it, another publish starts without asking
-JOBS = 64  # uploads in flight at once
+from pipeline.settings import GRACE, KEEP, LEASE_SECONDS, PUBLISH_JOBS
 
 
 @dataclass
@@ -66,7 +64,7 @@ def publish_release(
     release: Path,
     url: str,
     *,
-    jobs: int = JOBS,
+    jobs: int = PUBLISH_JOBS,
     take_over: bool = False,
     allow_older: bool = False,
     lease_seconds: int = LEASE_SECONDS,

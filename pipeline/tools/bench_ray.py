@@ -33,9 +33,9 @@ from pathlib import Path
 from pipeline.distributed import build_on_ray
 from pipeline.settings import load_settings
 started = time.perf_counter()
-ray = {"shards": int(sys.argv[3]), "to": sys.argv[4]}
+ray, publish = {"shards": int(sys.argv[3])}, {"to": sys.argv[4]}
 paths = {"input": Path(sys.argv[1]), "output": Path(sys.argv[2])}
-build_on_ray(load_settings(None, ray=ray, **paths))
+build_on_ray(load_settings(None, ray=ray, publish=publish, **paths))
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({"seconds": time.perf_counter() - started, "driver_peak_rss_mb": peak}))
 sys.stdout.flush()

@@ -35,11 +35,11 @@ def audit(
     for ingested_table in ingested:
         table = ingested_table.table
         raw_rows, bad = ingested_table.rows, rejected.get(table.name, 0)
-        if raw_rows and bad / raw_rows > settings.max_reject_share:
+        if raw_rows and bad / raw_rows > settings.build.max_reject_share:
             raise BuildError(
                 f"{table.group}/{table.name}: {bad} of {raw_rows} rows rejected "
                 f"({bad / raw_rows:.1%}, above max_reject_share "
-                f"{settings.max_reject_share:.1%}); the rows are in meta.rejects"
+                f"{settings.build.max_reject_share:.1%}); the rows are in meta.rejects"
             )
 
 
@@ -50,7 +50,7 @@ NAMED_STORES = 5  # the stores lost a guard's line names; it counts the others
 def _stop_or_accept(move: str, settings: Settings) -> str:
     """A move past a volume guard: the build stops on it, in one line, unless
     `accept_volume_change` says the change is real; then it is returned, for the warnings."""
-    if not settings.accept_volume_change:
+    if not settings.build.accept_volume_change:
         raise BuildError(f"{move}; if the change is real, build with {ACCEPT_FLAG}")
     return f"{move}: accepted (accept_volume_change)"
 
@@ -60,8 +60,8 @@ def _what(name: str) -> str:
 
 
 def _past(change: float, name: str, settings: Settings) -> str | None:
-    """The limit of `settings.volume` that a share `change` of the count `name` is past."""
-    max_drop, max_rise = settings.volume.limits(name)
+    """The limit of `settings.build.volume` that a share `change` of the count `name` is past."""
+    max_drop, max_rise = settings.build.volume.limits(name)
     if change < -max_drop:
         return f"max_drop {max_drop:.0%}"
     if change > max_rise:
@@ -73,7 +73,7 @@ def check_volumes(
     published: Mapping[str, int], tonight: Mapping[str, int], settings: Settings
 ) -> list[str]:
     """Stop the build when a count moved from the published build's past its limits
-    (`settings.volume`): an export cut in half must not publish half a site. A count that
+    (`settings.build.volume`): an export cut in half must not publish half a site. A count that
     had rows and has none (an optional table whose file went: every store would show its
     excluded categories) stops it whatever `min_count`, unless its max_drop is 1. With
     `accept_volume_change`, returns those moves instead, for the build's warnings."""
@@ -82,14 +82,14 @@ def check_volumes(
         if name not in tonight:
             continue
         now = tonight[name]
-        if before > 0 and now == 0 and settings.volume.limits(name)[0] < 1:
+        if before > 0 and now == 0 and settings.build.volume.limits(name)[0] < 1:
             move = (
                 f"{name}: 0 {_what(name)}, against {before} in the published build "
                 "(-100.0%: the table vanished, compared whatever volume.min_count)"
             )
             accepted.append(_stop_or_accept(move, settings))
             continue
-        if before < max(settings.volume.min_count, 1):
+        if before < max(settings.build.volume.min_count, 1):
             continue
         change = (now - before) / before
         past = _past(change, name, settings)
@@ -114,7 +114,7 @@ def check_baseline(
         if name not in tonight or len(counts) < 2:
             continue
         median = statistics.median(counts)
-        if median < max(settings.volume.min_count, 1):
+        if median < max(settings.build.volume.min_count, 1):
             continue
         now = tonight[name]
         change = (now - median) / median
@@ -136,7 +136,7 @@ def check_stores_lost(
     none tonight than `volume.max_stores_lost` allows (a share of them, rounded down: one
     store of 20 gone is all its users lose), naming the first few."""
     lost = sorted(set(published) - set(tonight))
-    share = settings.volume.max_stores_lost
+    share = settings.build.volume.max_stores_lost
     allowed = int(Decimal(str(share)) * len(published))  # 0.29 * 100 is 28.999... in floats
     if len(lost) <= allowed:
         return []

@@ -71,8 +71,8 @@ def nights(tmp_path_factory: pytest.TempPathFactory) -> Nights:
 
 
 def _night(inputs: Path, output: Path, url: str, shards: int, scratch: Path) -> Settings:
-    ray_settings = {"shards": shards, "to": url, "scratch": scratch}
-    return load_settings(None, input=inputs, output=output, ray=ray_settings)
+    ray_settings = {"shards": shards, "scratch": scratch}
+    return load_settings(None, input=inputs, output=output, ray=ray_settings, publish={"to": url})
 
 
 def _page_puts(s3: S3Server, url: str, since: int) -> list[str]:
@@ -432,10 +432,9 @@ def _killed_night(
         + ("    commit(*args, **kwargs)\n" if after else "")
         + f"    {kill}\n"
         "n.commit_night = killed\n"
-        f"ray = {{'shards': 2, 'to': {url!r}, 'scratch': {str(scratch)!r}, "
-        f"'address': {address!r}}}\n"
+        f"ray = {{'shards': 2, 'scratch': {str(scratch)!r}, 'address': {address!r}}}\n"
         f"d.build_on_ray(load_settings(None, input={str(inputs)!r}, "
-        f"output={str(output)!r}, ray=ray))\n"
+        f"output={str(output)!r}, ray=ray, publish={{'to': {url!r}}}))\n"
     )
     return subprocess.run(
         [sys.executable, "-c", script],

@@ -41,8 +41,11 @@ def test_a_ray_build_of_a_bucket_is_the_build_of_the_directory(
     upload(url, SAMPLE)
     output = tmp_path / "out"
     to = cluster.bucket("ray-input-site")
-    ray_settings = {"shards": 2, "to": to, "scratch": tmp_path / "scratch"}
-    result = build_on_ray(load_settings(None, input=url, output=output, ray=ray_settings))
+    ray_settings = {"shards": 2, "scratch": tmp_path / "scratch"}
+    publish = {"to": to}
+    result = build_on_ray(
+        load_settings(None, input=url, output=output, ray=ray_settings, publish=publish)
+    )
     assert result.report.input == url
     assert_same_build(sample_build, output)
     # Every object was read once: the listings by their tasks, the rest by the driver.
@@ -58,8 +61,9 @@ def test_a_bad_object_stops_the_ray_build_with_its_url(cluster: S3Server, tmp_pa
     url = f"{cluster.bucket('ray-bad')}/input"
     upload(url, write_inputs(tmp_path / "in", listings=[]))
     obs.put(open_bucket(url), "stores/listings.csv", b"storeKey,skuId,skuId\ns,1,1\n")
-    ray_settings = {"shards": 2, "to": cluster.bucket("ray-bad-site")}
-    settings = load_settings(None, input=url, output=tmp_path / "out", ray=ray_settings)
+    publish = {"to": cluster.bucket("ray-bad-site")}
+    out = tmp_path / "out"
+    settings = load_settings(None, input=url, output=out, ray={"shards": 2}, publish=publish)
     with pytest.raises(InputError) as raised:
         build_on_ray(settings)
     assert str(raised.value) == (

@@ -174,7 +174,7 @@ def test_without_a_pool_unchanged_stores_are_linked_file_by_file(tmp_path: Path)
     over by a hard link per file."""
     con = run_pipeline(SAMPLE)
     first = tmp_path / "first"
-    settings = load_settings(None, export_batch_listings=1000)
+    settings = load_settings(None, export={"batch_listings": 1000})
     site = export.write_site(con, settings, first / "site")
     export.write_release_files(first, site, settings)
     seal(first)

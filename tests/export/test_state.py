@@ -186,7 +186,7 @@ def test_a_deleted_report_is_said_and_the_volumes_are_not_compared(tmp_path: Pat
         input=write_inputs(tmp_path / "b", listings=LISTINGS[:1]),
         output=output,
         # The stores lost are guarded by the stores' records (sealed, intact), not the report.
-        volume={"min_count": 1, "max_stores_lost": 1.0},
+        build={"volume": {"min_count": 1, "max_stores_lost": 1.0}},
     )
     second = build(settings)  # half the listings: published, with the reason it was not compared
     assert second.report.build_warnings == [

@@ -272,7 +272,9 @@ def test_max_columns_counts_ndjson_keys_and_parquet_columns(tmp_path: Path, fmt:
 
 def test_the_build_reads_max_columns_from_its_settings(tmp_path: Path) -> None:
     write_inputs(tmp_path)
-    settings = load_settings(None, input=tmp_path, output=tmp_path / "out", max_columns=4)
+    settings = load_settings(
+        None, input=tmp_path, output=tmp_path / "out", build={"max_columns": 4}
+    )
     with pytest.raises(InputError, match=r"catalog/products.csv: header: 6 columns, .* \(4\)"):
         dry_run(settings)
 

@@ -49,7 +49,10 @@ def test_without_current_the_last_published_release_is_the_baseline(
 ) -> None:
     output = tmp_path / "out"
     full = write_inputs(tmp_path / "full", listings=LISTINGS)
-    ids = [build(load_settings(None, input=full, output=output, volume=GUARDED)) for _ in "ab"]
+    ids = [
+        build(load_settings(None, input=full, output=output, build={"volume": GUARDED}))
+        for _ in "ab"
+    ]
     last = ids[-1].release
     lose(output)
     said = f"{output / CURRENT}: "
@@ -63,7 +66,7 @@ def test_without_current_the_last_published_release_is_the_baseline(
         str(small),
         "--output",
         str(output),
-        env={"PIPELINE_VOLUME__MIN_COUNT": "1"},
+        env={"PIPELINE_BUILD__VOLUME__MIN_COUNT": "1"},
     )
     assert failed.returncode == 1, failed.stderr
     assert "build failed: stores/listings: 3 accepted rows, against 10 in the published" in (
@@ -74,7 +77,7 @@ def test_without_current_the_last_published_release_is_the_baseline(
 
     # Told that the drop is real: published, with its history, and the baseline said.
     settings = load_settings(
-        None, input=small, output=output, volume=GUARDED, accept_volume_change=True
+        None, input=small, output=output, build={"volume": GUARDED, "accept_volume_change": True}
     )
     third = build(settings)
     warning = third.report.build_warnings[0]
@@ -86,7 +89,7 @@ def test_without_current_the_last_published_release_is_the_baseline(
     assert os.readlink(output / CURRENT) == f"{RELEASES}/{third.build_id}"
 
     # and the next night follows the new `current`, with nothing to say
-    fourth = build(load_settings(None, input=small, output=output, volume=GUARDED))
+    fourth = build(load_settings(None, input=small, output=output, build={"volume": GUARDED}))
     assert fourth.report.build_warnings == []
     assert len(_build_ids(output)) == 4
 
@@ -98,6 +101,6 @@ def test_a_new_output_still_starts_from_scratch_in_silence(tmp_path: Path) -> No
         build(
             load_settings(None, input=write_inputs(tmp_path / "empty", products=[]), output=output)
         )
-    first = build(load_settings(None, input=inputs, output=output, volume=GUARDED))
+    first = build(load_settings(None, input=inputs, output=output, build={"volume": GUARDED}))
     assert first.report.build_warnings == []
     assert len(_build_ids(output)) == 1

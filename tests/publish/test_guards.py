@@ -22,16 +22,16 @@ def test_an_export_cut_in_half_stops_the_build_with_both_counts(tmp_path: Path) 
     output = tmp_path / "out"
     full = write_inputs(tmp_path / "full", listings=LISTINGS)
     cut = write_inputs(tmp_path / "cut", listings=LISTINGS[:30])
-    first = build(load_settings(None, input=full, output=output, **SMALL)).build_id
+    first = build(load_settings(None, input=full, output=output, build=SMALL)).build_id
     with pytest.raises(BuildError) as failed:
-        build(load_settings(None, input=cut, output=output, **SMALL))
+        build(load_settings(None, input=cut, output=output, build=SMALL))
     assert str(failed.value) == (
         "stores/listings: 30 accepted rows, against 60 in the published build (-50.0%, past "
         "volume.max_drop 20%); if the change is real, build with --accept-volume-change"
     )
     assert published(output) == first
     # The operator says the change is real: the flag on the command line, or the setting.
-    env = {"PIPELINE_VOLUME__MIN_COUNT": "10"}
+    env = {"PIPELINE_BUILD__VOLUME__MIN_COUNT": "10"}
     args = ("build", "--input", str(cut), "--output", str(output))
     refused = run_cli(*args, env=env)
     assert refused.returncode == 1
@@ -62,7 +62,10 @@ def test_a_table_that_doubles_and_more_stops_the_build(tmp_path: Path) -> None:
     output = tmp_path / "out"
     build(
         load_settings(
-            None, input=write_inputs(tmp_path / "a", listings=LISTINGS[:20]), output=output, **SMALL
+            None,
+            input=write_inputs(tmp_path / "a", listings=LISTINGS[:20]),
+            output=output,
+            build=SMALL,
         )
     )
     with pytest.raises(
@@ -72,7 +75,10 @@ def test_a_table_that_doubles_and_more_stops_the_build(tmp_path: Path) -> None:
     ):
         build(
             load_settings(
-                None, input=write_inputs(tmp_path / "b", listings=LISTINGS), output=output, **SMALL
+                None,
+                input=write_inputs(tmp_path / "b", listings=LISTINGS),
+                output=output,
+                build=SMALL,
             )
         )
 
@@ -86,7 +92,7 @@ def test_the_site_file_count_has_its_own_limit(tmp_path: Path) -> None:
             None,
             input=write_inputs(tmp_path / "a", listings=LISTINGS),
             output=output,
-            volume=volume,
+            build={"volume": volume},
         )
     )
     files = first.report.site.files
@@ -100,12 +106,13 @@ def test_the_site_file_count_has_its_own_limit(tmp_path: Path) -> None:
                 None,
                 input=write_inputs(tmp_path / "b", listings=LISTINGS[:30]),
                 output=output,
-                volume=volume,
+                build={"volume": volume},
             )
         )
     assert published(output) == first.build_id
 
 
 def test_a_volume_limit_names_a_known_table() -> None:
-    with pytest.raises(ValueError, match=r"volume\.tables: Value error, 'stores/listing': not a "):
-        load_settings(None, volume={"tables": {"stores/listing": {"max_drop": 0.5}}})
+    match = r"build\.volume\.tables: Value error, 'stores/listing': not a "
+    with pytest.raises(ValueError, match=match):
+        load_settings(None, build={"volume": {"tables": {"stores/listing": {"max_drop": 0.5}}}})

@@ -66,7 +66,7 @@ main()
 # event lands after it (the build exits 0), one drawn at or below SURE always lands in it.
 EVENTS = 110
 SURE = 20
-ENV = {"PIPELINE_RELEASES_KEPT": "1", "PIPELINE_VOLUME__MIN_COUNT": "10"}
+ENV = {"PIPELINE_BUILD__RELEASES_KEPT": "1", "PIPELINE_BUILD__VOLUME__MIN_COUNT": "10"}
 
 _STORES = [f"store{i}" for i in range(6)]
 _LISTINGS = [
@@ -136,7 +136,7 @@ def test_a_kill_anywhere_in_the_publish_step_never_publishes_less_than_the_truth
     inputs: dict[str, tuple[Path, bytes]], killed: list[tuple[str, int]], last: str
 ) -> None:
     output = Path(tempfile.mkdtemp(prefix="kills-", dir=inputs["a"][0].parent))
-    build(load_settings(None, input=inputs["a"][0], output=output, releases_kept=1))
+    build(load_settings(None, input=inputs["a"][0], output=output, build={"releases_kept": 1}))
     live = "a"
     for name, event in killed:
         result = _build(inputs[name][0], output, "-c", KILLER, str(event))

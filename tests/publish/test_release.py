@@ -38,18 +38,20 @@ def test_a_pool_folder_left_in_part_by_a_killed_clean_up_is_never_adopted(
     a = write_inputs(tmp_path / "a", listings=LISTINGS)
     b = write_inputs(tmp_path / "b", listings=[{**r, "price": "7.77"} for r in LISTINGS])
     output = tmp_path / "out"
-    build(load_settings(None, input=a, output=output, releases_kept=1))
+    build(load_settings(None, input=a, output=output, build={"releases_kept": 1}))
     folder = store_folders((output / "current").resolve() / SITE)["alpha"]
     kept = tmp_path / "kept"
     shutil.copytree(output / POOL / folder, kept)
-    build(load_settings(None, input=b, output=output, releases_kept=1))
+    build(load_settings(None, input=b, output=output, build={"releases_kept": 1}))
     assert not (output / POOL / folder).exists()  # B's publish deleted A's folder
     # What a kill in the middle of that deletion leaves: the folder, with some files gone.
     shutil.copytree(kept, output / POOL / folder)
     pages = sorted((output / POOL / folder).rglob("*.json"))
     assert len(pages) > 1
     pages[0].unlink()
-    build(load_settings(None, input=a, output=output, releases_kept=1))  # A again: same digest
+    build(
+        load_settings(None, input=a, output=output, build={"releases_kept": 1})
+    )  # A again: same digest
     assert _complete(output) == []
     # A folder of that name is never written into nor adopted: the store gets one of its own,
     # and the left-over, linked by no release, is deleted after the publish.
@@ -94,7 +96,14 @@ def test_the_releases_kept_are_the_last_published(
     settings = load_settings(
         None, input=write_inputs(tmp_path / "in", listings=LISTINGS), output=tmp_path / "out"
     )
-    published = [build(settings.model_copy(update={"releases_kept": 2})).build_id for _ in "abc"]
+    published = [
+        build(
+            settings.model_copy(
+                update={"build": settings.build.model_copy(update={"releases_kept": 2})}
+            )
+        ).build_id
+        for _ in "abc"
+    ]
     kept = sorted(p.name for p in (tmp_path / "out" / "releases").iterdir())
     assert kept == sorted(published[1:])
     assert (tmp_path / "out" / "current").resolve().name == published[-1]
@@ -109,7 +118,9 @@ def test_a_release_that_never_went_live_is_neither_kept_nor_counted(
 ) -> None:
     """A full disk at the commit point: the release is complete but never went live."""
     inputs = write_inputs(tmp_path / "in", listings=LISTINGS)
-    settings = load_settings(None, input=inputs, output=tmp_path / "out", releases_kept=2)
+    settings = load_settings(
+        None, input=inputs, output=tmp_path / "out", build={"releases_kept": 2}
+    )
     first = build(settings).build_id
     replace = os.replace
 
@@ -130,7 +141,9 @@ def test_an_earlier_format_s_mark_later_than_the_live_one_is_removed_and_the_liv
     tmp_path: Path,
 ) -> None:
     inputs = write_inputs(tmp_path / "in", listings=LISTINGS)
-    settings = load_settings(None, input=inputs, output=tmp_path / "out", releases_kept=2)
+    settings = load_settings(
+        None, input=inputs, output=tmp_path / "out", build={"releases_kept": 2}
+    )
     output = settings.output
     first = build(settings).release
     # An earlier version marked a release before its swap, then was killed: marked later than

@@ -130,14 +130,14 @@ def test_the_reject_threshold_is_configuration(tmp_path: Path) -> None:
     bad = write_inputs(tmp_path / "bad")
     _too_many_rejects(bad)
     config = tmp_path / "pipeline.toml"
-    config.write_text("max_reject_share = 0.5\n")
+    config.write_text("[build]\nmax_reject_share = 0.5\n")
     assert (
         run_cli(
             "build", "--input", str(bad), "--output", str(good_output), "--config", str(config)
         ).returncode
         == 0
     )
-    env = {"PIPELINE_MAX_REJECT_SHARE": "0.4"}
+    env = {"PIPELINE_BUILD__MAX_REJECT_SHARE": "0.4"}
     assert (
         run_cli("build", "--input", str(bad), "--output", str(good_output), env=env).returncode == 1
     )
@@ -182,7 +182,7 @@ def test_every_bad_row_is_accounted_for_and_every_good_row_published(tmp_path: P
     )
     output = tmp_path / "out"
     config = tmp_path / "lenient.toml"
-    config.write_text("max_reject_share = 1.0\n")
+    config.write_text("[build]\nmax_reject_share = 1.0\n")
     build(load_settings(config, input=input_dir, output=output))
     con = duckdb.connect(str(output / "warehouse.duckdb"), read_only=True)
     rejected = {
@@ -474,7 +474,7 @@ def test_hostile_store_keys_are_rejected_and_write_nothing(tmp_path: Path) -> No
     listings.append({"storeKey": "fine", "skuId": 1000, "price": "1", "quantity": 1})
     output = tmp_path / "nested" / "out"
     config = tmp_path / "lenient.toml"
-    config.write_text("max_reject_share = 1.0\n")
+    config.write_text("[build]\nmax_reject_share = 1.0\n")
     build(
         load_settings(config, input=write_inputs(tmp_path / "in", listings=listings), output=output)
     )

@@ -65,8 +65,14 @@ def test_the_stores_lost_are_named_the_first_few_and_a_count(tmp_path: Path) -> 
         r"\(store00, store01, store02, store03, store04 and 2 more\), past "
         r"volume\.max_stores_lost 30% \(at most 6 of 20\)",
     ):
-        build(load_settings(None, input=cut, output=output, volume={"max_stores_lost": 0.3}))
-    result = build(load_settings(None, input=cut, output=output, volume={"max_stores_lost": 0.35}))
+        build(
+            load_settings(
+                None, input=cut, output=output, build={"volume": {"max_stores_lost": 0.3}}
+            )
+        )
+    result = build(
+        load_settings(None, input=cut, output=output, build={"volume": {"max_stores_lost": 0.35}})
+    )
     assert result.report.build_warnings == []
 
 
@@ -101,12 +107,14 @@ def test_five_nights_of_minus_18_percent_are_stopped_against_the_rolling_median(
     for night, n in enumerate(counts):
         inputs = write_inputs(tmp_path / f"n{night}", skus=MANY_SKUS, listings=SPREAD[:n])
         try:
-            build(load_settings(None, input=inputs, output=output, **SMALL))
+            build(load_settings(None, input=inputs, output=output, build=SMALL))
             continue
         except BuildError as exc:
             stopped.append(str(exc))
         accepted = build(
-            load_settings(None, input=inputs, output=output, accept_volume_change=True, **SMALL)
+            load_settings(
+                None, input=inputs, output=output, build={**SMALL, "accept_volume_change": True}
+            )
         )
         moves = accepted.report.build_warnings
         assert moves == [
@@ -146,7 +154,7 @@ def test_the_baseline_spans_volume_baseline_builds(tmp_path: Path) -> None:
         inputs = write_inputs(tmp_path / f"n{night}", skus=MANY_SKUS, listings=SPREAD[:n])
         assert (
             build(
-                load_settings(None, input=inputs, output=output, volume=volume)
+                load_settings(None, input=inputs, output=output, build={"volume": volume})
             ).report.build_warnings
             == []
         )
@@ -172,7 +180,9 @@ def test_an_optional_table_that_vanishes_stops_the_build_whatever_min_count(
         build(load_settings(None, input=inputs, output=output))
     assert str(failed.value) == f"{move}; if the change is real, build with --accept-volume-change"
     assert published(output) == first
-    result = build(load_settings(None, input=inputs, output=output, accept_volume_change=True))
+    result = build(
+        load_settings(None, input=inputs, output=output, build={"accept_volume_change": True})
+    )
     assert result.report.build_warnings == [f"{move}: accepted (accept_volume_change)"]
     # A table allowed to fall to nothing (max_drop 1) may vanish.
     volume = {"tables": {"stores/excluded_categories": {"max_drop": 1.0}}}
@@ -180,6 +190,8 @@ def test_an_optional_table_that_vanishes_stops_the_build_whatever_min_count(
     build(load_settings(None, input=inputs, output=output))
     (inputs / "stores" / "excluded_categories.csv").unlink()
     assert (
-        build(load_settings(None, input=inputs, output=output, volume=volume)).report.build_warnings
+        build(
+            load_settings(None, input=inputs, output=output, build={"volume": volume})
+        ).report.build_warnings
         == []
     )

@@ -244,5 +244,5 @@ def render(
 def write_nginx_conf(release: Path, settings: Settings) -> None:
     """The release's nginx configuration, for the site as published at OUTPUT/site."""
     site = (settings.output / SITE).absolute()
-    conf = render(site, settings.nginx_listen, settings.nginx_upstream, settings.serve)
+    conf = render(site, settings.serve.nginx_listen, settings.serve.nginx_upstream, settings.serve)
     (release / NGINX_CONF).write_text(conf, encoding="utf-8")

@@ -127,7 +127,7 @@ def write_inventory_pages(
     unchanged = 0
     records: dict[str, StoreRecord] = {}
     export = settings.export
-    batches = store_batches(con, settings.export_batch_listings)
+    batches = store_batches(con, settings.export.batch_listings)
     # Every store's inputs in one pass over the listings: a pass a batch would scan the SKUs and
     # products again each time.
     inputs = store_inputs(con, [key for stores in batches for key in stores])
@@ -220,7 +220,7 @@ def count_store_channels(con: duckdb.DuckDBPyConnection) -> int:
 def count_pages(con: duckdb.DuckDBPyConnection, settings: Settings) -> int:
     """How many inventory pages `write_inventory_pages` would write, from the same answers."""
     pages = 0
-    for stores in store_batches(con, settings.export_batch_listings):
+    for stores in store_batches(con, settings.export.batch_listings):
         for answers in _answer_chunks(con, stores, settings.export.channels):
             pages += _all_pages(con, answers, settings.export).height
     return pages

@@ -59,8 +59,7 @@ def store_inputs(con: duckdb.DuckDBPyConnection, stores: list[str]) -> dict[str,
 def store_digest(settings: ExportSettings, inputs: bytes) -> bytes:
     """What a store's pages depend on: its inputs (`store_inputs`), the export settings and the
     code. Equal digests give equal pages."""
-    settings_json = settings.model_dump_json().encode()
-    return hashlib.sha256(code_digest() + settings_json + b"\0" + inputs).digest()
+    return hashlib.sha256(code_digest() + settings.pages_json() + b"\0" + inputs).digest()
 
 
 TableSums = tuple[int, int, int]  # rows, xor and sum of their hashes: see `table_sums`
@@ -87,7 +86,7 @@ def inputs_digest(sums: Mapping[str, TableSums], settings: ExportSettings) -> st
     """What a build's pages depend on besides the code: every row as ingested (`raw.*`, with
     its file and row number: what was read, not the files as they are by the end), summed up
     per table (`table_sums`), and the export settings (hex)."""
-    digest = hashlib.sha256(settings.model_dump_json().encode())
+    digest = hashlib.sha256(settings.pages_json())
     for table in TABLES:
         n, xor, total = sums.get(table.name, (0, 0, 0))
         digest.update(f"{table.name}:{n}:{xor}:{total}\n".encode())
