@@ -1,42 +1,18 @@
-"""Typed settings, one section per stage: defaults < TOML file (`--config`) < environment
-(`PIPELINE_*`) < command line. docs/reference.md lists them all (generated from this model).
-
-Unknown keys in the TOML file are an error, so a typo cannot pass silently; a key of an older
-layout is refused with the key that replaced it (`OLD_KEYS`). Nested keys in the environment
-use `__`: `PIPELINE_EXPORT__LIMITS='[10, 100]'`, `PIPELINE_BUILD__DUCKDB_THREADS=4`.
-"""
+"""The settings' sections, one per stage: their keys, defaults, bounds and descriptions."""
 
 from __future__ import annotations
 
-import os
-import tomllib
-from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_validator,
-)
-from pydantic_settings import (
-    BaseSettings,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-    TomlConfigSettingsSource,
-)
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from pipeline.api.catalog import MATERIALISED_CATALOG
 from pipeline.contract import TABLES
-from pipeline.remote import InputLocation
 
 Variant = Literal["categoryId", "groupId"]
 SITE_FILES = "site"  # the site's file count, among the tables in the volume limits
 PageSize = Annotated[int, Field(ge=1, le=100)]  # the API's limit range
-ENV_PREFIX = "PIPELINE_"
-ENV_NESTING = "__"
 
 
 class ExportSettings(BaseModel):
@@ -290,127 +266,3 @@ class RaySettings(BaseModel):
         description="Node-local folder a shard task builds in; unset: the system's temporary one",
         examples=["/local/scratch"],
     )
-
-
-# Keys of older layouts: each refused with what replaced it. A table's key covers its keys.
-OLD_KEYS: dict[str, str] = {
-    **{
-        key: f"moved to build.{key}"
-        for key in (
-            "duckdb_memory_limit",
-            "duckdb_threads",
-            "max_reject_share",
-            "max_columns",
-            "releases_kept",
-            "accept_volume_change",
-            "volume",
-        )
-    },
-    "export_batch_listings": "moved to export.batch_listings",
-    "nginx_listen": "moved to serve.nginx_listen",
-    "nginx_upstream": "moved to serve.nginx_upstream",
-    "ray.to": "moved to publish.to",
-    "shard": "removed; a cluster build is `pipeline ray-build`",
-    "engine": "removed; one machine is `pipeline build`, a cluster `pipeline ray-build`",
-}
-
-
-class Settings(BaseSettings):
-    """Every setting: the paths every command shares, then one section per stage."""
-
-    model_config = SettingsConfigDict(
-        env_prefix=ENV_PREFIX, env_nested_delimiter=ENV_NESTING, extra="forbid", frozen=True
-    )
-    toml_file: ClassVar[Path | None] = None
-
-    input: InputLocation = Field(
-        default=Path("data"), description="Input directory of raw exports, or s3://bucket/prefix"
-    )
-    output: Path = Field(
-        default=Path("data/out"), description="Output directory: warehouse, site, releases"
-    )
-    build: BuildSettings = BuildSettings()
-    export: ExportSettings = ExportSettings()
-    publish: PublishSettings = PublishSettings()
-    serve: ServeSettings = ServeSettings()
-    ray: RaySettings = RaySettings()
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
-        if cls.toml_file is not None:
-            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=cls.toml_file))
-        return tuple(sources)
-
-
-def env_name(key: str) -> str:
-    """The environment variable of a setting's dotted key: build.duckdb_threads ->
-    PIPELINE_BUILD__DUCKDB_THREADS."""
-    return ENV_PREFIX + key.replace(".", ENV_NESTING).upper()
-
-
-def _dotted(table: Mapping[str, Any], above: str = "") -> Iterator[str]:
-    """Every key of a TOML document, dotted, tables included (`volume`, `volume.max_drop`)."""
-    for name, value in table.items():
-        key = f"{above}{name}"
-        yield key
-        if isinstance(value, Mapping):
-            yield from _dotted(value, f"{key}.")
-
-
-def _moved(key: str) -> str | None:
-    """What a dotted key of an older layout became, the hint; None for a key of today's."""
-    for old, hint in OLD_KEYS.items():
-        if key == old or key.startswith(old + "."):
-            new = hint.removeprefix("moved to ")
-            return hint if new == hint else f"moved to {new}{key[len(old) :]}"
-    return None
-
-
-def _old_keys(config: Path | None, overrides: Mapping[str, Any]) -> str | None:
-    """Keys of an older layout in the file, the environment or the overrides, each with its
-    hint (the environment's naming the new variable), on one line; None when there is none."""
-    found: list[str] = []
-    if config is not None:
-        try:
-            document = tomllib.loads(config.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
-            document = {}  # the TOML source says what is wrong, naming the file
-        found += [f"{config}: {k}: {OLD_KEYS[k]}" for k in _dotted(document) if k in OLD_KEYS]
-    for variable in sorted(os.environ):
-        if variable.upper().startswith(ENV_PREFIX):
-            key = variable[len(ENV_PREFIX) :].lower().replace(ENV_NESTING, ".")
-            if (hint := _moved(key)) is not None:
-                new = hint.removeprefix("moved to ")
-                said = hint if new == hint else f"moved to {env_name(new)}"
-                found.append(f"{variable}: {said}")
-    found += [f"settings: {k}: {OLD_KEYS[k]}" for k in _dotted(overrides) if k in OLD_KEYS]
-    return "; ".join(found) or None
-
-
-def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
-    """Settings from an optional TOML file, the environment and explicit overrides (a section
-    as a dict of the keys it overrides: `build={"releases_kept": 1}`)."""
-    if config is not None and not config.is_file():
-        raise FileNotFoundError(f"{config}: configuration file not found")
-    if (old := _old_keys(config, overrides)) is not None:
-        raise ValueError(old)
-
-    class _FromFile(Settings):
-        toml_file: ClassVar[Path | None] = config
-
-    try:
-        return _FromFile(**{k: v for k, v in overrides.items() if v is not None})
-    except ValidationError as exc:
-        where = str(config) if config else "settings"
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
-        )
-        raise ValueError(f"{where}: {problems}") from None
