@@ -2,7 +2,7 @@
 
 The warehouse is built in `OUTPUT/.work/<build_id>/`, the release's files in
 `OUTPUT/releases/<build_id>/`; the build ends with the release tail every kind of build shares
-(`pipeline.publish.night`), and `pipeline.publish.release` makes the release live in one rename.
+(`pipeline.conductor`), and `pipeline.publish.release` makes the release live in one rename.
 A build that fails or is killed leaves the published release as it was.
 """
 
@@ -11,12 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline import db, export, ingest, transform
+from pipeline.conductor import Conductor
 from pipeline.contract import TABLES
 from pipeline.export.pages.inventory import count_pages, count_store_channels
 from pipeline.export.records.digests import inputs_digest, table_sums
 from pipeline.paths import INPUT, POOL, SITE
 from pipeline.progress import SILENT, Reporter
-from pipeline.publish.night import Night
 from pipeline.publish.release import BuildResult, exclusive
 from pipeline.settings import Settings
 from pipeline.transform.audit import audit, rejected_rows
@@ -25,37 +25,37 @@ from pipeline.transform.steps import STEPS
 
 def build(settings: Settings, reporter: Reporter = SILENT) -> BuildResult:
     with exclusive(settings.output):
-        return _build(Night(settings, reporter))
+        return _build(Conductor(settings, reporter))
 
 
-def _build(night: Night) -> BuildResult:
-    settings = night.settings
-    con = night.connect()
+def _build(conductor: Conductor) -> BuildResult:
+    settings = conductor.settings
+    con = conductor.connect()
     try:
         db.create_schemas(con)
-        with night.stage("ingest", len(TABLES), "tables") as advance:
+        with conductor.stage("ingest", len(TABLES), "tables") as advance:
             ingested = ingest.ingest_all(
-                con, settings.input, advance, settings.build.max_columns, night.work / INPUT
+                con, settings.input, advance, settings.build.max_columns, conductor.work / INPUT
             )
-        with night.stage("transform", len(STEPS), "steps") as advance:
+        with conductor.stage("transform", len(STEPS), "steps") as advance:
             steps = transform.run_steps(con, advance)
-        night.audit(con, ingested, steps)
+        conductor.audit(con, ingested, steps)
         total = count_store_channels(con)
-        with night.stage("export", total, "store x channel answers") as advance:
-            (night.release / SITE).mkdir(parents=True)  # an input may have no store at all
+        with conductor.stage("export", total, "store x channel answers") as advance:
+            (conductor.release / SITE).mkdir(parents=True)  # an input may have no store at all
             site = export.write_site(
                 con,
                 settings,
-                night.release / SITE,
-                previous_release=night.previous,
-                pool=(settings.output / POOL, night.work / POOL),
+                conductor.release / SITE,
+                previous_release=conductor.previous,
+                pool=(settings.output / POOL, conductor.work / POOL),
                 advance=advance,
             )
         sums = {t.name: table_sums(con, f"raw.{t.name}") for t in TABLES}
     except BaseException:
         con.close()
         raise
-    return night.finish(con, site, ingested, steps, inputs_digest(sums, settings.export))
+    return conductor.finish(con, site, ingested, steps, inputs_digest(sums, settings.export))
 
 
 def dry_run(settings: Settings) -> dict[str, Any]:

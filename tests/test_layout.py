@@ -123,14 +123,16 @@ def _may_import(layer: str) -> set[str]:
         return set(SHARED)
     if layer in STAGES:
         return {*SHARED, *STAGES[: STAGES.index(layer) + 1]}
-    if layer == "build":  # the orchestration runs the stages up to publishing
+    if layer == "conductor":  # every build's conductor runs the stages up to publishing
         return {*SHARED, *STAGES[:-1], layer}
-    if layer == "distributed":  # the same build on a cluster: the stages and the build's parts
-        return {*SHARED, *STAGES[:-1], "build", layer}
+    if layer == "build":  # the one-machine build: the stages, through the conductor
+        return {*SHARED, *STAGES[:-1], "conductor", layer}
+    if layer == "distributed":  # the same build on a cluster: the stages and the conductor
+        return {*SHARED, *STAGES[:-1], "conductor", layer}
     if layer == "tools":
-        return {*SHARED, *STAGES, "build", "distributed", layer}
+        return {*SHARED, *STAGES, "conductor", "build", "distributed", layer}
     # the command line: everything
-    return {*SHARED, *STAGES, "build", "distributed", "tools", "cli", layer}
+    return {*SHARED, *STAGES, "conductor", "build", "distributed", "tools", "cli", layer}
 
 
 def test_each_stage_imports_only_the_stages_before_it_and_shared_modules() -> None:

@@ -21,7 +21,7 @@ from pipeline.api.urls import HELP_PATH
 from pipeline.build import build
 from pipeline.build import dry_run as validate
 from pipeline.cli import boundary
-from pipeline.cli.boundary import ending_at_once, failures
+from pipeline.cli.boundary import failures, object_store_failures
 from pipeline.cli.bucket import nginx_bucket_command, publish_command
 from pipeline.cli.options import config_option, setting, with_settings
 from pipeline.distributed import build_on_ray
@@ -68,7 +68,7 @@ def build_command(settings: Settings, dry_run: bool) -> None:
 @setting("ray.shards")
 @setting("ray.address")
 @accept_volume_change
-@ending_at_once
+@object_store_failures
 @with_settings
 def ray_build_command(settings: Settings) -> None:
     """Build on a Ray cluster, each shard of stores by a task, and publish the release straight

@@ -17,18 +17,17 @@ from pipeline.errors import BuildError, first_line
 HANDLED = (BuildError, FileNotFoundError, ValueError)
 
 
-def failures(command: Callable[..., None], end_at_once: bool = False) -> Callable[..., None]:
-    """A command's error boundary, with a `--debug` option: a handled failure exits 1 and a
-    crash 2 (README "Commands"), each with one line on stderr naming the command; `--debug`
-    also prints the traceback. Click's own exits (usage errors, --help) and `sys.exit` pass.
-    With `end_at_once`, the process that runs the command line (`run`) ends without the
-    interpreter's shutdown (`ending_at_once`)."""
+def failures(
+    command: Callable[..., None], exit_without_shutdown: bool = False
+) -> Callable[..., None]:
+    """A command's error boundary, with `--debug` (docs/operating.md, "Failures and exit
+    codes"): one line on stderr, exit 1 for a handled failure and 2 for a crash."""
 
     @click.option("--debug", is_flag=True, help="Show the traceback of a failure.")
     @functools.wraps(command)
     def run(*args: Any, debug: bool = False, **kwargs: Any) -> None:
-        global _end_at_once
-        _end_at_once = _end_at_once or end_at_once
+        global _exit_without_shutdown
+        _exit_without_shutdown = _exit_without_shutdown or exit_without_shutdown
         try:
             command(*args, **kwargs)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
@@ -47,21 +46,21 @@ def failures(command: Callable[..., None], end_at_once: bool = False) -> Callabl
     return run
 
 
-_end_at_once = False  # a command asked the process to end without the interpreter's shutdown
+# Whether a command asked the process to end without the interpreter's shutdown.
+_exit_without_shutdown = False
 
 
-def ending_at_once(command: Callable[..., None]) -> Callable[..., None]:
-    """`failures` for a command that talks to an object store: obstore's runtime threads (and
-    pyarrow's S3 finaliser, which pyarrow.parquet loads) can abort the interpreter's shutdown
-    of a process whose work is done and said (exit 134 after a successful publish), so the
-    process ends at once (`run`), everything flushed: nothing is left to run."""
-    return failures(command, end_at_once=True)
+def object_store_failures(command: Callable[..., None]) -> Callable[..., None]:
+    """`failures` for a command that talks to an object store. Its process ends at once when
+    the work is done: obstore's threads and pyarrow's S3 finaliser can abort the interpreter's
+    shutdown (exit 134 after a successful publish)."""
+    return failures(command, exit_without_shutdown=True)
 
 
 def run(main: Callable[[], object]) -> NoReturn:
     """Run the command line `main` (a click group, standalone) as the process's program, and
     end the process with its exit code: at once, without the interpreter's shutdown, after a
-    command that asked for it (`ending_at_once`)."""
+    command that asked for it (`object_store_failures`)."""
     try:
         main()
         code: object = 0
@@ -71,7 +70,7 @@ def run(main: Callable[[], object]) -> NoReturn:
         if code is not None:
             print(code, file=sys.stderr)
         code = 0 if code is None else 1
-    if _end_at_once:
+    if _exit_without_shutdown:
         for stream in (sys.stdout, sys.stderr):
             try:
                 if stream is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from pipeline.cli.boundary import ending_at_once, say
+from pipeline.cli.boundary import object_store_failures, say
 from pipeline.cli.options import config_option, needed, setting, with_settings
 from pipeline.errors import BuildError
 from pipeline.paths import published_release
@@ -35,7 +35,7 @@ from pipeline.settings import Settings
     help="Only collect (listing the whole bucket) what no kept release names, leftovers of "
     "dead publishes included; publish none.",
 )
-@ending_at_once
+@object_store_failures
 @with_settings
 def publish_command(
     settings: Settings, take_over: bool, allow_older: bool, collect_only: bool
@@ -77,7 +77,7 @@ def publish_command(
 @setting("serve.nginx_bucket_dir", "--dir")
 @setting("serve.nginx_listen", "--listen")
 @setting("serve.nginx_upstream", "--upstream")
-@ending_at_once
+@object_store_failures
 @with_settings
 def nginx_bucket_command(settings: Settings) -> None:
     """Write the nginx configuration that serves the API from the bucket, and the committed

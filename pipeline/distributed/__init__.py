@@ -13,8 +13,9 @@ from typing import Any
 import duckdb
 
 from pipeline import db, transform
+from pipeline.conductor import Conductor
 from pipeline.contract import TABLES, TABLES_BY_NAME
-from pipeline.distributed.bucket_night import Handed, build_to_bucket
+from pipeline.distributed.bucket_night import DriverStages, build_to_bucket
 from pipeline.distributed.cluster import check_cluster, connected
 from pipeline.distributed.reuse import shard_inputs
 from pipeline.distributed.tasks import IngestedPart, ingest_listings, split_by_shard
@@ -28,7 +29,6 @@ from pipeline.paths import INPUT
 from pipeline.progress import SILENT, Reporter
 from pipeline.publish.bucket import check_url
 from pipeline.publish.commit import NightStart, catch_up, start_night
-from pipeline.publish.night import Night
 from pipeline.publish.release import BuildResult, exclusive
 from pipeline.settings import Settings
 from pipeline.transform.steps import CATALOG_STEPS, STORE_STEPS, STORE_TABLES
@@ -52,23 +52,23 @@ def build_on_ray(settings: Settings, reporter: Reporter = SILENT) -> BuildResult
         # (`catch_up`), for this night to follow it.
         start = start_night(to)
         settled = catch_up(settings.output, start, settings.build.releases_kept)
-        night = Night(settings, reporter)
+        conductor = Conductor(settings, reporter)
         for line in settled:
-            night.warn(line)
+            conductor.warn(line)
         started = time.perf_counter()
         with connected(settings.ray) as ray:
-            night.stages["engine"] = round(time.perf_counter() - started, 3)
-            return _build(night, ray, start)
+            conductor.stages["engine"] = round(time.perf_counter() - started, 3)
+            return _build(conductor, ray, start)
 
 
-def _build(night: Night, ray: Any, start: NightStart) -> BuildResult:
-    settings, config = night.settings, night.settings.ray
+def _build(conductor: Conductor, ray: Any, start: NightStart) -> BuildResult:
+    settings, config = conductor.settings, conductor.settings.ray
     shards = config.shards
     options = {"max_retries": config.retries, "retry_exceptions": False}
-    con = night.connect()
+    con = conductor.connect()
     try:
         db.create_schemas(con)
-        with night.stage("ingest", len(TABLES), "tables") as advance:
+        with conductor.stage("ingest", len(TABLES), "tables") as advance:
             listed = _listings(con, settings.input)
             files, typed = listed.files, listed.typed
             task = ray.remote(ingest_listings).options(num_returns=shards + 1, **options)
@@ -77,7 +77,7 @@ def _build(night: Night, ray: Any, start: NightStart) -> BuildResult:
                 for f in files
             ]
             ingested = {}
-            with _other_tables(listed, night.work / INPUT) as input_dir:
+            with _other_tables(listed, conductor.work / INPUT) as input_dir:
                 for table in TABLES:
                     if table is not LISTINGS:
                         ingested[table.name] = ingest_table(
@@ -89,7 +89,7 @@ def _build(night: Night, ray: Any, start: NightStart) -> BuildResult:
             names = listed.names
             rows = add_sums(file_sums)[0]
             ingested[LISTINGS.name] = IngestedTable(LISTINGS, names, rows)
-        with night.stage("catalog", len(CATALOG_STEPS), "steps") as advance:
+        with conductor.stage("catalog", len(CATALOG_STEPS), "steps") as advance:
             steps = transform.run_steps(con, advance, CATALOG_STEPS)
             catalog = ray.put(
                 {t: con.sql(f"SELECT * FROM {t}").to_arrow_table() for t in CATALOG_TABLES}
@@ -105,7 +105,7 @@ def _build(night: Night, ray: Any, start: NightStart) -> BuildResult:
             inputs = shard_inputs(settings, con, CATALOG_TABLES, listings, shard_stores, read)
             _store_tables_emptied(con, typed)
             empty = con.sql("SELECT * FROM raw.listings").to_arrow_table()
-        handed = Handed(
+        staged = DriverStages(
             catalog=catalog,
             stores=shard_stores,
             empty=empty,
@@ -120,7 +120,7 @@ def _build(night: Night, ray: Any, start: NightStart) -> BuildResult:
     except BaseException:
         con.close()
         raise
-    return build_to_bucket(night, ray, con, start, handed)
+    return build_to_bucket(conductor, ray, con, start, staged)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ tasks build in scratch of their own and upload their stores' versions and their 
 night started from runs no task, and the release names those parts again (`reuse`); the
 driver gathers the warehouse from the parts, composes the
 release's manifest and changes on its disk (`compose`: it holds summaries only), ends with
-the one release tail (`Night.finish`: the local release holds no page), which commits the
+the one release tail (`Conductor.finish`: the local release holds no page), which commits the
 release to the bucket (`commit_night`, fenced by the pointer read at the start) before its
 local swap: the output follows the bucket, never runs ahead of it."""
 
@@ -21,6 +21,7 @@ import orjson
 import polars as pl
 
 from pipeline import export
+from pipeline.conductor import Conductor
 from pipeline.contract import TABLES, TABLES_BY_NAME
 from pipeline.distributed.bucket_shard import (
     PART_NAMES,
@@ -31,8 +32,8 @@ from pipeline.distributed.bucket_shard import (
 from pipeline.distributed.compose import MEMORY, compose_release_files
 from pipeline.distributed.finalize import (
     check_shards,
-    figures,
-    finished,
+    cluster_figures,
+    gather_results,
     gather_tables,
     keep_listings_rows,
     market_steps,
@@ -65,7 +66,6 @@ from pipeline.paths import MANIFEST_PARQUET, SITE, STORES
 from pipeline.publish.bucket import RELEASES as BUCKET_RELEASES
 from pipeline.publish.bucket import VERSIONED_RECORDS, Release
 from pipeline.publish.commit import NightStart, commit_night
-from pipeline.publish.night import Night
 from pipeline.publish.release import BuildResult
 from pipeline.transform import StepResult
 
@@ -75,8 +75,8 @@ COUNTS = "counts.json"  # beside the driver's common pages: their counts for the
 
 
 @dataclass(frozen=True)
-class Handed:
-    """What the ingest and the catalog stages hand the shards and the finalize."""
+class DriverStages:
+    """What the driver's ingest and catalog stages give the shards and the finalize."""
 
     catalog: Any  # the catalog's tables, in Ray's object store
     stores: list[dict[str, Any]]  # each shard's stores tables' rows
@@ -91,24 +91,24 @@ class Handed:
 
 
 def build_to_bucket(
-    night: Night,
+    conductor: Conductor,
     ray: Any,
     con: duckdb.DuckDBPyConnection,
     start: NightStart,
-    handed: Handed,
+    staged: DriverStages,
 ) -> BuildResult:
     """The night's shards, its finalize, its commit and its local swap (the module's
     docstring). Closes `con`."""
-    settings, config = night.settings, night.settings.ray
+    settings, config = conductor.settings, conductor.settings.ray
     shards = config.shards
     try:
-        with night.stage("shards", shards, "shards") as advance:
+        with conductor.stage("shards", shards, "shards") as advance:
             options = {"max_retries": config.retries, "retry_exceptions": False}
             task = ray.remote(build_shard_to_bucket)
             task = task.options(num_cpus=config.cpus_per_shard, **options)
             previous = records_by_shard(start.records, shards)
-            build = f"{night.build_id}.{start.token}"
-            reused = reusable(start, handed.inputs)
+            build = f"{conductor.build_id}.{start.token}"
+            reused = reusable(start, staged.inputs)
             results: list[ShardSummary] = [
                 reused_summary(Shard(i, shards), prefix, doc, previous[i])
                 for i, (prefix, doc) in reused.items()
@@ -118,20 +118,20 @@ def build_to_bucket(
                 task.remote(
                     settings,
                     Shard(i, shards),
-                    BucketShard(start.url, build, start.token, previous[i], handed.inputs[i]),
-                    handed.catalog,
-                    handed.stores[i],
-                    handed.empty,
-                    *handed.listings[i],
+                    BucketShard(start.url, build, start.token, previous[i], staged.inputs[i]),
+                    staged.catalog,
+                    staged.stores[i],
+                    staged.empty,
+                    *staged.listings[i],
                 )
                 for i in range(shards)
                 if i not in reused
             ]
-            results += finished(ray, pending, advance)
-        with night.stage("finalize"):
+            results += gather_results(ray, pending, advance)
+        with conductor.stage("finalize"):
             results.sort(key=lambda r: r.shard)
-            check_shards(results, shards, add_sums(handed.file_sums))
-            folders = [night.work / PARTS_DIR / str(r.shard.index) for r in results]
+            check_shards(results, shards, add_sums(staged.file_sums))
+            folders = [conductor.work / PARTS_DIR / str(r.shard.index) for r in results]
             downloaded = 0
             for summary, folder in zip(results, folders, strict=True):
                 if summary.reused:  # its tables; its records are the night's start's
@@ -140,16 +140,18 @@ def build_to_bucket(
                 else:
                     downloaded += fetch_parts(start.url, summary.parts, PART_NAMES, folder)
             gather_tables(con, [[f / f"{t}.parquet" for f in folders] for t in SHARD_TABLES])
-            steps = [*handed.steps, *store_steps(results), *market_steps(con)]
-            common = _common_pages(night, start, con)
-            ordered = [handed.ingested[t.name] for t in TABLES]
-            night.audit(con, ordered, steps)
-            site, versions = _bucket_site(night, start, results, [*folders, common.folder])
+            steps = [*staged.steps, *store_steps(results), *market_steps(con)]
+            common = _common_pages(conductor, start, con)
+            ordered = [staged.ingested[t.name] for t in TABLES]
+            conductor.audit(con, ordered, steps)
+            site, versions = _bucket_site(conductor, start, results, [*folders, common.folder])
             sums = {t.name: table_sums(con, f"raw.{t.name}") for t in TABLES if t is not LISTINGS}
-            sums[LISTINGS.name] = add_sums(handed.file_sums)
-            keep_listings_rows(con, night, [f / "raw.listings.parquet" for f in folders])
-            night.distributed = figures(shards, handed.listings_files, handed.read, results)
-            night.distributed.bucket = BucketFigures(
+            sums[LISTINGS.name] = add_sums(staged.file_sums)
+            keep_listings_rows(con, conductor, [f / "raw.listings.parquet" for f in folders])
+            conductor.distributed = cluster_figures(
+                shards, staged.listings_files, staged.read, results
+            )
+            conductor.distributed.bucket = BucketFigures(
                 puts=sum(r.puts for r in results) + common.uploaded.puts,
                 bytes=sum(r.uploaded_bytes for r in results) + common.uploaded.bytes,
                 stores_new=sum(r.stores_new for r in results),
@@ -159,7 +161,7 @@ def build_to_bucket(
     except BaseException:
         con.close()
         raise
-    release_id = f"{night.build_id}.{start.token}"
+    release_id = f"{conductor.build_id}.{start.token}"
 
     def commit(release: Path) -> list[str]:
         """The release to the bucket, before its local swap (`commit_night`)."""
@@ -167,7 +169,7 @@ def build_to_bucket(
             sealed = hashlib.file_digest(fh, "sha256").hexdigest()
         new = Release(
             release_id,
-            night.build_id,
+            conductor.build_id,
             common.uploaded.version,
             versions,
             f"{BUCKET_RELEASES}{release_id}/{MANIFEST_PARQUET}",
@@ -177,7 +179,7 @@ def build_to_bucket(
         return commit_night(start, release, new)
 
     digest = inputs_digest(sums, settings.export)
-    return night.finish(con, site, ordered, steps, digest, commit=commit)
+    return conductor.finish(con, site, ordered, steps, digest, commit=commit)
 
 
 @dataclass(frozen=True)
@@ -186,13 +188,15 @@ class _CommonPages:
     uploaded: Common
 
 
-def _common_pages(night: Night, start: NightStart, con: duckdb.DuckDBPyConnection) -> _CommonPages:
+def _common_pages(
+    conductor: Conductor, start: NightStart, con: duckdb.DuckDBPyConnection
+) -> _CommonPages:
     """The pages common to all stores, written by the driver over the gathered tables and
     uploaded as the night's common version (`parts.publish_common`), with their manifest part
     and their counts beside them for `_bucket_site`."""
-    folder = night.work / PARTS_DIR / "common"
+    folder = conductor.work / PARTS_DIR / "common"
     (folder / SITE).mkdir(parents=True)
-    site = export.write_site(con, night.settings, folder / SITE, stores=False, common=True)
+    site = export.write_site(con, conductor.settings, folder / SITE, stores=False, common=True)
     site.manifest.frame.write_parquet(folder / MANIFEST_PARQUET, statistics=False)
     pl.DataFrame(schema=VERSIONED_RECORDS).write_parquet(folder / STORES)
     (folder / COUNTS).write_bytes(orjson.dumps(site.counts))
@@ -202,7 +206,7 @@ def _common_pages(night: Night, start: NightStart, con: duckdb.DuckDBPyConnectio
 
 
 def _bucket_site(
-    night: Night, start: NightStart, results: list[ShardSummary], folders: list[Path]
+    conductor: Conductor, start: NightStart, results: list[ShardSummary], folders: list[Path]
 ) -> tuple[Site, dict[str, str]]:
     """The release's site as the bucket will hold it: its manifest and changes since the
     release the night started from, composed on disk (`compose_release_files`: the shards'
@@ -220,9 +224,9 @@ def _bucket_site(
     }
     base = None
     if start.current is not None:
-        base = night.work / "previous-manifest.parquet"
+        base = conductor.work / "previous-manifest.parquet"
         fetch_manifest(start.url, start.current, base)
-    composed = night.work / "composed"
+    composed = conductor.work / "composed"
     parts = [f / MANIFEST_PARQUET for f in folders]
     counts: dict[str, int] = {}
     common = orjson.loads((folders[-1] / COUNTS).read_bytes())

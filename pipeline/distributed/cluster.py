@@ -91,7 +91,7 @@ def connected(config: RaySettings) -> Iterator[Any]:
         return
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     address = _address(config)
-    with reaped() if address == LOCAL else nullcontext(_nothing) as started:
+    with reaped() if address == LOCAL else nullcontext(_no_cleanup) as started:
         try:
             ray.init(address=address, include_dashboard=False, log_to_driver=False)
         except (ConnectionError, ray.exceptions.AuthenticationError) as exc:
@@ -153,5 +153,5 @@ def _first_line(exc: BaseException) -> str:
     return str(exc).strip().splitlines()[0]
 
 
-def _nothing() -> None:
+def _no_cleanup() -> None:
     pass

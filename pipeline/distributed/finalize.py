@@ -12,6 +12,7 @@ from typing import Any
 import duckdb
 
 from pipeline import transform
+from pipeline.conductor import Conductor
 from pipeline.distributed.bucket_shard import ShardSummary
 from pipeline.distributed.shards import Shard
 from pipeline.distributed.tasks import SHARD_TABLES, IngestedPart
@@ -19,14 +20,13 @@ from pipeline.errors import BuildError
 from pipeline.export.records.digests import TableSums, add_sums
 from pipeline.export.records.report import DistributedFigures
 from pipeline.progress import Advance
-from pipeline.publish.night import Night
 from pipeline.transform import StepResult
 from pipeline.transform.steps import MARKET_STEPS, STORE_STEPS
 
 SHARDS_DIR = "shards"  # in the release: each shard's raw listing rows, as Parquet
 
 
-def finished(ray: Any, pending: list[Any], advance: Advance) -> list[Any]:
+def gather_results(ray: Any, pending: list[Any], advance: Advance) -> list[Any]:
     """The shard tasks' results, taken as each finishes (for the progress)."""
     results: list[Any] = []
     while pending:
@@ -86,17 +86,19 @@ def market_steps(con: duckdb.DuckDBPyConnection) -> list[StepResult]:
     return transform.run_steps(con, steps=MARKET_STEPS)
 
 
-def keep_listings_rows(con: duckdb.DuckDBPyConnection, night: Night, files: list[Path]) -> None:
+def keep_listings_rows(
+    con: duckdb.DuckDBPyConnection, conductor: Conductor, files: list[Path]
+) -> None:
     """The listings' raw rows stay as each shard's Parquet (`files`, shard by shard), in the
     release's `shards/<i>/`; the warehouse drops its empty raw.listings."""
     for index, file in enumerate(files):
-        target = night.release / SHARDS_DIR / str(index)
+        target = conductor.release / SHARDS_DIR / str(index)
         target.mkdir(parents=True)
         shutil.move(file, target / "raw.listings.parquet")
     con.execute("DROP TABLE raw.listings")
 
 
-def figures(
+def cluster_figures(
     shards: int,
     listings_files: int,
     read: Sequence[IngestedPart],

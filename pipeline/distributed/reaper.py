@@ -37,12 +37,12 @@ Processes = dict[int, bytes]  # pid -> its start time (so that a reused pid is n
 
 def _table() -> tuple[dict[int, list[int]], Processes]:
     """Every process's children, and every process's start time, from /proc."""
-    children: dict[int, list[int]] = {}
+    child_pids: dict[int, list[int]] = {}
     starts: Processes = {}
     try:
         names = os.listdir("/proc")
     except OSError:
-        return children, starts
+        return child_pids, starts
     for name in names:
         if not name.isdigit():
             continue
@@ -55,14 +55,14 @@ def _table() -> tuple[dict[int, list[int]], Processes]:
         if fields[0] == b"Z":  # a zombie: dead already
             continue
         pid = int(name)
-        children.setdefault(int(fields[1]), []).append(pid)
+        child_pids.setdefault(int(fields[1]), []).append(pid)
         starts[pid] = fields[19]  # field 22 of proc(5): the start time
-    return children, starts
+    return child_pids, starts
 
 
-def under(roots: set[int]) -> Processes:
+def descendants(roots: set[int]) -> Processes:
     """The live processes `roots` and every process under them, with their start times."""
-    children, starts = _table()
+    child_pids, starts = _table()
     found: Processes = {}
     todo = [pid for pid in roots if pid in starts]
     while todo:
@@ -70,11 +70,11 @@ def under(roots: set[int]) -> Processes:
         if pid in found or pid not in starts:
             continue
         found[pid] = starts[pid]
-        todo.extend(children.get(pid, []))
+        todo.extend(child_pids.get(pid, []))
     return found
 
 
-def children() -> set[int]:
+def child_pids() -> set[int]:
     """This process's live children."""
     table, _ = _table()
     return set(table.get(os.getpid(), []))
@@ -88,7 +88,7 @@ def reap(noted: Processes) -> None:
         alive = {pid for pid, start in noted.items() if starts.get(pid) == start}
         if not alive:
             return
-        noted = {**noted, **under(alive)}
+        noted = {**noted, **descendants(alive)}
         for pid in noted:
             if starts.get(pid, noted[pid]) == noted[pid]:
                 with suppress(OSError):  # gone already
@@ -102,7 +102,7 @@ def reaped() -> Iterator[Callable[[], None]]:
     cluster: the children this process started since are the cluster's, and the reaper kills
     them and every process under them when this process ends, or when the block ends (what a
     clean shutdown left)."""
-    before = children()
+    before = child_pids()
     reaper = subprocess.Popen(
         [sys.executable, "-I", __file__],
         stdin=subprocess.PIPE,
@@ -113,7 +113,7 @@ def reaped() -> Iterator[Callable[[], None]]:
     pipe = reaper.stdin
 
     def started() -> None:
-        cluster = children() - before - {reaper.pid}
+        cluster = child_pids() - before - {reaper.pid}
         pipe.write("".join(f"{pid}\n" for pid in sorted(cluster)).encode())
         pipe.flush()
 
@@ -139,8 +139,8 @@ def main() -> None:
             received += data
             *lines, received = received.split(b"\n")
             roots.update(int(line) for line in lines if line)
-        noted.update(under(roots))
-    noted.update(under(roots))
+        noted.update(descendants(roots))
+    noted.update(descendants(roots))
     reap(noted)
 
 

@@ -17,7 +17,7 @@ from obstore.exceptions import AlreadyExistsError, PreconditionError
 
 from pipeline.errors import BuildError, first_line
 from pipeline.export.records.manifest import Manifest, write_changes
-from pipeline.export.records.state import damage
+from pipeline.export.records.state import sealed_file_problem
 from pipeline.paths import (
     CHANGES,
     MANIFEST_PARQUET,
@@ -74,7 +74,7 @@ def publish_release(
 ) -> Published:
     """Publish the local `release` (a folder of `OUTPUT/releases/`) to the bucket at `url`;
     over the release of a newer build (`built_before`) only with `allow_older`."""
-    problem = damage(release, MANIFEST_PARQUET)
+    problem = sealed_file_problem(release, MANIFEST_PARQUET)
     if problem:
         raise BuildError(f"{problem}; nothing was published")
     store = open_bucket(url)

@@ -1,6 +1,6 @@
 """The audit between transform and export: a build whose input is too broken stops here, before
 anything is written for publishing; and the volume guards, which the audit and the release
-tail (`publish.night`) run: counts against the published build's and against the median of the
+tail (`conductor`) run: counts against the published build's and against the median of the
 last builds, tables that vanished, stores that lost every listing."""
 
 from __future__ import annotations

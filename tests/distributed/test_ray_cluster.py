@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.distributed.reaper import Processes, under
+from pipeline.distributed.reaper import Processes, descendants
 from tests.conftest import ROOT, SAMPLE, S3Server, run_cli
 
 RAY = Path(sys.executable).parent / "ray"
@@ -31,7 +31,7 @@ SHORT_TMP = "/tmp"
 
 def _alive(processes: Processes) -> Processes:
     """Those of `processes` still running (the same start time, not a zombie)."""
-    now = under(set(processes))
+    now = descendants(set(processes))
     return {pid: start for pid, start in processes.items() if now.get(pid) == start}
 
 
@@ -108,11 +108,11 @@ def head(s3: S3Server) -> Iterator[Head]:
                 assert time.monotonic() < deadline, "ray start did not come up"
                 time.sleep(0.2)
             assert address.exists(), "ray start failed"
-            cluster = under({process.pid})
+            cluster = descendants({process.pid})
             yield Head(tmp, address.read_text().strip(), token)
             assert process.poll() is None and set(_alive(cluster)) == set(cluster)
         finally:
-            cluster.update(under({process.pid}))
+            cluster.update(descendants({process.pid}))
             process.kill()
             process.wait()
             _kill(cluster)
@@ -257,7 +257,7 @@ def test_a_killed_driver_leaves_no_process_of_its_cluster(
                 break
         else:
             pytest.fail("the build ended before its shards")
-        cluster = under({driver.pid})
+        cluster = descendants({driver.pid})
         del cluster[driver.pid]
         names = {_name(pid) for pid in cluster}
         assert {"ray::DashboardAgent", "ray::RuntimeEnvAgent"} <= names, names

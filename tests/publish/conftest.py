@@ -167,7 +167,7 @@ def _publish_child(
     except BuildError as exc:
         answer.send((1, str(exc)))
     answer.close()
-    os._exit(0)  # see `pipeline.cli.boundary.ending_at_once`
+    os._exit(0)  # see `pipeline.cli.boundary.object_store_failures`
 
 
 def start_publish(proxy: Proxy, release: Path, url: str, rule: Rule, **options: Any) -> Victim:

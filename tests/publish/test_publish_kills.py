@@ -44,9 +44,9 @@ def hook(event, args):
             os.kill(os.getpid(), signal.SIGKILL)
 
 sys.addaudithook(hook)
-import pipeline.publish.night
+import pipeline.conductor
 
-publish = pipeline.publish.night.publish
+publish = pipeline.conductor.publish
 
 def publish_then_disarm(*args, **kwargs):
     global armed
@@ -55,7 +55,7 @@ def publish_then_disarm(*args, **kwargs):
     armed = False
     return problems
 
-pipeline.publish.night.publish = publish_then_disarm
+pipeline.conductor.publish = publish_then_disarm
 from pipeline.cli import main
 
 sys.argv = ["pipeline", *sys.argv[2:]]

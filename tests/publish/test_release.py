@@ -92,7 +92,7 @@ def test_the_releases_kept_are_the_last_published(
     """Builds that start within one second have ids that sort by their random suffix: the
     newest must still be kept, not whichever id sorts last."""
     ids = iter(["20260101T000000Z-ffffff", "20260101T000000Z-888888", "20260101T000000Z-000000"])
-    monkeypatch.setattr("pipeline.publish.night.new_build_id", lambda: next(ids))
+    monkeypatch.setattr("pipeline.conductor.new_build_id", lambda: next(ids))
     settings = load_settings(
         None, input=write_inputs(tmp_path / "in", listings=LISTINGS), output=tmp_path / "out"
     )

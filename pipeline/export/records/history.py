@@ -11,7 +11,7 @@ import duckdb
 from pipeline import db
 from pipeline.errors import first_line
 from pipeline.export.records.report import BuildReport, BuildRun
-from pipeline.export.records.state import Baseline, damage
+from pipeline.export.records.state import Baseline, sealed_file_problem
 from pipeline.paths import HISTORY, WAREHOUSE, marked_releases
 from pipeline.settings import SITE_FILES
 from pipeline.transform.steps import (
@@ -47,7 +47,7 @@ def carry_history(con: duckdb.DuckDBPyConnection, previous: Baseline, output: Pa
     if release is None:
         return None
     problems: list[str] = []
-    problem = damage(release, HISTORY) or _read(con, release / HISTORY)
+    problem = sealed_file_problem(release, HISTORY) or _read(con, release / HISTORY)
     if problem is None:
         return None
     if previous.trusted is not None:  # a file this format always has: say why it was not read
@@ -59,7 +59,7 @@ def carry_history(con: duckdb.DuckDBPyConnection, previous: Baseline, output: Pa
     for other in marked_releases(output):
         if other.resolve() == release.resolve():
             continue
-        if damage(other, HISTORY) is None and _read(con, other / HISTORY) is None:
+        if sealed_file_problem(other, HISTORY) is None and _read(con, other / HISTORY) is None:
             return _used(problems, f"{other / HISTORY}, which lacks the builds published after it")
     return "; ".join([*problems, _RESTART])
 

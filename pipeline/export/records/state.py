@@ -67,7 +67,7 @@ def release_format(release: Path) -> int:
         return 0
 
 
-def damage(release: Path, name: str) -> str | None:
+def sealed_file_problem(release: Path, name: str) -> str | None:
     """Why the state file `name` of `release` cannot be trusted, or None: a release of this
     format is sealed, and its seal names `name` with its SHA-256."""
     seal_file = release / SEAL
@@ -168,7 +168,7 @@ def previous_pages(release: Path | None) -> PreviousPages:
     if manifest is None:
         return PreviousPages(problem=f"{problem}; {_REBUILT}, and {_ALL_CHANGED}")
     for name in (STORES, STAT):
-        damaged = damage(release, name)
+        damaged = sealed_file_problem(release, name)
         if damaged:
             return PreviousPages(problem=f"{damaged}; {_REBUILT}", listed=manifest)
     try:
@@ -189,7 +189,7 @@ def _trusted_manifest(release: Path) -> tuple[Manifest | None, str | None]:
     `manifest.parquet`, or, that being damaged, its `manifest.json` when it makes the very
     Parquet bytes the seal names (then the damage is said, and nothing is lost); None when
     neither can be trusted (then the changes are against no release)."""
-    problem = damage(release, MANIFEST_PARQUET)
+    problem = sealed_file_problem(release, MANIFEST_PARQUET)
     if problem is None:
         try:
             return Manifest.load(release), None
@@ -224,7 +224,7 @@ def previous_volumes(release: Path | None) -> tuple[dict[str, int], str | None]:
     had (nothing is compared then)."""
     if release is None:
         return {}, None
-    problem = damage(release, REPORT_JSON)
+    problem = sealed_file_problem(release, REPORT_JSON)
     if problem:
         return {}, f"{problem}; {_UNCOMPARED}"
     try:
@@ -240,7 +240,7 @@ def previous_volumes(release: Path | None) -> tuple[dict[str, int], str | None]:
 def published_stores(release: Path | None) -> set[str] | None:
     """The stores with pages in the published release (its stores' records), or None when
     there is none or its records cannot be trusted (`previous_pages` says why)."""
-    if release is None or damage(release, STORES):
+    if release is None or sealed_file_problem(release, STORES):
         return None
     try:
         return set(load_store_records(release))

@@ -1,9 +1,6 @@
-"""One build from its start to its publish, and the release tail that both kinds of build end
-with: the one-machine build (`pipeline.build`) and the Ray night's finalize
-(`pipeline.distributed`) each call `Night.finish`: the volume guards on the written site, the
-release's files, the history and the report, the seal, the check, a Ray night's commit to its
-bucket, and the swap. A build that stops before the swap leaves the published release as it
-was."""
+"""The conductor of every build: one build from its start to its publish, and the release tail
+that both ways to build end with (`Conductor.finish`). A build that stops before the swap
+leaves the published release as it was (docs/operating.md, "Releases")."""
 
 from __future__ import annotations
 
@@ -38,10 +35,9 @@ LISTINGS = TABLES_BY_NAME["listings"]
 
 
 @dataclass
-class Night:
-    """One build in progress, from its start to its publish: its id and folders, the published
-    release it follows, its stages' seconds and the warnings it went past. Every kind of build
-    runs its stages through it and ends with the same `finish`."""
+class Conductor:
+    """One build in progress: its id and folders, the release it follows, its stages' seconds
+    and the warnings it went past."""
 
     settings: Settings
     reporter: Reporter = SILENT
@@ -73,8 +69,7 @@ class Night:
         return self.work / WAREHOUSE
 
     def warn(self, problem: str | None) -> None:
-        """A problem the build goes on past: on the log, and in the report's build_warnings
-        (once)."""
+        """A problem the build goes on past: logged, and kept once in the report's warnings."""
         if problem and problem not in self.warnings:
             self.reporter.warning(problem)
             self.warnings.append(problem)
@@ -121,10 +116,8 @@ class Night:
     def guard_site(
         self, con: duckdb.DuckDBPyConnection, site: Site, steps: Sequence[StepResult]
     ) -> None:
-        """The guards on what tonight's release would publish: the site's file count against
-        the published build's; the stores that had pages and have none; the listings and the
-        site's files against the median of the last published builds (`con`'s meta.build_run,
-        carried)."""
+        """The guards on what tonight's release would publish: its file count, the stores
+        lost, and the listings and files against the median of the last published builds."""
         settings = self.settings
         files = site.counts["files"]
         self.accept(check_volumes(self.volumes, {SITE_FILES: files}, settings))
@@ -145,12 +138,9 @@ class Night:
         inputs_digest: str,
         commit: Callable[[Path], list[str]] | None = None,
     ) -> BuildResult:
-        """From a written site to a published release: the history carried and the site's
-        guards (`guard_site`); the manifest, changes and stores' records, and the site checked
-        against the manifest, by a thread while DuckDB reports, records this build's row in the
-        history and checkpoints the warehouse; the seal; `commit` of the whole release, if any
-        (a Ray night's to its bucket: the output's release follows the bucket's commit, never
-        precedes it; what went wrong after it, for the log); the swap. Closes `con`."""
+        """From a written site to a published release, in order: the history and the site's
+        guards; the release's files, report and history row; the seal; `commit` (a Ray night's
+        bucket commit, which the local swap follows); the swap. Closes `con`."""
         settings, release = self.settings, self.release
         self.warn(site.previous_problem)
         try:
