@@ -37,7 +37,7 @@ class Build:
 
     @classmethod
     def of(cls, release: Path) -> Build:
-        return cls(release, Manifest.load(release).under("v1.39.0"))
+        return cls(release, Manifest.load(release).hashes_under("v1.39.0"))
 
 
 def check_bucket(url: str, builds: dict[str, Build]) -> str | None:

@@ -253,7 +253,7 @@ class SiteWriter:
     def _previous_digest(self, name: str) -> bytes | None:
         folder = name.rpartition("/")[0]
         if folder != self._folder:  # pages come folder by folder: one slice per store
-            self._folder, self._folder_digests = folder, self.previous.under(folder)
+            self._folder, self._folder_digests = folder, self.previous.hashes_under(folder)
         return self._folder_digests.get(name)
 
 

@@ -120,7 +120,7 @@ def test_the_manifest_round_trips_and_lists_changes(tmp_path: Path) -> None:
     }
     loaded = Manifest.load(tmp_path / "one")  # from its Parquet copy
     assert loaded.frame.equals(first.frame)
-    assert loaded.under("b") == {
+    assert loaded.hashes_under("b") == {
         "b/10.json": hashlib.sha256(b"b/10.json").digest(),
         "b/2.json": hashlib.sha256(b"b/2.json").digest(),
     }

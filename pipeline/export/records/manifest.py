@@ -73,7 +73,7 @@ class Manifest:
         """The files under `folder` ("a/b"): a slice of the sorted paths."""
         return rows_under(self.frame, folder)
 
-    def under(self, folder: str) -> dict[str, bytes]:
+    def hashes_under(self, folder: str) -> dict[str, bytes]:
         """path -> SHA-256 of the files under `folder`."""
         part = self.slice_under(folder)
         return dict(zip(part["path"].to_list(), part["sha256"].to_list(), strict=True))
