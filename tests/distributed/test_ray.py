@@ -10,17 +10,17 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from bench.ray import ray_figures
 from pipeline.build import build
 from pipeline.distributed import SHARDS_DIR, build_on_ray
 from pipeline.export.records.report import BuildReport
 from pipeline.paths import MANIFEST, POOL, SITE, WAREHOUSE
 from pipeline.publish.release import store_folders
 from pipeline.settings import load_settings
-from pipeline.tools.bench_ray import ray_figures
 from pipeline.tools.generate import generate
-from tests.conftest import SAMPLE
-from tests.distributed.local import local_cluster
-from tests.distributed.nights import Nights, two_nights
+from tests.support.inputs import SAMPLE
+from tests.support.local_ray import local_cluster
+from tests.support.nights import Nights, two_nights
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.distributed.reaper import Processes, under
-from tests.conftest import ROOT, SAMPLE, run_cli
+from tests.support.inputs import ROOT, SAMPLE
+from tests.support.runs import run_cli
 
 RAY = Path(sys.executable).parent / "ray"
 # A Ray installation's files: its sockets' paths must stay short (a Unix socket's path is at

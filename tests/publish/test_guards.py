@@ -19,8 +19,9 @@ from pipeline.paths import REPORT_JSON
 from pipeline.progress import Advance, Reporter
 from pipeline.publish.merge import merge
 from pipeline.settings import load_settings
-from tests.conftest import run_cli, write_inputs, write_table
-from tests.publish.volumes import LISTINGS, SMALL, published
+from tests.support.inputs import write_inputs, write_table
+from tests.support.runs import run_cli
+from tests.support.volumes import LISTINGS, SMALL, published
 
 
 def test_an_export_cut_in_half_stops_the_build_with_both_counts(tmp_path: Path) -> None:

@@ -17,7 +17,8 @@ from pipeline.errors import BuildError
 from pipeline.paths import REPORT_JSON, WAREHOUSE
 from pipeline.publish.merge import merge
 from pipeline.settings import load_settings
-from tests.conftest import run_cli, write_inputs
+from tests.support.inputs import write_inputs
+from tests.support.runs import run_cli
 
 STORES = [f"store{i:02}" for i in range(20)]
 LISTINGS = [

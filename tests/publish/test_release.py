@@ -17,7 +17,8 @@ from pipeline.export.records.manifest import Manifest
 from pipeline.paths import CURRENT, FORMAT, POOL, PUBLISHED, RELEASES, SITE
 from pipeline.publish.release import check_release, missing_files, new_build_id, store_folders
 from pipeline.settings import load_settings
-from tests.conftest import run_cli, write_inputs
+from tests.support.inputs import SAMPLE, write_inputs
+from tests.support.runs import run_cli
 
 LISTINGS = [
     {"storeKey": "alpha", "skuId": 1000, "price": "3.00", "quantity": 2},
@@ -171,3 +172,33 @@ def test_build_ids_made_one_after_another_sort_in_that_order() -> None:
     ids = [new_build_id() for _ in range(2000)]
     assert sorted(ids) == ids
     assert len(set(ids)) == len(ids)
+
+
+def test_a_shard_without_stores_and_a_relative_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    build(load_settings(None, input=SAMPLE, output=Path("out"), shard="0/50"))
+    empty = next(i for i in range(50) if i not in {0} and not _shard_has_stores(i, 50))
+    build(load_settings(None, input=SAMPLE, output=Path(f"s{empty}"), shard=f"{empty}/50"))
+    assert (tmp_path / f"s{empty}" / "manifest.json").is_file()
+    # A live release without its `.published` mark (a kill between the swap and the mark)
+    # must survive the next build's clean-up.
+    (Path("out") / "current" / ".published").unlink()
+    build(load_settings(None, input=SAMPLE, output=Path("out"), shard="0/50"))
+    assert (Path("out") / "current" / "manifest.json").is_file()
+
+
+def _shard_has_stores(index: int, count: int) -> bool:
+    from pipeline.shard import shard_of
+
+    keys = [
+        "3d05ef67",
+        "a1b2c3d4",
+        "kardkastle",
+        "tokyo-cards_01",
+        "mom-and-pop",
+        "tiny7",
+        "card-cellar",
+    ]
+    return any(shard_of(k, count) == index for k in keys)

@@ -17,8 +17,9 @@ from pipeline.errors import BuildError
 from pipeline.paths import REPORT_JSON, WAREHOUSE
 from pipeline.settings import load_settings
 from pipeline.shard import Shard
-from tests.conftest import run_cli, write_inputs
-from tests.publish.volumes import LISTINGS, SMALL, STORES, published
+from tests.support.inputs import write_inputs
+from tests.support.runs import run_cli
+from tests.support.volumes import LISTINGS, SMALL, STORES, published
 
 
 def _report(output: Path) -> dict[str, Any]:

@@ -1,31 +1,17 @@
-"""Shared fixtures: tiny inputs written to real files, the real pipeline on a real DuckDB."""
+"""The inputs tests write: the base catalog and tiny tables as real files, and the shipped
+sample's place."""
 
 from __future__ import annotations
 
 import csv
 import json
-import os
-import re
-import subprocess
-import sys
-import threading
-import urllib.request
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, unquote
 
-import duckdb
-import pytest
-
-from pipeline import db, ingest, transform
-from pipeline.build import build
 from pipeline.contract import TABLES_BY_NAME
-from pipeline.settings import load_settings
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "data"
 
 # A minimal valid catalog: one game, one set, two products, their SKUs and vocabularies.
@@ -104,115 +90,13 @@ def write_inputs(input_dir: Path, **tables: list[dict[str, Any]]) -> Path:
     return input_dir
 
 
-def run_pipeline(input_dir: Path) -> duckdb.DuckDBPyConnection:
-    """Ingest and transform into an in-memory DuckDB, exactly as the build does."""
-    con = db.connect()
-    db.create_schemas(con)
-    ingest.ingest_all(con, input_dir)
-    transform.run_steps(con)
-    return con
-
-
-@pytest.fixture
-def pipeline_for(tmp_path: Path) -> Iterator[Callable[..., duckdb.DuckDBPyConnection]]:
-    """pipeline_for(listings=[...], ...) -> a connection with every table built."""
-    cons: list[duckdb.DuckDBPyConnection] = []
-
-    def make(**tables: list[dict[str, Any]]) -> duckdb.DuckDBPyConnection:
-        input_dir = tmp_path / f"in{len(cons)}"
-        con = run_pipeline(write_inputs(input_dir, **tables))
-        cons.append(con)
-        return con
-
-    yield make
-    for con in cons:
-        con.close()
-
-
-@pytest.fixture(scope="session")
-def sample_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The shipped sample built once into a temporary output directory."""
-    output = tmp_path_factory.mktemp("sample-out")
-    build(load_settings(None, input=SAMPLE, output=output))
-    return output
-
-
-def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pipeline", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, **(env or {})},
-    )
-
-
-def rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
-    return con.execute(sql, params).fetchall()
-
-
-def site_files(site: Path) -> dict[str, Path]:
-    """Every file of a site as a static host sees it (following the stores' symlinks)."""
-    files = {}
-    for folder, _, names in os.walk(site, followlinks=True):
-        for name in names:
-            path = Path(folder, name)
-            files[path.relative_to(site).as_posix()] = path
-    return dict(sorted(files.items()))
-
-
-@dataclass
-class S3Server:
-    endpoint: str
-    log: Path
-
-    def bucket(self, name: str) -> str:
-        """Create a bucket; its URL with the prefix `site`."""
-        request = urllib.request.Request(f"{self.endpoint}/{name}", method="PUT")
-        urllib.request.urlopen(request, timeout=30).read()
-        return f"s3://{name}/site"
-
-    def puts(self, url: str) -> list[str]:
-        """The keys (under the URL's prefix) of every PUT the server answered, in order."""
-        path = "/" + url.removeprefix("s3://") + "/"
-        found = re.findall(r'"PUT (\S+) HTTP/1\.1" 200', self.log.read_text())
-        return [unquote(p)[len(path) :] for p in found if unquote(p).startswith(path)]
-
-    def lists(self, url: str) -> list[str]:
-        """The prefixes (under the URL's prefix; "" for all of it) of every listing of the
-        URL's bucket the server answered, in order."""
-        bucket, _, base = url.removeprefix("s3://").partition("/")
-        found = re.findall(rf'"GET /{bucket}\?(\S+) HTTP/1\.1" 200', self.log.read_text())
-        queries = [parse_qs(q, keep_blank_values=True) for q in found if "list-type=2" in q]
-        return [q.get("prefix", [""])[0].removeprefix(f"{base}/") for q in queries]
-
-
-@pytest.fixture(scope="module")
-def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
-    """moto's S3 server on 127.0.0.1, on a port it picks itself (read from its log line)."""
-    log = tmp_path_factory.mktemp("s3") / "requests.log"
-    with log.open("w") as stderr:
-        server = subprocess.Popen(
-            [Path(sys.executable).parent / "moto_server", "-H", "127.0.0.1", "-p", "0"],
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-        )
-    try:
-        deadline = datetime.now(UTC) + timedelta(seconds=60)
-        while not (port := re.search(r"Running on http://127\.0\.0\.1:(\d+)", log.read_text())):
-            assert server.poll() is None and datetime.now(UTC) < deadline, log.read_text()
-            threading.Event().wait(0.05)
-        endpoint = f"http://127.0.0.1:{port[1]}"
-        with pytest.MonkeyPatch.context() as env:
-            for name, value in {
-                "AWS_ENDPOINT_URL": endpoint,
-                "AWS_ALLOW_HTTP": "true",
-                "AWS_REGION": "us-east-1",
-                "AWS_ACCESS_KEY_ID": "test",
-                "AWS_SECRET_ACCESS_KEY": "test",
-            }.items():
-                env.setenv(name, value)
-            yield S3Server(endpoint, log)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+def raise_prices(listings: Path) -> None:
+    """Every listing of a Seller Portal CSV one dollar dearer: its store's pages change."""
+    with listings.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    for row in rows:
+        row["TCG Marketplace Price"] = str(Decimal(row["TCG Marketplace Price"]) + 1)
+    with listings.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)

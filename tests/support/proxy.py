@@ -1,36 +1,26 @@
 """A proxy in front of the test S3 server (`s3`, tests/conftest.py) that counts one client's
-requests and kills or pauses it at one of them, and the publish tests' inputs; the checks
-every bucket test makes are in tests/bucket.py."""
+requests and kills or pauses it at one of them, and publishes forked under it (the `proxy`
+fixture is in tests/publish/conftest.py; the checks every bucket test makes are in
+tests/support/bucket.py)."""
 
 from __future__ import annotations
 
-import csv
 import http.client
 import multiprocessing
 import os
 import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from pipeline.errors import BuildError
 from pipeline.publish.collect import collect
 from pipeline.publish.objectstore import publish_release
-from tests.bucket import Build, bucket_keys, check_bucket, only_kept_left, pointer, url_of
-from tests.conftest import S3Server
-
-__all__ = ["Build", "bucket_keys", "check_bucket", "only_kept_left", "pointer", "url_of"]
-
-ROOT = Path(__file__).resolve().parents[2]
-
 
 Request = tuple[int, str, str]  # (n, method, path and query)
 Rule = Callable[[Request], str | None]  # "kill", "kill-after", "pause" or None
@@ -134,24 +124,12 @@ def reply(
     handler.wfile.write(data)
 
 
-@pytest.fixture
-def proxy(s3: S3Server) -> Iterator[Proxy]:
-    server = Proxy(s3.endpoint)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield server
-    finally:
-        server.victim.resume.set()
-        server.shutdown()
-        server.server_close()
-
-
 # Publishers are forked from a server that imported the publishing code once: a child starts
 # in milliseconds (a fresh interpreter takes seconds on a busy machine), and each is a process
 # of its own, killed with SIGKILL. Nothing runs in the server before it forks (no thread pool,
 # no runtime): obstore's starts in each child.
 FORKS = multiprocessing.get_context("forkserver")
-FORKS.set_forkserver_preload(["pipeline.publish.objectstore", "tests.publish.conftest"])
+FORKS.set_forkserver_preload(["pipeline.publish.objectstore", "tests.support.proxy"])
 
 
 def _publish_child(
@@ -209,15 +187,3 @@ def finish(victim: Victim) -> tuple[int, str]:
     if code == 1:
         assert "\n" not in err, err
     return code, err
-
-
-def raise_prices(listings: Path) -> None:
-    """Every listing of a Seller Portal CSV one dollar dearer: its store's pages change."""
-    with listings.open(newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    for row in rows:
-        row["TCG Marketplace Price"] = str(Decimal(row["TCG Marketplace Price"]) + 1)
-    with listings.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)

@@ -1,6 +1,7 @@
 """The servers under test, over real sockets: `pipeline serve` as a subprocess (it reports the
 port it took) and nginx (Debian's package, installed by `make system-deps`) on the generated
-configuration, listening on a unix-domain socket, with the preview server as its upstream."""
+configuration, listening on a unix-domain socket, with the preview server as its upstream;
+one request to either, and the same to both."""
 
 from __future__ import annotations
 
@@ -20,26 +21,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote_plus
 
-import orjson
-import pytest
-from hypothesis import strategies as st
-
-from pipeline.api.catalog import CATALOG_OPERATIONS
-from pipeline.api.operations import STORE_OPERATIONS
-from pipeline.api.urls import (
-    CATEGORIES_PATH,
-    HELP_PATH,
-    OPENAPI_PATH,
-    PRODUCTS_DIR,
-    STORES_DIR,
-    VERSION,
-)
+from pipeline.api.urls import HELP_PATH
 from pipeline.export import nginx
-from pipeline.export.nginx.live import LIVE
-from tests import reference
-from tests.conftest import SAMPLE
 
 if TYPE_CHECKING:
     from pipeline.settings import ServeSettings
@@ -183,54 +167,34 @@ def preview_server(output: Path, env: dict[str, str] | None = None) -> Iterator[
         process.wait(10)
 
 
-@pytest.fixture(scope="module")
-def serve_port(sample_build: Path) -> Iterator[int]:
-    with preview_server(sample_build) as port:
-        yield port
-
-
-@pytest.fixture(scope="module")
-def sample_data() -> reference.Data:
-    """The shipped sample as the reference model reads it."""
-    return reference.load_directory(SAMPLE)
-
-
-def query_string(draw: st.DrawFn, params: dict[str, list[str]], max_size: int) -> str:
-    """A query string of up to `max_size` of `params` (name -> values), each name spelled in
-    one of three cases, percent-encoded."""
-    parts = []
-    for name in draw(st.lists(st.sampled_from(sorted(params)), max_size=max_size)):
-        spelled = draw(st.sampled_from([name, name.lower(), name.upper()]))
-        parts.append(f"{quote_plus(spelled)}={quote_plus(draw(st.sampled_from(params[name])))}")
-    return "&".join(parts)
-
-
-@contextmanager
-def running_nginx(
-    workdir: Path, site: Path, upstream: str, limits: ServeSettings | None = None
-) -> Iterator[Path]:
-    """nginx on the generated configuration (with the `serve` settings `limits`), listening on a
-    unix-domain socket in `workdir`."""
+def nginx_main_conf(workdir: Path, site_conf: Path, more: str = "") -> Path:
+    """nginx's own configuration around `site_conf` (with `more` in `http { }`): in the
+    foreground, as this user, its pid, logs and temporary files in `workdir`. Its path."""
     assert NGINX, "nginx is not installed: run `make system-deps` (or `make test`)"
-    workdir.mkdir(parents=True, exist_ok=True)
-    sock = workdir / "nginx.sock"
-    assert len(str(sock)) < 100, f"{sock}: too long for a unix-domain socket (set a short TMPDIR)"
-    limited = {"limits": limits} if limits is not None else {}  # the default: nginx.render's
-    (workdir / "site.conf").write_text(nginx.render(site, f"unix:{sock}", upstream, **limited))
     temp = " ".join(
         f"{name}_temp_path {workdir / name};"
         for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
     )
-    (workdir / "nginx.conf").write_text(
+    main = workdir / "main.conf"
+    main.write_text(
         # As root, nginx would read the site as `nobody`; the test's files are private.
         f"daemon off;\nmaster_process off;\nuser {getpass.getuser()};\npid {workdir / 'nginx.pid'};\n"
         f"error_log {workdir / 'error.log'} warn;\nevents {{ worker_connections 512; }}\n"
-        f"http {{ access_log off; {temp} include {workdir / 'site.conf'}; }}\n"
+        f"http {{ access_log off; {temp} include {site_conf}; {more} }}\n"
     )
+    return main
+
+
+@contextmanager
+def nginx_on(workdir: Path, site_conf: Path, sock: Path, more: str = "") -> Iterator[Path]:
+    """nginx on `site_conf` (its main configuration written by `nginx_main_conf`), once a
+    request to `sock`, where the site configuration listens, is answered."""
+    assert NGINX, "nginx is not installed: run `make system-deps` (or `make test`)"
+    main = nginx_main_conf(workdir, site_conf, more)
     log = workdir / "error.log"
     with log.open("ab") as stderr:
         process = subprocess.Popen(
-            [NGINX, "-p", str(workdir), "-c", str(workdir / "nginx.conf"), "-e", str(log)],
+            [NGINX, "-p", str(workdir), "-c", str(main), "-e", str(log)],
             stdout=subprocess.DEVNULL,
             stderr=stderr,
         )
@@ -242,97 +206,16 @@ def running_nginx(
         process.wait(10)
 
 
-@pytest.fixture(scope="module")
-def nginx_socket(
-    sample_build: Path, serve_port: int, tmp_path_factory: pytest.TempPathFactory
+@contextmanager
+def running_nginx(
+    workdir: Path, site: Path, upstream: str, limits: ServeSettings | None = None
 ) -> Iterator[Path]:
-    with running_nginx(
-        tmp_path_factory.mktemp("nginx"), sample_build / "site", f"127.0.0.1:{serve_port}"
-    ) as sock:
+    """nginx on the generated configuration (with the `serve` settings `limits`), listening on a
+    unix-domain socket in `workdir`."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    sock = workdir / "nginx.sock"
+    assert len(str(sock)) < 100, f"{sock}: too long for a unix-domain socket (set a short TMPDIR)"
+    limited = {"limits": limits} if limits is not None else {}  # the default: nginx.render's
+    (workdir / "site.conf").write_text(nginx.render(site, f"unix:{sock}", upstream, **limited))
+    with nginx_on(workdir, workdir / "site.conf", sock):
         yield sock
-
-
-def materialised_targets(output: Path) -> list[str]:
-    """The canonical URL of every published page."""
-    targets = []
-    for entry in orjson.loads((output / "manifest.json").read_bytes())["files"]:
-        path: str = entry["path"]
-        if path.endswith(".json") and "/help/" not in path:
-            resource, name = path.rsplit("/", 1)
-            query = name.removesuffix(".json")
-            targets.append(f"/{resource}" + ("" if query == "index" else f"?{query}"))
-    return targets
-
-
-# A request that goes to the live upstream, with its headers.
-LiveRequest = tuple[str, dict[str, str]]
-
-
-def live_requests() -> list[LiveRequest]:
-    """A request for each way nginx goes to the live upstream, from the operation registry: each
-    store operation (the summary, and every one of `STORE_OPERATIONS`) for a store with no
-    file (lower case: its file is missing) and a key nginx reads no file for (upper case), the
-    category listing in an order that has no file, a request with a precondition, and each
-    catalog and price operation (`CATALOG_OPERATIONS`)."""
-    requests: list[LiveRequest] = []
-    operations = [PRODUCTS_DIR, *(op.path.replace("{productId}", "1") for op in STORE_OPERATIONS)]
-    for store in ("nobody", "NOBODY"):
-        requests += [(f"/{STORES_DIR}/{store}/{path}", {}) for path in operations]
-    requests += [(f"{CATEGORIES_PATH}?sortOrder=categoryId", {}), (OPENAPI_PATH, {"If-Match": "*"})]
-    # each catalog and price operation, for an id no page has, or a query string nginx does not
-    # read as the API does (a page's location goes to the upstream when it has no file)
-    any_id = re.compile(r"\{\w+\}")
-    requests += [
-        (f"/{VERSION}/{any_id.sub('999999', op.path)}{'' if op.id_name else '?x=%FF'}", {})
-        for op in CATALOG_OPERATIONS
-    ]
-    return requests
-
-
-LOCATION = re.compile(r'\n    location ~ "((?:[^"\\]|\\.)*)" \{\n(.*?)\n    \}', re.DOTALL)
-
-
-def live_locations(conf: str) -> list[re.Pattern[str]]:
-    """The regular expressions of the configuration's locations that may go to `@live`, as
-    Python reads them (nginx's escapes undone, PCRE's named groups renamed)."""
-    patterns = []
-    for found in LOCATION.finditer(conf):
-        if LIVE in found[2]:
-            pattern = re.sub(r"\\(.)", r"\1", found[1]).replace("(?<", "(?P<")
-            patterns.append(re.compile(pattern))
-    return patterns
-
-
-PIP = ("-m", "pip", "install", "-q", "--disable-pip-version-check")
-
-
-def pip_installed(tmp_path_factory: pytest.TempPathFactory, packages: tuple[str, ...]) -> Path:
-    """A throwaway folder with `packages` installed by pip (for a public client's own calls);
-    without the package index (an offline machine), the test is skipped with the reason."""
-    target = tmp_path_factory.mktemp(packages[0].partition("=")[0])
-    try:
-        done = subprocess.run(
-            [sys.executable, *PIP, "--target", str(target), *packages],
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.skip("pip install took over 180 s (is the package index reachable?)")
-    if done.returncode != 0:
-        pytest.skip(f"pip install {packages[0]} failed (offline?): {done.stderr.strip()[-300:]}")
-    return target
-
-
-def run_client(client_path: Path, script: str, *args: str, timeout: float = 120) -> str:
-    """A public client's script, run with its installed folder (`pip_installed`) on the path:
-    its standard output, once it exited 0."""
-    done = subprocess.run(
-        [sys.executable, "-c", script, *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, "PYTHONPATH": str(client_path)},
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout

@@ -1,0 +1,57 @@
+"""Shared fixtures: tiny inputs written to real files, the real pipeline on a real DuckDB, the
+shipped sample built once, the test S3 server. Their helpers are in tests/support/."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from pipeline.build import build
+from pipeline.settings import load_settings
+from tests.support.inputs import SAMPLE, write_inputs
+from tests.support.runs import run_pipeline
+from tests.support.s3 import S3Server, moto_server
+
+
+@pytest.fixture
+def pipeline_for(tmp_path: Path) -> Iterator[Callable[..., duckdb.DuckDBPyConnection]]:
+    """pipeline_for(listings=[...], ...) -> a connection with every table built."""
+    cons: list[duckdb.DuckDBPyConnection] = []
+
+    def make(**tables: list[dict[str, Any]]) -> duckdb.DuckDBPyConnection:
+        input_dir = tmp_path / f"in{len(cons)}"
+        con = run_pipeline(write_inputs(input_dir, **tables))
+        cons.append(con)
+        return con
+
+    yield make
+    for con in cons:
+        con.close()
+
+
+@pytest.fixture(scope="session")
+def sample_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shipped sample built once into a temporary output directory."""
+    output = tmp_path_factory.mktemp("sample-out")
+    build(load_settings(None, input=SAMPLE, output=output))
+    return output
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    """The test S3 server, and the AWS_* settings that point every client at it."""
+    log = tmp_path_factory.mktemp("s3") / "requests.log"
+    with moto_server(log) as endpoint, pytest.MonkeyPatch.context() as env:
+        for name, value in {
+            "AWS_ENDPOINT_URL": endpoint,
+            "AWS_ALLOW_HTTP": "true",
+            "AWS_REGION": "us-east-1",
+            "AWS_ACCESS_KEY_ID": "test",
+            "AWS_SECRET_ACCESS_KEY": "test",
+        }.items():
+            env.setenv(name, value)
+        yield S3Server(endpoint, log)

@@ -1,0 +1,35 @@
+"""The serving tests' fixtures: `pipeline serve` and nginx on the sample build, started once a
+module (tests/support/servers.py), and the sample as the reference model reads it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support import reference
+from tests.support.inputs import SAMPLE
+from tests.support.servers import preview_server, running_nginx
+
+
+@pytest.fixture(scope="module")
+def serve_port(sample_build: Path) -> Iterator[int]:
+    with preview_server(sample_build) as port:
+        yield port
+
+
+@pytest.fixture(scope="module")
+def sample_data() -> reference.Data:
+    """The shipped sample as the reference model reads it."""
+    return reference.load_directory(SAMPLE)
+
+
+@pytest.fixture(scope="module")
+def nginx_socket(
+    sample_build: Path, serve_port: int, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Path]:
+    with running_nginx(
+        tmp_path_factory.mktemp("nginx"), sample_build / "site", f"127.0.0.1:{serve_port}"
+    ) as sock:
+        yield sock
