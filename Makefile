@@ -48,16 +48,16 @@ test: lint system-deps ## Lint, then run the test suite
 	$(BIN)/pytest -q -n auto --dist worksteal
 
 bench: setup ## Benchmark: SCALE=quick (1M listings, default), full (10M) or tiny
-	$(BIN)/python -m pipeline.tools.bench --scale $(or $(SCALE),quick)
+	$(BIN)/python -m bench --scale $(or $(SCALE),quick)
 
 golden: setup ## Regenerate the golden pages (tests/golden/), the analysts' guide's query results and the reference
-	$(BIN)/python -m tests.golden
+	$(BIN)/python -m tests.support.golden
 	$(BIN)/python -m pipeline.cli.reference
 	$(BIN)/python -m tests.test_docs --update
 
 lint: setup ## ruff and mypy, strict
-	$(BIN)/ruff check pipeline tests data/make_sample.py
-	$(BIN)/ruff format --check pipeline tests
+	$(BIN)/ruff check pipeline bench tests data/make_sample.py
+	$(BIN)/ruff format --check pipeline bench tests
 	$(BIN)/mypy
 
 clean: ## Remove the environment and build outputs

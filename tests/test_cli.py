@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from pipeline import cli
 from pipeline.errors import BuildError, first_line
 from pipeline.paths import WAREHOUSE
-from tests.conftest import SAMPLE
+from tests.support.inputs import SAMPLE
 
 
 @pytest.mark.parametrize(

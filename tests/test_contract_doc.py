@@ -16,6 +16,7 @@ def _sources() -> list[Path]:
     files = [ROOT / "README.md", ROOT / "Makefile", ROOT / "data" / "make_sample.py"]
     for folder, pattern in (
         ("pipeline", "*.py"),
+        ("bench", "*.py"),
         ("sql", "*.sql"),
         ("tests", "*.py"),
         ("docs", "*.md"),

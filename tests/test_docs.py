@@ -171,7 +171,7 @@ def test_the_installed_shell_opens_the_warehouse(sample_build: Path) -> None:
 def test_build_history_is_carried_from_build_to_build(tmp_path: Path) -> None:
     from pipeline.build import build
     from pipeline.settings import load_settings
-    from tests.conftest import write_inputs
+    from tests.support.inputs import write_inputs
 
     output = tmp_path / "out"
     ids = [

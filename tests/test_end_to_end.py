@@ -16,9 +16,10 @@ from pydantic import BaseModel
 from pipeline.api import urls
 from pipeline.api.models import CategoryPage, InventoryPage
 from pipeline.api.params import InventoryParams
-from tests import reference
-from tests.conftest import SAMPLE, site_files
-from tests.golden import FULL_PAGES, GOLDEN
+from tests.support import reference
+from tests.support.golden import FULL_PAGES, GOLDEN
+from tests.support.inputs import SAMPLE
+from tests.support.runs import site_files
 
 
 def test_build_publishes_warehouse_site_manifest_and_report(sample_build: Path) -> None:

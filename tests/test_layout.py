@@ -1,4 +1,5 @@
-"""The project's structure holds: every SQL file runs exactly once, every table is documented."""
+"""The project's structure holds: every SQL file runs exactly once, every table is documented,
+the stages import only the stages before them, and the tests' helpers live in tests/support."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pipeline.contract import TABLES
 from pipeline.db import MACROS_FILE, SQL_DIR, SqlFile
 from pipeline.distributed.finalize import CLUSTERED
 from pipeline.transform.steps import KEPT_PRODUCT_ENTRIES, PARTS, all_sql_files
-from tests.conftest import rows
+from tests.support.runs import rows
 
 
 def test_every_sql_file_is_in_the_step_list_exactly_once() -> None:
@@ -200,3 +201,50 @@ def test_every_included_part_is_a_part_and_every_part_is_included() -> None:
         assert part.file.read_text().rstrip().endswith("),"), f"{part.path}: a part ends with ','"
     in_parts_folder = {f.path for f in all_sql_files() if f.path.startswith("api/parts/")}
     assert in_parts_folder == {part.path for part in PARTS}, "parts, and only parts, in api/parts/"
+
+
+ROOT = PACKAGE.parent
+TESTS = ROOT / "tests"
+
+
+def _imported(path: Path) -> set[str]:
+    """The absolute module names a file imports (at any depth of its code)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names |= {node.module, *(f"{node.module}.{a.name}" for a in node.names)}
+    return names
+
+
+def test_the_shipped_package_imports_neither_the_benchmark_nor_the_tests() -> None:
+    """`bench/` and `tests/` are not shipped (pyproject.toml's package list)."""
+    found = sorted(
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in PACKAGE.rglob("*.py")
+        for name in _imported(path)
+        if name.split(".")[0] in ("bench", "tests")
+    )
+    assert found == []
+
+
+def test_the_tests_helpers_live_in_tests_support() -> None:
+    """A conftest.py holds fixtures only; what tests share beside them is imported from
+    `tests.support`, never from a conftest.py or another test module."""
+    problems = []
+    for path in sorted(TESTS.rglob("*.py")):
+        name = path.relative_to(ROOT).as_posix()
+        for module in sorted(m for m in _imported(path) if m.startswith("tests.")):
+            parts = module.split(".")
+            if parts[1] != "support":
+                problems.append(f"{name} imports {module}")
+        if path.name == "conftest.py":
+            tree = ast.parse(path.read_text(), str(path))
+            problems += [
+                f"{name}: {node.name} is no fixture"
+                for node in tree.body
+                if isinstance(node, ast.FunctionDef)
+                and not any("fixture" in ast.unparse(d) for d in node.decorator_list)
+            ]
+    assert problems == []

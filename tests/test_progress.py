@@ -12,7 +12,8 @@ from pathlib import Path
 from pipeline.contract import TABLES
 from pipeline.progress import Reporter
 from pipeline.transform.steps import STEPS
-from tests.conftest import SAMPLE, run_cli
+from tests.support.inputs import SAMPLE
+from tests.support.runs import run_cli
 
 
 def test_json_log_lines_when_not_in_a_terminal(tmp_path: Path) -> None:

@@ -24,8 +24,9 @@ from pipeline.api import urls
 from pipeline.api.params import InventoryParams
 from pipeline.serve.routes import answer
 from pipeline.settings import load_settings
-from tests import reference
-from tests.conftest import run_pipeline, write_inputs
+from tests.support import reference
+from tests.support.inputs import write_inputs
+from tests.support.runs import run_pipeline
 
 # Characters whose lower-case form is one character in every Unicode table in use, plus JSON
 # and CSV troublemakers: quotes, backslash, slash, control characters, non-Latin scripts.

@@ -1,2 +1,2 @@
-"""Tools beside the pipeline: synthetic inputs of any size (`generate`) and the benchmark
-(`bench`, `make bench`)."""
+"""Tools beside the pipeline: synthetic inputs of any size (`generate`, `pipeline generate`).
+The benchmark is the top-level `bench/` package, not shipped."""

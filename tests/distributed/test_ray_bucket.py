@@ -45,10 +45,11 @@ from pipeline.publish.objectstore import publish_release
 from pipeline.serve.reader import BucketReader
 from pipeline.settings import Settings, load_settings
 from pipeline.transform.steps import CATALOG_STEPS, STORE_TABLES
-from tests.bucket import Build, check_bucket, only_kept_left
-from tests.conftest import ROOT, S3Server
-from tests.distributed.local import local_cluster
-from tests.distributed.nights import Nights, assert_same_build, two_nights
+from tests.support.bucket import Build, check_bucket, only_kept_left
+from tests.support.inputs import ROOT
+from tests.support.local_ray import local_cluster
+from tests.support.nights import Nights, assert_same_build, two_nights
+from tests.support.s3 import S3Server
 
 
 @pytest.fixture(scope="module")

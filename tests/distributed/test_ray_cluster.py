@@ -21,7 +21,9 @@ from pathlib import Path
 import pytest
 
 from pipeline.distributed.reaper import Processes, descendants
-from tests.conftest import ROOT, SAMPLE, S3Server, run_cli
+from tests.support.inputs import ROOT, SAMPLE
+from tests.support.runs import run_cli
+from tests.support.s3 import S3Server
 
 RAY = Path(sys.executable).parent / "ray"
 # A Ray installation's files: its sockets' paths must stay short (a Unix socket's path is at

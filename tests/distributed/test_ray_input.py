@@ -19,10 +19,10 @@ from pipeline.errors import InputError
 from pipeline.ingest.remote import list_input
 from pipeline.remote import open_bucket
 from pipeline.settings import load_settings
-from tests.conftest import SAMPLE, S3Server, write_inputs
-from tests.distributed.local import local_cluster
-from tests.distributed.nights import assert_same_build
-from tests.ingest.test_remote_input import upload
+from tests.support.inputs import SAMPLE, write_inputs
+from tests.support.local_ray import local_cluster
+from tests.support.nights import assert_same_build
+from tests.support.s3 import S3Server, upload
 
 
 @pytest.fixture(scope="module")

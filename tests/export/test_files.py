@@ -13,13 +13,15 @@ import pytest
 
 from pipeline import export
 from pipeline.api.urls import store_column, store_of
+from pipeline.build import build
 from pipeline.export.files import FileCreator
 from pipeline.export.records import filestat
 from pipeline.export.records.manifest import Manifest, write_changes
 from pipeline.export.records.state import seal
 from pipeline.export.writer import SiteWriter
 from pipeline.settings import load_settings
-from tests.conftest import SAMPLE, run_pipeline
+from tests.support.inputs import SAMPLE
+from tests.support.runs import published_state, run_pipeline
 
 
 @pytest.mark.parametrize(
@@ -186,3 +188,26 @@ def test_without_a_pool_unchanged_stores_are_linked_file_by_file(tmp_path: Path)
         assert (
             os.stat(first / "site" / name).st_ino == os.stat(tmp_path / "second/site" / name).st_ino
         )
+
+
+def test_two_builds_of_the_same_inputs_are_byte_identical(
+    sample_build: Path, tmp_path: Path
+) -> None:
+    again = tmp_path / "again"
+    build(load_settings(None, input=SAMPLE, output=again))
+    assert (again / "manifest.json").read_bytes() == (sample_build / "manifest.json").read_bytes()
+    first, second = published_state(sample_build), published_state(again)
+    for state in (first, second):
+        del state["current"], state["warehouse"]
+    assert first == second
+
+
+def test_a_page_size_listed_twice_never_truncates_a_published_file(tmp_path: Path) -> None:
+    config = tmp_path / "twice.toml"
+    config.write_text("[export]\nlimits = [10, 10]\nvariants = ['categoryId', 'categoryId']\n")
+    output = tmp_path / "out"
+    for _ in range(2):
+        build(load_settings(config, input=SAMPLE, output=output))
+    for entry in orjson.loads((output / "manifest.json").read_bytes())["files"]:
+        body = (output / "site" / entry["path"]).read_bytes()
+        assert hashlib.sha256(body).hexdigest() == entry["sha256"], entry["path"]

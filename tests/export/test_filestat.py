@@ -4,7 +4,6 @@ a store's folder, or links a file, only when a stat of it still gives the record
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +16,8 @@ from pipeline.export.records import filestat
 from pipeline.export.records.manifest import Manifest
 from pipeline.paths import SITE, STAT
 from pipeline.settings import load_settings
-from tests.conftest import site_files, write_inputs
+from tests.support.inputs import write_inputs
+from tests.support.runs import site_hashes
 
 LISTINGS = [
     {"storeKey": "s1", "skuId": 1000, "price": "1.00", "quantity": 1},
@@ -52,10 +52,7 @@ def _mismatches(release: Path) -> list[str]:
     """The files of the release's site whose bytes are not those its manifest names."""
     manifest = Manifest.load(release).frame
     listed = dict(zip(manifest["path"], manifest["sha256"].bin.encode("hex"), strict=True))
-    found = {
-        name: hashlib.sha256(path.read_bytes()).hexdigest()
-        for name, path in site_files(release / SITE).items()
-    }
+    found = site_hashes(release / SITE)
     assert sorted(found) == sorted(listed)
     return sorted(name for name in listed if listed[name] != found[name])
 

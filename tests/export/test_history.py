@@ -17,7 +17,9 @@ from pipeline.export.records import history
 from pipeline.export.records.state import STATE_FORMAT
 from pipeline.paths import HISTORY, WAREHOUSE
 from pipeline.settings import load_settings
-from tests.conftest import run_cli, write_inputs
+from tests.support.damage import flip_a_bit
+from tests.support.inputs import write_inputs
+from tests.support.runs import run_cli
 
 # Holds a DuckDB file open read-write (as the DuckDB shell does by default) until stdin closes.
 HOLDER = """
@@ -68,13 +70,7 @@ def _cut(path: Path) -> None:
     path.write_bytes(path.read_bytes()[:20])  # not Parquet (nor DuckDB) any more
 
 
-def _flip(path: Path) -> None:
-    data = bytearray(path.read_bytes())
-    data[len(data) // 2] ^= 0x01
-    path.write_bytes(bytes(data))
-
-
-@pytest.mark.parametrize("damage", [_cut, _flip])  # state.sha256 knows its SHA-256
+@pytest.mark.parametrize("damage", [_cut, flip_a_bit])  # state.sha256 knows its SHA-256
 def test_a_history_that_cannot_be_read_is_taken_from_the_release_s_warehouse(
     tmp_path: Path, damage: Callable[[Path], None]
 ) -> None:
@@ -102,7 +98,7 @@ def test_without_the_release_s_copies_the_history_comes_from_an_earlier_release(
     inputs = write_inputs(tmp_path / "in")
     output = tmp_path / "out"
     first, second = (build(load_settings(None, input=inputs, output=output)) for _ in "ab")
-    _flip(second.release / HISTORY)
+    flip_a_bit(second.release / HISTORY)
     _cut(second.release / WAREHOUSE)
     third = build(load_settings(None, input=inputs, output=output))
     [warning] = third.report.build_warnings

@@ -15,7 +15,7 @@ from pipeline.api import urls
 from pipeline.api.params import InventoryParams
 from pipeline.build import build
 from pipeline.settings import load_settings
-from tests.conftest import write_inputs
+from tests.support.inputs import write_inputs
 
 
 def _listings(price_s2: str, with_s3: bool) -> list[dict[str, object]]:
@@ -103,7 +103,7 @@ def test_the_pool_keeps_the_store_folders_that_kept_releases_link_to(tmp_path: P
 
 
 def test_a_catalog_change_rebuilds_the_stores_that_list_the_product(tmp_path: Path) -> None:
-    from tests.conftest import BASE_TABLES
+    from tests.support.inputs import BASE_TABLES
 
     output = tmp_path / "out"
     listings = _listings("5.00", True)

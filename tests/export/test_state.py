@@ -30,7 +30,9 @@ from pipeline.paths import (
     WAREHOUSE,
 )
 from pipeline.settings import load_settings
-from tests.conftest import site_files, write_inputs
+from tests.support.damage import flip_a_bit, truncate
+from tests.support.inputs import write_inputs
+from tests.support.runs import site_hashes
 
 LISTINGS = [
     {"storeKey": "alpha", "skuId": 1000, "price": "3.00", "quantity": 2},
@@ -38,34 +40,16 @@ LISTINGS = [
 ]
 
 
-def _truncate(path: Path) -> None:
-    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
-
-
-def _flip(path: Path) -> None:
-    data = bytearray(path.read_bytes())
-    data[len(data) // 2] ^= 0x01
-    path.write_bytes(bytes(data))
-
-
 def _format_three(path: Path) -> None:
     path.write_text("3\n")
-
-
-def _true_manifest(release: Path) -> dict[str, str]:
-    """path -> SHA-256 of every file of the release's site, as read from the files."""
-    return {
-        name: hashlib.sha256(path.read_bytes()).hexdigest()
-        for name, path in site_files(release / SITE).items()
-    }
 
 
 @pytest.mark.parametrize(
     ("name", "damage"),
     [
-        (STORES, _truncate),
-        (STAT, _truncate),
-        (STORES, _flip),
+        (STORES, truncate),
+        (STAT, truncate),
+        (STORES, flip_a_bit),
         (FORMAT, _format_three),  # a format this version does not know is not trusted either
     ],
 )
@@ -90,7 +74,7 @@ def test_a_damaged_previous_release_is_rebuilt_from_scratch_and_said(
     assert "; every store's pages are built again" in warning
     manifest = Manifest.load(second.release).frame
     listed = dict(zip(manifest["path"], manifest["sha256"].bin.encode("hex"), strict=True))
-    assert listed == _true_manifest(second.release)
+    assert listed == site_hashes(second.release / SITE)
     if name == FORMAT:  # nothing of it trusted: the changes are against no release
         assert second.report.site.files_unchanged == 0
     else:  # its manifest is whole: the changes are against it, as a clean night's
@@ -114,7 +98,7 @@ def _clean_changes(tmp_path: Path, changed: list[dict[str, object]]) -> bytes:
     return (release / CHANGES).read_bytes()
 
 
-@pytest.mark.parametrize("damage", [_truncate, _flip])
+@pytest.mark.parametrize("damage", [truncate, flip_a_bit])
 def test_a_damaged_manifest_parquet_is_read_from_manifest_json_and_the_changes_stay_true(
     tmp_path: Path, damage: Callable[[Path], None]
 ) -> None:
@@ -159,7 +143,7 @@ def test_a_release_that_lost_its_seal_is_not_trusted(tmp_path: Path) -> None:
     inputs = write_inputs(tmp_path / "a", listings=LISTINGS)
     output = tmp_path / "out"
     first = build(load_settings(None, input=inputs, output=output)).release
-    _flip(first / STORES)
+    flip_a_bit(first / STORES)
     (first / SEAL).unlink()
     second = build(load_settings(None, input=inputs, output=output))
     problem = f"{first / SEAL}: missing (the release was published with one)"
@@ -260,7 +244,7 @@ def test_a_release_of_an_earlier_format_lends_its_history_and_its_pages_are_buil
     assert (second.release / FORMAT).read_text() == f"{STATE_FORMAT}\n"
     manifest = Manifest.load(second.release).frame
     listed = dict(zip(manifest["path"], manifest["sha256"].bin.encode("hex"), strict=True))
-    assert listed == _true_manifest(second.release)
+    assert listed == site_hashes(second.release / SITE)
     # The release it wrote is of this format: trusted by the next build, pages carried.
     third = build(settings)
     assert third.report.build_warnings == []

@@ -14,7 +14,8 @@ from pipeline.ingest.adapters import SELLER_PORTAL_COLUMNS, SELLER_PORTAL_REQUIR
 from pipeline.ingest.files import InputFile
 from pipeline.ingest.raw import PARSE_ERROR, json_text
 from pipeline.ingest.text import read_ndjson
-from tests.conftest import BASE_TABLES, rows, run_pipeline, write_inputs
+from tests.support.inputs import BASE_TABLES, write_inputs
+from tests.support.runs import rows, run_pipeline
 
 HEADER_18 = SELLER_PORTAL_COLUMNS  # the export's own header, 18 columns
 HEADER_16 = HEADER_18[:16]  # the export without the "My Store" columns
@@ -280,3 +281,19 @@ def test_ndjson_and_api_dumps_read_values_alike(tmp_path: Path) -> None:
         assert frame.row(0, named=True) | expected == frame.row(0, named=True)
         assert frame["isDirect"][0] == "false"
     assert lines[PARSE_ERROR][1].startswith("not valid JSON")  # NaN is no JSON value
+
+
+def test_an_unparseable_seller_portal_quantity_is_rejected_not_dropped(tmp_path: Path) -> None:
+    input_dir = write_inputs(tmp_path / "a")
+    (input_dir / "stores" / "listings.csv").unlink()
+    folder = input_dir / "stores" / "listings"
+    folder.mkdir()
+    (folder / "shop.csv").write_text(
+        "TCGplayer Id,Total Quantity,TCG Marketplace Price\n1000,1,1.00\n1001,1.5,2.00\n1010,0,3.00\n",
+        encoding="utf-8",
+    )
+    con = run_pipeline(input_dir)
+    assert rows(con, "SELECT source_row, column_name, value FROM meta.rejects") == [
+        (2, "quantity", "1.5")
+    ]
+    con.close()

@@ -13,7 +13,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import SAMPLE, rows, run_pipeline, write_inputs, write_table
+from tests.support.inputs import SAMPLE, write_inputs, write_table
+from tests.support.runs import rows, run_pipeline
 
 PRESALE = {"isPresale": True, "releasedOn": "2026-03-13T00:00:00", "note": "Ships on release"}
 # A number and a boolean value are read as their text.

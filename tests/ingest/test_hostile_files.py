@@ -13,16 +13,20 @@ import sys
 import tempfile
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pipeline import db, ingest
 from pipeline.contract import TABLES_BY_NAME
 from pipeline.errors import InputError
 from pipeline.ingest.raw import MAX_RECORD_BYTES, TOO_LONG
-from tests.conftest import ROOT, write_inputs
+from tests.support.inputs import ROOT, write_inputs, write_table
+from tests.support.runs import rows, run_pipeline
 
 HEADER = "storeKey,skuId,price,quantity,title"
 BIG = "x" * (2 * MAX_RECORD_BYTES)  # a 2 MiB field
@@ -399,3 +403,96 @@ def test_a_file_that_changes_while_it_is_read_stops_the_build(
     monkeypatch.setattr(ingest_module, "append_frame", append_while_written)
     with pytest.raises(InputError, match=r"listings/b.csv: changed while the build read it"):
         read("b.csv")
+
+
+GOOD = {"storeKey": "good", "channelId": 0, "price": "1.00", "quantity": 1}
+
+
+def _valid_listings(n: int) -> list[dict[str, Any]]:
+    return [
+        {
+            **GOOD,
+            "storeKey": f"s{i % 3}",
+            "skuId": (1000, 1001, 1010)[i % 3] + 0,
+            "channelId": i // 3,
+            "title": "t",
+            "isFeatured": True,
+        }
+        for i in range(n)
+    ]
+
+
+@st.composite
+def damaged_files(draw: st.DrawFn) -> tuple[str, bytes]:
+    fmt = draw(st.sampled_from(["csv", "ndjson", "parquet"]))
+    listings = _valid_listings(draw(st.integers(1, 12)))
+    tmp = Path(os.environ.get("TMPDIR", "/tmp")) / f"damage-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    if fmt == "parquet":
+        tmp.mkdir(parents=True)
+        path = tmp / "listings.parquet"
+        columns = {k: [r.get(k) for r in listings] for k in listings[0]}
+        if draw(st.booleans()):  # wrong column types: numbers as text, text as numbers
+            columns["price"] = [
+                draw(st.sampled_from(["1.00", "abc", "-3", "1e5"])) for _ in listings
+            ]
+            columns["quantity"] = [str(q) for q in columns["quantity"]]
+        pq.write_table(pa.table(columns), path)
+    else:
+        path = write_table(tmp, "listings", listings, fmt)
+    data = bytearray(path.read_bytes())
+    shutil.rmtree(tmp, ignore_errors=True)
+    for _ in range(draw(st.integers(0, 3))):
+        kind = draw(st.sampled_from(["truncate", "quote", "bytes", "huge", "newline", "comma"]))
+        at = draw(st.integers(0, max(len(data) - 1, 0)))
+        if kind == "truncate":
+            data = data[: at + 1]
+        elif kind == "quote":
+            data[at:at] = b'"'
+        elif kind == "bytes":
+            data[at:at] = draw(st.sampled_from([b"\xff", b"\xc3\x28", b"\x00", b"\xe2\x82"]))
+        elif kind == "huge":
+            data[at:at] = b"A" * (1 << 21)
+        elif kind == "newline":
+            data[at:at] = b"\n"
+        else:
+            data[at:at] = b","
+    return fmt, bytes(data)
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=45,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(damaged=damaged_files())
+def test_malformed_files_never_crash_and_every_row_is_accounted_for(
+    damaged: tuple[str, bytes],
+) -> None:
+    fmt, data = damaged
+    work = Path(os.environ.get("TMPDIR", "/tmp")) / f"malformed-{os.getpid()}"
+    shutil.rmtree(work, ignore_errors=True)
+    try:
+        write_inputs(work)
+        (work / "stores" / "listings.csv").unlink()
+        (work / "stores" / f"listings.{fmt}").write_bytes(data)
+        try:
+            con = run_pipeline(work)
+        except InputError as exc:
+            # Only a file that cannot be read at all stops the build, and it is named.
+            assert (
+                fmt == "parquet" or "missing required column" in str(exc) or "header" in str(exc)
+            ), exc
+            assert f"listings.{fmt}" in str(exc)
+            return
+        raw = rows(con, "SELECT count(*) FROM raw.listings")[0][0]
+        accepted = rows(con, "SELECT count(*) FROM staging.listings")[0][0]
+        rejected = rows(
+            con, "SELECT count(DISTINCT source_row) FROM meta.rejects WHERE table_name = 'listings'"
+        )[0][0]
+        assert raw == accepted + rejected
+        assert rows(con, "SELECT count(*) FROM marts.listing")[0][0] == accepted
+        con.close()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

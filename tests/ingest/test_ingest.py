@@ -13,7 +13,8 @@ import pytest
 from pipeline import db, ingest
 from pipeline.contract import TABLES_BY_NAME
 from pipeline.errors import InputError
-from tests.conftest import rows, write_inputs, write_table
+from tests.support.inputs import write_inputs, write_table
+from tests.support.runs import rows, run_pipeline
 
 LISTINGS = TABLES_BY_NAME["listings"]
 
@@ -292,3 +293,19 @@ def test_a_value_nested_too_deeply_is_a_reject_not_a_crash(tmp_path: Path) -> No
         (1, None, "7"),
         (2, "skus: nested too deeply (Recursion limit reached)", None),
     ]
+
+
+def test_reserved_column_names_and_empty_records(tmp_path: Path) -> None:
+    input_dir = write_inputs(tmp_path / "a")
+    (input_dir / "stores" / "listings.csv").write_text(
+        "storeKey,skuId,price,quantity,_source_file\ns1,1000,1,1,x\n", encoding="utf-8"
+    )
+    with pytest.raises(InputError, match="column name _source_file is reserved"):
+        run_pipeline(input_dir)
+    (input_dir / "stores" / "listings.csv").write_text(
+        "storeKey,skuId,price,quantity\ns1,1000,1,1\n,,,\n\ns2,1000,1,1\n", encoding="utf-8"
+    )
+    con = run_pipeline(input_dir)
+    assert rows(con, "SELECT DISTINCT source_row FROM meta.rejects ORDER BY 1") == [(2,)]  # `,,,`
+    assert rows(con, "SELECT source_row FROM staging.listings ORDER BY 1") == [(1,), (4,)]
+    con.close()

@@ -17,7 +17,8 @@ from pipeline.build import dry_run
 from pipeline.contract import TABLES_BY_NAME
 from pipeline.errors import InputError
 from pipeline.settings import load_settings
-from tests.conftest import rows, write_inputs
+from tests.support.inputs import write_inputs
+from tests.support.runs import rows
 
 HEADER = "storeKey,skuId,price,quantity"
 

@@ -24,18 +24,12 @@ from pipeline.ingest.remote import list_input
 from pipeline.paths import MANIFEST, MANIFEST_PARQUET, REPORT_JSON, WAREHOUSE, WORK
 from pipeline.remote import open_bucket
 from pipeline.settings import load_settings
-from tests.conftest import SAMPLE, S3Server, rows, run_cli, write_inputs
+from tests.support.inputs import SAMPLE, write_inputs
+from tests.support.runs import rows, run_cli
+from tests.support.s3 import S3Server, upload
 
 LISTINGS = TABLES_BY_NAME["listings"]
 ACCEPTED = "expected .csv, .parquet, .ndjson, .jsonl or .json; CSV and NDJSON also as .gz or .zst"
-
-
-def upload(url: str, directory: Path) -> None:
-    """Every file under `directory` as an object, its key its path relative to the directory."""
-    store = open_bucket(url)
-    for path in sorted(directory.rglob("*")):
-        if path.is_file():
-            obs.put(store, path.relative_to(directory).as_posix(), path)
 
 
 @pytest.fixture(scope="module")

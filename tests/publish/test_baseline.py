@@ -15,7 +15,8 @@ from pipeline.build import build
 from pipeline.errors import BuildError
 from pipeline.paths import CURRENT, RELEASES, WAREHOUSE
 from pipeline.settings import load_settings
-from tests.conftest import run_cli, write_inputs
+from tests.support.inputs import write_inputs
+from tests.support.runs import run_cli
 
 SKUS = (1000, 1001, 1010)
 LISTINGS = [

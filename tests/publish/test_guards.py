@@ -14,8 +14,9 @@ from pipeline.build import build
 from pipeline.errors import BuildError
 from pipeline.paths import REPORT_JSON
 from pipeline.settings import load_settings
-from tests.conftest import run_cli, write_inputs
-from tests.publish.volumes import LISTINGS, SMALL, published
+from tests.support.inputs import write_inputs
+from tests.support.runs import run_cli
+from tests.support.volumes import LISTINGS, SMALL, published
 
 
 def test_an_export_cut_in_half_stops_the_build_with_both_counts(tmp_path: Path) -> None:

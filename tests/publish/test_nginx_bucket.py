@@ -5,14 +5,11 @@ written again and nginx reloaded."""
 
 from __future__ import annotations
 
-import getpass
 import json
 import re
 import shutil
-import signal
 import subprocess
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import boto3
@@ -33,19 +30,19 @@ from pipeline.publish.bucket import open_bucket
 from pipeline.publish.objectstore import publish_release
 from pipeline.serve.reader import RELEASE_MAP, BucketReader, resolve, site_path, write_nginx
 from pipeline.settings import load_settings
-from tests.conftest import SAMPLE, run_cli
-from tests.publish.conftest import S3Server, raise_prices
-from tests.serve.conftest import (
+from tests.support.inputs import SAMPLE, raise_prices
+from tests.support.runs import run_cli
+from tests.support.s3 import S3Server
+from tests.support.servers import (
     NGINX,
     envelope,
-    live_locations,
-    live_requests,
-    materialised_targets,
+    nginx_main_conf,
+    nginx_on,
     preview_server,
     request,
     running_nginx,
-    wait_until_up,
 )
+from tests.support.targets import live_locations, live_requests, materialised_targets
 
 # Besides every materialised page: spellings, parameters and stores no object answers, which
 # both send to the live upstream, and paths that are errors.
@@ -70,41 +67,10 @@ OTHERS = [
 ]
 
 
-def main_conf(folder: Path, more: str = "") -> Path:
-    """nginx's own configuration around the one `pipeline nginx-bucket` wrote into `folder`
-    (with `more` in `http { }`)."""
-    assert NGINX, "nginx is not installed: run `make system-deps` (or `make test`)"
-    temp = " ".join(
-        f"{name}_temp_path {folder / name};"
-        for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
-    )
-    (folder / "main.conf").write_text(
-        f"daemon off;\nmaster_process off;\nuser {getpass.getuser()};\npid {folder / 'nginx.pid'};\n"
-        f"error_log {folder / 'error.log'} warn;\nevents {{ worker_connections 512; }}\n"
-        f"http {{ access_log off; {temp} include {folder / 'nginx.conf'}; {more} }}\n"
-    )
-    return folder / "main.conf"
-
-
-@contextmanager
-def nginx_on(folder: Path, more: str = "") -> Iterator[Path]:
-    """nginx on the configuration `pipeline nginx-bucket` wrote into `folder`, on a unix
-    socket there."""
-    assert NGINX
-    main_conf(folder, more)
-    log = folder / "error.log"
-    with log.open("ab") as stderr:
-        process = subprocess.Popen(
-            [NGINX, "-p", str(folder), "-c", str(folder / "main.conf"), "-e", str(log)],
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-        )
-    try:
-        wait_until_up(folder / "nginx.sock", process, log)
-        yield folder / "nginx.sock"
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(10)
+def bucket_nginx(folder: Path, more: str = "") -> AbstractContextManager[Path]:
+    """nginx on the configuration `pipeline nginx-bucket` wrote into `folder` (with `more` in
+    `http { }`), on a unix socket there."""
+    return nginx_on(folder, folder / "nginx.conf", folder / "nginx.sock", more)
 
 
 @pytest.fixture(scope="module")
@@ -169,7 +135,7 @@ def test_nginx_in_front_of_the_bucket_answers_as_local_nginx_and_one_release_at_
         )
         assert done.returncode == 0, done.stderr
         assert done.stdout.startswith(f"{folder / 'release.map'}: release {first.name}.")
-        with nginx_on(folder) as bucket:
+        with bucket_nginx(folder) as bucket:
             for target in materialised:
                 a, b = request(local, target), request(bucket, target)
                 assert a.status == 200, target
@@ -178,7 +144,7 @@ def test_nginx_in_front_of_the_bucket_answers_as_local_nginx_and_one_release_at_
                 )
         # With `pipeline serve` behind it, what no object answers is answered live, as locally.
         assert write_nginx(url, folder, listen, f"127.0.0.1:{port}")
-        with nginx_on(folder) as bucket:
+        with bucket_nginx(folder) as bucket:
             for target in [*materialised[::5], *OTHERS]:
                 a, b = request(local, target), request(bucket, target)
                 assert (a.status, a.content_type, a.body) == (b.status, b.content_type, b.body), (
@@ -195,7 +161,7 @@ def test_nginx_in_front_of_the_bucket_answers_as_local_nginx_and_one_release_at_
             for target in cellar:
                 assert request(bucket, target).body == old[target], target
         assert write_nginx(url, folder, listen, no_live)
-        with nginx_on(folder) as bucket:
+        with bucket_nginx(folder) as bucket:
             site = changed_build / "site"
             for target in cellar:
                 path, _, query = target.partition("?")
@@ -242,7 +208,7 @@ def test_every_store_key_is_a_key_of_the_release_map(
     (folder / RELEASE_MAP).write_text(release_map(stores, common, "build"))
     conf = nginx.render(folder, f"unix:{folder / 'nginx.sock'}", "127.0.0.1:9", bucket=origin)
     (folder / "nginx.conf").write_text(conf)
-    main = main_conf(folder, PROBE.format(sock=folder / "probe.sock"))
+    main = nginx_main_conf(folder, folder / "nginx.conf", PROBE.format(sock=folder / "probe.sock"))
     assert NGINX
     checked = subprocess.run(
         [NGINX, "-t", "-p", str(folder), "-c", str(main), "-e", str(folder / "error.log")],
@@ -250,7 +216,7 @@ def test_every_store_key_is_a_key_of_the_release_map(
         text=True,
     )
     assert checked.returncode == 0, checked.stderr
-    with nginx_on(folder, PROBE.format(sock=folder / "probe.sock")):
+    with bucket_nginx(folder, PROBE.format(sock=folder / "probe.sock")):
         for key, version in stores.items():
             got = request(folder / "probe.sock", "/", headers={"X-Store": key})
             assert got.body == f"[{version}]".encode(), key
@@ -286,7 +252,7 @@ def test_the_live_upstream_down_is_503_with_the_envelope_in_front_of_the_bucket(
     paths = [target.partition("?")[0] for target, _ in live_requests()]
     for location in live_locations((folder / "nginx.conf").read_text()):
         assert any(location.fullmatch(path) for path in paths), location.pattern
-    with nginx_on(folder) as bucket:
+    with bucket_nginx(folder) as bucket:
         for target, headers in live_requests():
             got = request(bucket, target, headers=headers)
             assert (got.status, got.content_type, orjson.loads(got.body)) == (
@@ -324,7 +290,7 @@ def test_an_object_deleted_from_the_bucket_is_never_another_builds_bytes(
     listen = f"unix:{folder / 'nginx.sock'}"
     with preview_server(changed_build) as port:
         assert write_nginx(url, folder, listen, f"127.0.0.1:{port}")
-        with nginx_on(folder) as bucket:
+        with bucket_nginx(folder) as bucket:
             got = request(bucket, gone)
             assert (got.status, got.content_type, orjson.loads(got.body)) == (
                 503,
@@ -341,7 +307,7 @@ def test_an_object_deleted_from_the_bucket_is_never_another_builds_bytes(
             assert (got.status, got.body) == (200, theirs)
     with preview_server(sample_build) as port:
         assert write_nginx(url, folder, listen, f"127.0.0.1:{port}")
-        with nginx_on(folder) as bucket:
+        with bucket_nginx(folder) as bucket:
             got = request(bucket, gone)
             assert (got.status, got.body) == (200, ours[gone])
 

@@ -29,18 +29,10 @@ from pipeline.publish.objectstore import publish_release
 from pipeline.serve.reader import BucketReader
 from pipeline.settings import load_settings
 from pipeline.tools.generate import generate
-from tests.conftest import run_cli
-from tests.publish.conftest import (
-    Build,
-    S3Server,
-    bucket_keys,
-    check_bucket,
-    only_kept_left,
-    pointer,
-    relay,
-    reply,
-    url_of,
-)
+from tests.support.bucket import Build, bucket_keys, check_bucket, only_kept_left, pointer, url_of
+from tests.support.proxy import relay, reply
+from tests.support.runs import run_cli
+from tests.support.s3 import S3Server
 
 CHANGED_STORE = "store-00003"  # 1 of the 20 stores: 5%
 

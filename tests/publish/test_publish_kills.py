@@ -26,7 +26,8 @@ from pipeline.export.records.manifest import Manifest
 from pipeline.paths import CURRENT, MANIFEST, POOL, PUBLISHED, RELEASES, SITE
 from pipeline.publish.release import store_folders
 from pipeline.settings import load_settings
-from tests.conftest import ROOT, site_files, write_inputs
+from tests.support.inputs import ROOT, write_inputs
+from tests.support.runs import site_files
 
 KILLER = r"""
 import os, signal, sys

@@ -19,21 +19,10 @@ import pytest
 from pipeline.build import build
 from pipeline.publish.collect import collect
 from pipeline.settings import load_settings
-from tests.conftest import SAMPLE
-from tests.publish.conftest import (
-    Build,
-    Proxy,
-    Request,
-    Rule,
-    S3Server,
-    Victim,
-    check_bucket,
-    finish,
-    only_kept_left,
-    paused,
-    raise_prices,
-    start_publish,
-)
+from tests.support.bucket import Build, check_bucket, only_kept_left
+from tests.support.inputs import SAMPLE, raise_prices
+from tests.support.proxy import Proxy, Request, Rule, Victim, finish, paused, start_publish
+from tests.support.s3 import S3Server
 
 KEEP = 2
 # Every store's default pages, one page of 100 a list: about 25 files a release (the protocol

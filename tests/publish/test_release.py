@@ -17,7 +17,8 @@ from pipeline.export.records.manifest import Manifest
 from pipeline.paths import CURRENT, FORMAT, POOL, PUBLISHED, RELEASES, SITE
 from pipeline.publish.release import check_release, missing_files, new_build_id, store_folders
 from pipeline.settings import load_settings
-from tests.conftest import run_cli, write_inputs
+from tests.support.inputs import SAMPLE, write_inputs
+from tests.support.runs import run_cli
 
 LISTINGS = [
     {"storeKey": "alpha", "skuId": 1000, "price": "3.00", "quantity": 2},
@@ -184,3 +185,17 @@ def test_build_ids_made_one_after_another_sort_in_that_order() -> None:
     ids = [new_build_id() for _ in range(2000)]
     assert sorted(ids) == ids
     assert len(set(ids)) == len(ids)
+
+
+def test_a_site_without_stores_and_a_relative_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    build(load_settings(None, input=SAMPLE, output=Path("out")))
+    build(load_settings(None, input=write_inputs(Path("in"), listings=[]), output=Path("empty")))
+    assert (tmp_path / "empty" / "manifest.json").is_file()
+    # A live release without its `.published` mark (a kill between the swap and the mark)
+    # must survive the next build's clean-up.
+    (Path("out") / "current" / ".published").unlink()
+    build(load_settings(None, input=SAMPLE, output=Path("out")))
+    assert (Path("out") / "current" / "manifest.json").is_file()

@@ -16,8 +16,9 @@ from pipeline.build import build
 from pipeline.errors import BuildError
 from pipeline.paths import REPORT_JSON, WAREHOUSE
 from pipeline.settings import load_settings
-from tests.conftest import run_cli, write_inputs
-from tests.publish.volumes import LISTINGS, SMALL, published
+from tests.support.inputs import write_inputs
+from tests.support.runs import run_cli
+from tests.support.volumes import LISTINGS, SMALL, published
 
 
 def _report(output: Path) -> dict[str, Any]:

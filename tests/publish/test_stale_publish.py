@@ -14,20 +14,10 @@ from pipeline.build import build
 from pipeline.publish.objectstore import publish_release
 from pipeline.publish.release import built_before
 from pipeline.settings import load_settings
-from tests.conftest import SAMPLE
-from tests.publish.conftest import (
-    Build,
-    Proxy,
-    Request,
-    Rule,
-    S3Server,
-    check_bucket,
-    finish,
-    paused,
-    pointer,
-    raise_prices,
-    start_publish,
-)
+from tests.support.bucket import Build, check_bucket, pointer
+from tests.support.inputs import SAMPLE, raise_prices
+from tests.support.proxy import Proxy, Request, Rule, finish, paused, start_publish
+from tests.support.s3 import S3Server
 
 # Few pages (about 25 a release): the pauses land before every request.
 TINY = {

@@ -21,8 +21,8 @@ from pipeline.api.responses import TOO_LONG, VERSION_NOT_SUPPORTED
 from pipeline.api.urls import HELP_PATH, OPENAPI_FILE, OPENAPI_PATH
 from pipeline.build import build
 from pipeline.settings import FIRST_HEADER_BUFFER, HEADER_BUFFER, load_settings
-from tests.conftest import write_inputs
-from tests.serve.conftest import (
+from tests.support.inputs import write_inputs
+from tests.support.servers import (
     Address,
     Reply,
     both,

@@ -16,8 +16,9 @@ import pytest
 
 from pipeline.serve.cache import STORE_ANSWERS, Answer, AnswerCache, Kept, Rows
 from pipeline.serve.routes import answer
-from tests.conftest import run_pipeline, write_inputs
-from tests.serve.test_inventory import CATALOG, LISTINGS, L
+from tests.support.inputs import write_inputs
+from tests.support.inventory import CATALOG, LISTINGS, L
+from tests.support.runs import run_pipeline
 
 BIG = [L("big", sku, f"{sku % 7}.50") for sku in (1000, 1001, 1002, 1010, 1020, 3000)]
 

@@ -19,9 +19,11 @@ from hypothesis import strategies as st
 
 from pipeline import db
 from pipeline.serve.routes import answer
-from tests import reference
-from tests.conftest import BASE_TABLES, SAMPLE, rows, run_pipeline, write_inputs, write_table
-from tests.serve.conftest import both, materialised_targets, query_string, request
+from tests.support import reference
+from tests.support.inputs import BASE_TABLES, SAMPLE, write_inputs, write_table
+from tests.support.runs import rows, run_pipeline
+from tests.support.servers import both, request
+from tests.support.targets import materialised_targets, query_string
 
 
 @pytest.fixture(scope="module")

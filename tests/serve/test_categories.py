@@ -11,7 +11,8 @@ import duckdb
 import pytest
 
 from pipeline.serve.routes import answer
-from tests.conftest import run_pipeline, write_inputs
+from tests.support.inputs import write_inputs
+from tests.support.runs import run_pipeline
 
 CATEGORIES = [
     {"categoryId": 5, "name": "beta", "popularity": 3, "isScannable": True},

@@ -19,7 +19,7 @@ from pipeline.api.urls import HELP_PATH
 from pipeline.export import nginx
 from pipeline.serve.protocol import NOFILE_HEADROOM
 from pipeline.settings import ServeSettings, load_settings
-from tests.serve.conftest import LISTENING, both, envelope, preview_server, running_nginx
+from tests.support.servers import LISTENING, both, envelope, preview_server, running_nginx
 
 LIMITS = ServeSettings(max_request_body_size=100, max_request_header_size=32768)
 

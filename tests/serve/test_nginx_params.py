@@ -21,15 +21,8 @@ from pipeline.api.responses import JSON, UNAVAILABLE
 from pipeline.errors import BuildError
 from pipeline.export import nginx
 from pipeline.export.nginx.syntax import quoted
-from tests.serve.conftest import (
-    NGINX,
-    envelope,
-    live_locations,
-    live_requests,
-    materialised_targets,
-    request,
-    running_nginx,
-)
+from tests.support.servers import NGINX, envelope, request, running_nginx
+from tests.support.targets import live_locations, live_requests, materialised_targets
 
 PRODUCTS = "/v1.39.0/stores/tiny7/inventory/products"
 CATEGORIES = "/v1.39.0/catalog/categories"

@@ -19,8 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline.api.operations import STORE_OPERATIONS
-from tests import reference
-from tests.serve.conftest import both, query_string, request
+from tests.support import reference
+from tests.support.servers import both, request
+from tests.support.targets import query_string
 
 INTS = ["0", "1", "2", "3", "10", "010", "-1", "100", "101", "abc", "", "2147483648", "1.5"]
 BOOLS = ["true", "false", "TRUE", "maybe", "", "1"]

@@ -20,15 +20,10 @@ from pipeline import db
 from pipeline.build import build
 from pipeline.serve.routes import answer
 from pipeline.settings import load_settings
-from tests import reference
-from tests.conftest import write_inputs
-from tests.serve.conftest import (
-    materialised_targets,
-    preview_server,
-    query_string,
-    request,
-    running_nginx,
-)
+from tests.support import reference
+from tests.support.inputs import write_inputs
+from tests.support.servers import preview_server, request, running_nginx
+from tests.support.targets import materialised_targets, query_string
 
 # --- the preview server -----------------------------------------------------------------------
 

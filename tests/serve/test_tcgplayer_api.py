@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.serve.conftest import pip_installed, request, run_client
+from tests.support.clients import pip_installed, run_client
+from tests.support.servers import request
 
 PACKAGES = ("tcgplayer-api==0.0.3",)
 

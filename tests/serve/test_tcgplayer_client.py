@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
-from tests import reference
-from tests.serve.conftest import pip_installed, request, run_client
+from tests.support import reference
+from tests.support.clients import pip_installed, run_client
+from tests.support.servers import request
 
 PACKAGES = ("tcgplayer-client==2.0.3",)
 

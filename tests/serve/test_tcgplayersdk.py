@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SAMPLE
-from tests.reference import load_directory
-from tests.serve.conftest import pip_installed, run_client
+from tests.support.clients import pip_installed, run_client
+from tests.support.inputs import SAMPLE
+from tests.support.reference import load_directory
 
 PACKAGES = ("tcgplayersdk==0.1.2", "marshmallow==3.26.2", "marshmallow-dataclass==8.7.1")
 

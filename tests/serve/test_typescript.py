@@ -15,7 +15,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.serve.conftest import request
+from tests.support.servers import request
 
 OPENAPI_TYPESCRIPT = "openapi-typescript@7.13.0"
 TYPESCRIPT = "typescript@5.9.3"

@@ -10,10 +10,14 @@ from decimal import Decimal
 from pathlib import Path
 
 import duckdb
+import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tests.conftest import rows, run_pipeline, write_inputs
+from pipeline.build import build
+from pipeline.settings import load_settings
+from tests.support.inputs import write_inputs
+from tests.support.runs import good_build, rows, run_cli, run_pipeline
 
 Pipeline = Callable[..., duckdb.DuckDBPyConnection]
 L = "stores/listings.csv"
@@ -318,3 +322,84 @@ def test_malformed_nested_values_of_ndjson_and_api_pages_are_rejected(tmp_path: 
         (101, "catalog/products/b.json"),
     ]
     con.close()
+
+
+GOOD = {"storeKey": "good", "channelId": 0, "price": "1.00", "quantity": 1}
+
+
+def test_every_bad_row_is_accounted_for_and_every_good_row_published(tmp_path: Path) -> None:
+    good = [{**GOOD, "skuId": s} for s in (1000, 1001, 1010)]
+    bad = [
+        {**GOOD, "skuId": None},  # missing key
+        {**GOOD, "skuId": "x"},  # wrong type
+        {**GOOD, "skuId": 1000, "storeKey": "other", "price": "-0.01"},  # negative price
+        {**GOOD, "skuId": 1000, "storeKey": "other", "quantity": "-1"},  # negative quantity
+        {**GOOD, "skuId": 1000, "storeKey": "other", "price": "0.001"},  # three decimals
+        {**GOOD, "skuId": 4242},  # unknown sku
+        {**GOOD, "skuId": 1000, "storeKey": "dup"},
+        {**GOOD, "skuId": 1000, "storeKey": "dup"},
+        {**GOOD, "skuId": 1000, "storeKey": "c", "isCustom": "true"},  # no storePriceCustomId
+        {**GOOD, "skuId": 1000, "storeKey": "../../etc"},  # invalid store key
+        {**GOOD, "skuId": 1000, "storeKey": "x" * 65},
+        {**GOOD, "skuId": 1000, "storeKey": "c", "channelId": "zero"},
+    ]
+    input_dir = write_inputs(
+        tmp_path / "in",
+        products=[
+            {"productId": 100, "categoryId": 1, "groupId": 10, "name": "Sol Ring"},
+            {"productId": 101, "categoryId": 1, "groupId": 10, "name": "Black Lotus"},
+            {"productId": 102, "categoryId": 7, "groupId": 10, "name": "Unknown category"},
+            {"productId": 103, "categoryId": 1, "groupId": 99, "name": "Unknown group"},
+        ],
+        skus=[
+            {"skuId": 1000, "productId": 100, "conditionId": 1, "languageId": 1, "printingId": 1},
+            {"skuId": 1001, "productId": 100, "conditionId": 2, "languageId": 1, "printingId": 2},
+            {"skuId": 1010, "productId": 101, "conditionId": 1, "languageId": 1, "printingId": 1},
+            {"skuId": 1020, "productId": 102, "conditionId": 1, "languageId": 1, "printingId": 1},
+        ],
+        listings=good + bad + [{**GOOD, "skuId": 1020}],
+    )
+    output = tmp_path / "out"
+    config = tmp_path / "lenient.toml"
+    config.write_text("[build]\nmax_reject_share = 1.0\n")
+    build(load_settings(config, input=input_dir, output=output))
+    con = duckdb.connect(str(output / "warehouse.duckdb"), read_only=True)
+    rejected = {
+        r[0]
+        for r in rows(
+            con, "SELECT DISTINCT source_row FROM meta.rejects WHERE table_name = 'listings'"
+        )
+    }
+    assert rejected == set(range(len(good) + 1, len(good) + len(bad) + 2))
+    assert rows(
+        con,
+        "SELECT table_name, source_row, reason FROM meta.rejects WHERE table_name <> 'listings' ORDER BY 1, 2",
+    ) == [
+        ("products", 3, "unknown categoryId"),
+        ("products", 4, "unknown groupId"),
+        ("skus", 4, "unknown productId"),
+    ]
+    assert rows(con, "SELECT sku_id FROM marts.listing ORDER BY 1") == [(1000,), (1001,), (1010,)]
+    page = orjson.loads(
+        (output / "site/v1.39.0/stores/good/inventory/products/index.json").read_bytes()
+    )
+    assert sorted(s["skuId"] for p in page["results"] for s in p["skus"]) == [1000, 1001, 1010]
+    con.close()
+
+
+def test_the_reject_threshold_is_configuration(tmp_path: Path) -> None:
+    good_output = good_build(tmp_path)  # its own: a build here publishes
+    good = {"storeKey": "s1", "skuId": 1000, "price": "1.00", "quantity": 1}
+    bad = write_inputs(tmp_path / "bad", listings=[good, {**good, "skuId": 1001, "price": "oops"}])
+    config = tmp_path / "pipeline.toml"
+    config.write_text("[build]\nmax_reject_share = 0.5\n")
+    assert (
+        run_cli(
+            "build", "--input", str(bad), "--output", str(good_output), "--config", str(config)
+        ).returncode
+        == 0
+    )
+    env = {"PIPELINE_BUILD__MAX_REJECT_SHARE": "0.4"}
+    assert (
+        run_cli("build", "--input", str(bad), "--output", str(good_output), env=env).returncode == 1
+    )

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import duckdb
 
-from tests.conftest import rows
+from tests.support.runs import rows
 
 Pipeline = Callable[..., duckdb.DuckDBPyConnection]
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from pipeline.build import build
 from pipeline.settings import load_settings
+from tests.support.inputs import ROOT, SAMPLE
 
-ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden"
 FULL_PAGES = (
     "v1.39.0/catalog/categories/index.json",
@@ -37,7 +37,7 @@ FULL_PAGES = (
 
 
 def build_sample(output: Path) -> Path:
-    build(load_settings(None, input=ROOT / "data", output=output))
+    build(load_settings(None, input=SAMPLE, output=output))
     return output
 
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from pipeline.tools import bench, bench_live
-from pipeline.tools.bench_live import live_latency
-from pipeline.tools.generate import generate, store_sizes
+from bench import live as bench_live
+from bench import run as bench
+from bench.live import live_latency
 
 
 @pytest.mark.slow
@@ -50,22 +50,11 @@ def test_the_benchmark_runs_every_stage_and_reports_its_figures(
     assert {*live, "live_nginx_requests_per_second_16_clients", "cores"} <= set(results)
 
 
-def test_generate_is_deterministic_and_skewed(tmp_path: Path) -> None:
-    a, b = tmp_path / "a", tmp_path / "b"
-    assert generate(a, 30, 5_000, seed=3) == generate(b, 30, 5_000, seed=3)
-    for file in sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file()):
-        assert (a / file).read_bytes() == (b / file).read_bytes(), file
-    sizes = store_sizes(2_000, 10_000_000)["size"]
-    assert sizes.sum() == 10_000_000
-    assert 100_000 <= sizes.max() <= 200_000
-    assert sizes.median() < 2_000
-
-
 def test_the_live_figures_run_on_an_existing_build_beside_their_targets(
     sample_build: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`python -m pipeline.tools.bench_live --output DIR`: no rebuild; every figure of issue
-    22's targets is printed with its bound and whether it was met."""
+    """`python -m bench.live --output DIR`: no rebuild; every live figure with a target is
+    printed with its bound and whether it was met."""
     figures = bench_live.main(["--output", str(sample_build), "--count", "2", "--seconds", "0.05"])
     printed = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
     assert set(printed) == set(figures)

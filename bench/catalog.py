@@ -1,13 +1,13 @@
 """`make bench`'s live figures of the catalog and price operations (docs/contract.md §7), for
-`bench_live`: their requests, and the largest group's prices answered from the warehouse."""
+`bench.live`: their requests, and the largest group's prices answered from the warehouse."""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
 
+from bench.servers import percentiles, warehouse
 from pipeline.serve import routes
-from pipeline.tools.bench_servers import percentiles, warehouse
 
 IDS = 50  # ids a request of a list operation names
 

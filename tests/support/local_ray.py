@@ -11,7 +11,7 @@ from typing import Any
 
 import ray
 
-from tests.conftest import ROOT
+from tests.support.inputs import ROOT
 
 TRIGGER = "PIPELINE_TEST_KILL_TRIGGER"
 

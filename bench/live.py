@@ -1,7 +1,7 @@
 """`make bench`'s live figures: `pipeline serve` answering what no build materialises, from the
 warehouse, over keep-alive connections; each figure beside its target.
 
-    python -m pipeline.tools.bench_live --output OUTPUT   # on an existing build, no rebuild
+    python -m bench.live --output OUTPUT   # on an existing build, no rebuild
 
 The stores are the smallest, the median and the largest by listings for sale on channel 0. For
 each: the summary in orders no build materialises (`sort=name`, `sort=name desc`, `sort=price`),
@@ -32,8 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pipeline.tools.bench_catalog import catalog_targets, largest_group_prices
-from pipeline.tools.bench_servers import (
+from bench.catalog import catalog_targets, largest_group_prices
+from bench.servers import (
     Connect,
     UnixHTTPConnection,
     cpu_seconds,
@@ -234,7 +234,9 @@ def _target(name: str) -> tuple[float, bool] | None:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m bench.live",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--output", type=Path, required=True, help="a build's output directory")
     parser.add_argument("--count", type=int, default=200, help="requests per latency figure")

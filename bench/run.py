@@ -1,10 +1,10 @@
 """`make bench`: the build against this machine's floors, on generated input.
 
-    python -m pipeline.tools.bench --scale quick|full|tiny   # 1M, 10M or 20k listings
+    python -m bench --scale quick|full|tiny   # 1M, 10M or 20k listings
 
-One run, one input: the scan and write floors (`bench_floors`), the full build, a rebuild after
-5% of the stores changed, Ray nights straight to a test bucket (`bench_ray`) and live answers
-(`bench_live`). Prints the figures and writes them to <dir>/<scale>/results.json. Run it
+One run, one input: the scan and write floors (`bench.floors`), the full build, a rebuild after
+5% of the stores changed, Ray nights straight to a test bucket (`bench.ray`) and live answers
+(`bench.live`). Prints the figures and writes them to <dir>/<scale>/results.json. Run it
 from a checkout that does not change meanwhile: the code is part of every store's digest.
 """
 
@@ -24,11 +24,11 @@ from typing import Any
 import orjson
 import polars as pl
 
+from bench.floors import Span, catalog_pages_seconds, scan_floor, write_floor
+from bench.live import live_latency, report
+from bench.ray import bucket_nights
 from pipeline.export.records.report import BuildReport
 from pipeline.paths import CHANGES, CURRENT
-from pipeline.tools.bench_floors import Span, catalog_pages_seconds, scan_floor, write_floor
-from pipeline.tools.bench_live import live_latency, report
-from pipeline.tools.bench_ray import bucket_nights
 from pipeline.tools.generate import generate
 
 SCALES = {"tiny": (20, 20_000), "quick": (200, 1_000_000), "full": (2_000, 10_000_000)}
@@ -100,7 +100,9 @@ class Work:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--scale", choices=sorted(SCALES), default="quick")
     parser.add_argument("--dir", type=Path, default=Path(".bench"), help="work directory")
@@ -127,7 +129,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     results |= build
     results |= _rebuild(work, args.settle, build["build_seconds"])
     # Ray nights straight to a test bucket, 1, 2 and 4 shards, the same input again (what an
-    # unchanged night uploads) and a 5% night (`bench_ray`);
+    # unchanged night uploads) and a 5% night (`bench.ray`);
     # the one-machine build's peak memory beside their drivers' is `peak_rss_mb`.
     bucket_shards = tuple(int(n) for n in args.bucket_shards.split(",") if n.strip())
     if bucket_shards:
@@ -146,7 +148,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 def _build_and_floors(work: Work, settle_seconds: float) -> tuple[dict[str, Any], dict[str, Any]]:
     """(1)-(3): the full build, and the floors it is measured against; and (6), `pipeline
-    serve` answering live on the build (`bench_live`)."""
+    serve` answering live on the build (`bench.live`)."""
     build, peak_mb, report = run_build(work.input, work.output)
     build_s, site = build.seconds, report.site
     live = live_latency(work.output)

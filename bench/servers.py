@@ -1,4 +1,4 @@
-"""The processes `bench_live` measures: `pipeline serve` on a build, nginx in front of it (the
+"""The processes `bench.live` measures: `pipeline serve` on a build, nginx in front of it (the
 generated configuration), a client over nginx's unix-domain socket, and what /proc says of a
 process's memory and CPU; and the client's requests, timed."""
 

@@ -1,0 +1,5 @@
+"""`python -m bench`: the benchmark (`bench.run`)."""
+
+from bench.run import main
+
+main()

@@ -1,0 +1,1 @@
+"""Tests of the benchmark (the top-level `bench/` package)."""

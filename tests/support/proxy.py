@@ -1,0 +1,189 @@
+"""A proxy in front of the test S3 server (`s3`, tests/conftest.py) that counts one client's
+requests and kills or pauses it at one of them, and publishes forked under it (the `proxy`
+fixture is in tests/publish/conftest.py; the checks every bucket test makes are in
+tests/support/bucket.py)."""
+
+from __future__ import annotations
+
+import http.client
+import multiprocessing
+import os
+import signal
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+from typing import Any
+
+from pipeline.errors import BuildError
+from pipeline.publish.collect import collect
+from pipeline.publish.objectstore import publish_release
+
+Request = tuple[int, str, str]  # (n, method, path and query)
+Rule = Callable[[Request], str | None]  # "kill", "kill-after", "pause" or None
+
+
+@dataclass
+class Victim:
+    """One client's requests through the proxy: the rule says, for each, what happens."""
+
+    rule: Rule
+    process: BaseProcess | None = None
+    answer: Connection | None = None
+    ready: threading.Event = field(default_factory=threading.Event)  # `process` is set
+    held: threading.Event = field(default_factory=threading.Event)  # a request is paused
+    resume: threading.Event = field(default_factory=threading.Event)
+    seen: list[Request] = field(default_factory=list)
+    fired: str | None = None  # the action taken, once
+
+    def kill(self) -> None:
+        self.ready.wait()
+        assert self.process is not None and self.process.pid is not None
+        os.kill(self.process.pid, signal.SIGKILL)
+
+
+class Proxy(ThreadingHTTPServer):
+    """In front of the S3 server, for one client at a time (`victim`): counts its requests and
+    applies its rule to each, once: SIGKILL the client before forwarding the request
+    ("kill"), after the server answered it but before the client hears ("kill-after"), or hold
+    the request until `resume` ("pause")."""
+
+    daemon_threads = True
+
+    def __init__(self, upstream: str) -> None:
+        super().__init__(("127.0.0.1", 0), _Forward)
+        self.upstream = upstream.removeprefix("http://")
+        self.lock = threading.Lock()
+        self.victim = Victim(lambda r: None)
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class _Forward(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: Proxy
+
+    def forward(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        victim = self.server.victim
+        with self.server.lock:
+            request = (len(victim.seen) + 1, self.command, self.path)
+            victim.seen.append(request)
+            action = victim.rule(request) if victim.fired is None else None
+            if action:
+                victim.fired = action
+        if action == "kill":
+            victim.kill()
+            self.close_connection = True
+            return
+        if action == "pause":
+            victim.held.set()
+            victim.resume.wait()
+        answer = relay(self, self.server.upstream, body)
+        if action == "kill-after":
+            victim.kill()
+            self.close_connection = True
+            return
+        reply(self, *answer)
+
+    do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = forward
+
+    def log_message(self, format: str, *args: object) -> None:  # quiet
+        pass
+
+
+Answer = tuple[int, list[tuple[str, str]], bytes]  # status, headers, body
+
+
+def relay(handler: BaseHTTPRequestHandler, upstream: str, body: bytes) -> Answer:
+    """The handler's request sent on to `upstream` (host:port), and its answer."""
+    connection = http.client.HTTPConnection(upstream, timeout=60)
+    try:
+        connection.request(handler.command, handler.path, body, dict(handler.headers))
+        answer = connection.getresponse()
+        return answer.status, answer.getheaders(), answer.read()
+    finally:
+        connection.close()
+
+
+def reply(
+    handler: BaseHTTPRequestHandler, status: int, headers: list[tuple[str, str]], data: bytes
+) -> None:
+    """An answer relayed back as it came, its length set for this connection."""
+    handler.send_response(status)
+    for name, value in headers:
+        if name.lower() not in ("connection", "content-length", "transfer-encoding"):
+            handler.send_header(name, value)
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
+# Publishers are forked from a server that imported the publishing code once: a child starts
+# in milliseconds (a fresh interpreter takes seconds on a busy machine), and each is a process
+# of its own, killed with SIGKILL. Nothing runs in the server before it forks (no thread pool,
+# no runtime): obstore's starts in each child.
+FORKS = multiprocessing.get_context("forkserver")
+FORKS.set_forkserver_preload(["pipeline.publish.objectstore", "tests.support.proxy"])
+
+
+def _publish_child(
+    release: Path, url: str, endpoint: str, options: dict[str, Any], answer: Connection
+) -> None:
+    os.environ["AWS_ENDPOINT_URL"] = endpoint
+    try:
+        if options.pop("collect_only", False):  # `pipeline publish --collect-only`
+            collect(url, keep=options["keep"], grace=options["grace"], jobs=1)
+        else:
+            publish_release(release, url, jobs=1, **options)
+        answer.send((0, ""))
+    except BuildError as exc:
+        answer.send((1, str(exc)))
+    answer.close()
+    os._exit(0)  # see `pipeline.cli.boundary.object_store_failures`
+
+
+def start_publish(proxy: Proxy, release: Path, url: str, rule: Rule, **options: Any) -> Victim:
+    """A publish of `release` in a child process, its requests through `proxy` under `rule`
+    (with `collect_only`, a collection of the bucket instead)."""
+    victim = Victim(rule)
+    proxy.victim = victim
+    mine, theirs = FORKS.Pipe(duplex=False)
+    process = FORKS.Process(
+        target=_publish_child, args=(release, url, proxy.endpoint, options, theirs)
+    )
+    process.start()
+    theirs.close()
+    victim.process, victim.answer = process, mine
+    victim.ready.set()
+    return victim
+
+
+def paused(victim: Victim) -> bool:
+    """Whether it is held at its paused request (False: it ended without reaching one)."""
+    assert victim.process is not None
+    while victim.process.is_alive():
+        if victim.held.wait(0.1):
+            return True
+    return victim.held.is_set()
+
+
+def finish(victim: Victim) -> tuple[int, str]:
+    """How it ended: 0, 1 with its one-line failure, or -9 (killed)."""
+    assert victim.process is not None and victim.answer is not None
+    try:
+        code, err = victim.answer.recv()
+    except EOFError:  # killed
+        code, err = None, ""
+    victim.process.join(120)
+    if code is None:
+        code = victim.process.exitcode
+    assert code in (0, 1, -signal.SIGKILL), (code, err)
+    if code == 1:
+        assert "\n" not in err, err
+    return code, err

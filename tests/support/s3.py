@@ -1,0 +1,75 @@
+"""The test S3 server (moto's, in its own process on 127.0.0.1) and what tests read of its
+request log; files put into it as objects."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import threading
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from urllib.parse import parse_qs, unquote
+
+import obstore as obs
+
+from pipeline.publish.bucket import open_bucket
+
+
+@dataclass
+class S3Server:
+    endpoint: str
+    log: Path
+
+    def bucket(self, name: str) -> str:
+        """Create a bucket; its URL with the prefix `site`."""
+        request = urllib.request.Request(f"{self.endpoint}/{name}", method="PUT")
+        urllib.request.urlopen(request, timeout=30).read()
+        return f"s3://{name}/site"
+
+    def puts(self, url: str) -> list[str]:
+        """The keys (under the URL's prefix) of every PUT the server answered, in order."""
+        path = "/" + url.removeprefix("s3://") + "/"
+        found = re.findall(r'"PUT (\S+) HTTP/1\.1" 200', self.log.read_text())
+        return [unquote(p)[len(path) :] for p in found if unquote(p).startswith(path)]
+
+    def lists(self, url: str) -> list[str]:
+        """The prefixes (under the URL's prefix; "" for all of it) of every listing of the
+        URL's bucket the server answered, in order."""
+        bucket, _, base = url.removeprefix("s3://").partition("/")
+        found = re.findall(rf'"GET /{bucket}\?(\S+) HTTP/1\.1" 200', self.log.read_text())
+        queries = [parse_qs(q, keep_blank_values=True) for q in found if "list-type=2" in q]
+        return [q.get("prefix", [""])[0].removeprefix(f"{base}/") for q in queries]
+
+
+@contextmanager
+def moto_server(log: Path) -> Iterator[str]:
+    """moto's S3 server on 127.0.0.1, on a port it picks itself (read from its log line, which
+    goes to `log`): its endpoint, until the block ends."""
+    with log.open("w") as stderr:
+        server = subprocess.Popen(
+            [Path(sys.executable).parent / "moto_server", "-H", "127.0.0.1", "-p", "0"],
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+    try:
+        deadline = datetime.now(UTC) + timedelta(seconds=60)
+        while not (port := re.search(r"Running on http://127\.0\.0\.1:(\d+)", log.read_text())):
+            assert server.poll() is None and datetime.now(UTC) < deadline, log.read_text()
+            threading.Event().wait(0.05)
+        yield f"http://127.0.0.1:{port[1]}"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def upload(url: str, directory: Path) -> None:
+    """Every file under `directory` as an object, its key its path relative to the directory."""
+    store = open_bucket(url)
+    for path in sorted(directory.rglob("*")):
+        if path.is_file():
+            obs.put(store, path.relative_to(directory).as_posix(), path)
