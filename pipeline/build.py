@@ -1,10 +1,6 @@
-"""The nightly build, stage by stage: ingest -> transform -> audit -> export -> publish.
-
-The warehouse is built in `OUTPUT/.work/<build_id>/`, the release's files in
-`OUTPUT/releases/<build_id>/`; the build ends with the release tail every kind of build shares
-(`pipeline.conductor`), and `pipeline.publish.release` makes the release live in one rename.
-A build that fails or is killed leaves the published release as it was.
-"""
+"""The nightly build on one machine: ingest, transform, audit and export, then the release tail
+every build shares (`pipeline.conductor`). A build that fails or is killed leaves the
+published release as it was (docs/operating.md, "Releases")."""
 
 from __future__ import annotations
 

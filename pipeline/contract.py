@@ -1,11 +1,6 @@
-"""Input contract: the raw tables, their declared columns and the row-level rules
-(docs/contract.md §2).
-
-Nothing is auto-detected. Ingest reads exactly these columns (as text, so that a bad value can be
-reported as it was written; Parquet columns of a type that holds their values as typed), and the
-generated row checks of `pipeline.transform.rules` apply the rules declared here. Relational rules
-(unknown ids, duplicate keys) live in `sql/checks/`.
-"""
+"""The input contract: the raw tables, their declared columns and their row rules
+(docs/contract.md §2). Nothing is auto-detected. `pipeline.transform.rules` makes the row checks
+from these rules; the relational rules are in `sql/checks/`."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Database module: connections, the SQL file runner, macros and comments.
-
-Only this module (with ingest and export) touches the DuckDB file. SQL files hold one SELECT
-each; this module wraps them in `CREATE OR REPLACE TABLE <schema>.<name> AS`. A SQL file's header
-comment documents it: the first comment lines are the table's COMMENT, and lines of the form
-`-- @column name: text` are its columns' COMMENTs.
-"""
+"""Connections, the SQL file runner, the macros and the tables' comments. Only this module,
+ingest and export touch the DuckDB file (docs/layout.md, "The SQL files")."""
 
 from __future__ import annotations
 

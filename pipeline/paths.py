@@ -1,13 +1,5 @@
-"""The output directory's layout: the one home of every name in it.
-
-OUTPUT/current -> releases/<build_id>   the published release, switched by one rename
-OUTPUT/<link> -> current/<link>          stable links into it (LINKS)
-OUTPUT/releases/<build_id>/              a release: warehouse, site, manifest, report, ...
-OUTPUT/pages/<storeKey>-<digest>/        a store's pages, shared by the releases linking it
-OUTPUT/.work/<build_id>/                 a build in progress, or the last failed one
-OUTPUT/.work/<build_id>/input/           an object-store input's objects, while they are read
-OUTPUT/.build.lock                       one build at a time
-"""
+"""The output directory's layout, the one home of every name in it (docs/operating.md, "The
+output directory")."""
 
 from __future__ import annotations
 
@@ -34,12 +26,12 @@ PUBLISHED = ".published"  # marks a release that went live, with when
 # to that bucket settles (`publish.commit.catch_up`).
 BUCKET_RELEASE = "bucket-release.json"
 
-CURRENT = "current"
+CURRENT = "current"  # -> releases/<build_id>, the published release, switched by one rename
 RELEASES = "releases"
 POOL = "pages"  # stores' page folders, shared by the releases that link to them
-WORK = ".work"
+WORK = ".work"  # <build_id>/ in it: a build in progress, or the last failed one
 INPUT = "input"  # in a build's work folder: the objects of an object-store input (`ingest.remote`)
-LOCK = ".build.lock"
+LOCK = ".build.lock"  # one build at a time
 DISCARDED = ".discarded-"  # a folder being deleted: renamed out of its name first
 
 # The release's files a reader finds at OUTPUT/<name>, through `current`.

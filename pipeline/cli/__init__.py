@@ -1,11 +1,6 @@
-"""Command line: `pipeline build | ray-build | query | serve | generate | publish | nginx-bucket`
-(also `python -m pipeline`); the object-store commands are in `bucket`, the error boundary
-every command has in `boundary`.
-
-Exit codes, the same for every command (`failures`): 0 success, 1 a handled failure (bad input,
-a failed audit; one line on stderr), 2 a crash or a usage error. `query` exits 0 for a 2xx
-answer and 1 otherwise.
-"""
+"""The command line, `pipeline` or `python -m pipeline` (docs/reference.md). The bucket's
+commands are in `bucket.py`, and the error boundary every command has is in `boundary.py`
+(docs/operating.md, "Failures and exit codes")."""
 
 from __future__ import annotations
 
@@ -104,8 +99,8 @@ def _published(
 def query_command(settings: Settings, target: str) -> None:
     """Print the API's answer to TARGET ('/v1.39.0/...?...') from the published warehouse.
 
-    The body goes to standard output; the HTTP status to standard error as `HTTP <status>`.
-    """
+    The body goes to standard output, and `HTTP <status>` to standard error. The exit code is
+    0 for a 2xx answer, 1 otherwise."""
     output_dir = settings.output
     _check_published(output_dir)
     con = db.connect(output_dir / WAREHOUSE, read_only=True)

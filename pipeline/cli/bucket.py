@@ -40,10 +40,9 @@ from pipeline.settings import Settings
 def publish_command(
     settings: Settings, take_over: bool, allow_older: bool, collect_only: bool
 ) -> None:
-    """Publish the release OUTPUT/current points to to an object store: its stores' new
-    versions, the release document, then the release pointer (the commit, conditionally), then
-    the collection of what no kept release names. Endpoint, region and credentials come from
-    AWS_* variables (see the README)."""
+    """Publish the release OUTPUT/current points to into a bucket, then collect what no kept
+    release names. Credentials come from the AWS_* variables (docs/serving.md, "Publishing to
+    a bucket")."""
     output_dir, how = settings.output, settings.publish
     url = needed(how.to, "publish.to", "--to")
     if collect_only:

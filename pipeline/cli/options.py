@@ -1,7 +1,6 @@
-"""Command-line options that are settings: `setting` makes one from the model (its help and
-default are the setting's), and `with_settings` hands the command the settings loaded from the
-defaults, `--config`, the environment and the options given. The options that are no setting
-are `FLAG_ONLY`; docs/reference.md lists both (`pipeline.cli.reference`)."""
+"""Command-line options that are settings. `setting` makes an option from the model, with the
+setting's help and default; `with_settings` hands a command its settings. The options that are
+no setting are `FLAG_ONLY`."""
 
 from __future__ import annotations
 

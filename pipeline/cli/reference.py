@@ -1,7 +1,6 @@
-"""docs/reference.md and docs/pipeline.example.toml, generated from the code: every command and
-option from click's own objects, every setting from the model (`pipeline.settings`).
-`python -m pipeline.cli.reference` writes them (`make golden`); `--check` says which is out of
-date (exit 1) and writes nothing."""
+"""docs/reference.md and docs/pipeline.example.toml, generated from click's commands and the
+settings' model. `python -m pipeline.cli.reference` writes them (`make golden`); with `--check`
+it writes nothing, names a file out of date and exits 1."""
 
 from __future__ import annotations
 

@@ -125,10 +125,9 @@ def _build(conductor: Conductor, ray: Any, start: NightStart) -> BuildResult:
 
 @dataclass(frozen=True)
 class _Listings:
-    """The listings' files as their tasks are handed them: a local input's by path under its
-    directory (which every worker reads); an object-store input's as descriptions of their
-    objects, which each task downloads to its own machine (`input_dir` None, `remote` the
-    listing the driver reads the other tables from)."""
+    """The listings' files as their tasks are handed them. A local input's are paths under
+    `input_dir`, which every worker reads. An input bucket's are objects, which each task
+    downloads itself; `remote` is the listing the driver reads the other tables from."""
 
     input_dir: Path | None
     files: Sequence[InputFile | RemoteFile]

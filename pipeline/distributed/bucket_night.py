@@ -1,13 +1,6 @@
-"""The shards and the finalize of a Ray night straight to a bucket (`publish.to`, `--to`): the
-driver hands each shard task its rows and its stores' records at the night's start; the
-tasks build in scratch of their own and upload their stores' versions and their parts
-(`bucket_shard`, `parts`); a shard whose inputs are those of its parts in the release the
-night started from runs no task, and the release names those parts again (`reuse`); the
-driver gathers the warehouse from the parts, composes the
-release's manifest and changes on its disk (`compose`: it holds summaries only), ends with
-the one release tail (`Conductor.finish`: the local release holds no page), which commits the
-release to the bucket (`commit_night`, fenced by the pointer read at the start) before its
-local swap: the output follows the bucket, never runs ahead of it."""
+"""A Ray night's shards and finalize, straight to the bucket. The driver commits the release to
+the bucket before it swaps its local release in (docs/cluster.md, "How a night runs" and "A
+night's commit")."""
 
 from __future__ import annotations
 
@@ -97,8 +90,7 @@ def build_to_bucket(
     start: NightStart,
     staged: DriverStages,
 ) -> BuildResult:
-    """The night's shards, its finalize, its commit and its local swap (the module's
-    docstring). Closes `con`."""
+    """The night's shards, its finalize, its commit and its local swap. Closes `con`."""
     settings, config = conductor.settings, conductor.settings.ray
     shards = config.shards
     try:
@@ -208,10 +200,8 @@ def _common_pages(
 def _bucket_site(
     conductor: Conductor, start: NightStart, results: list[ShardSummary], folders: list[Path]
 ) -> tuple[Site, dict[str, str]]:
-    """The release's site as the bucket will hold it: its manifest and changes since the
-    release the night started from, composed on disk (`compose_release_files`: the shards'
-    rows and the carried stores' rows of that release's manifest), its stores' records and
-    counts; with the map store -> version."""
+    """The release's site as the bucket will hold it, its manifest and changes composed on
+    disk (`compose_release_files`), and its map store -> version."""
     records = read_records(folders)
     stores = {
         key: StoreRecord(digest, channels, products, pages)

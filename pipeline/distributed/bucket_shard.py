@@ -1,7 +1,6 @@
-"""A shard's task in a Ray night (`bucket_night`): the shard's stores built from its rows and
-the catalog (`tasks.shard_warehouse`) in node-local scratch of its own, its new store versions
-and its parts uploaded by the task itself (`parts.publish_shard`), and only a summary naming
-them handed back. Nothing is shared with other tasks or the driver but the bucket."""
+"""A shard's task in a Ray night. It builds its stores in a scratch folder of its own, uploads
+their new versions and its parts itself, and hands back a summary (docs/cluster.md, "How a
+night runs")."""
 
 from __future__ import annotations
 
@@ -57,13 +56,10 @@ def build_shard_to_bucket(
     stores: dict[str, pa.Table],
     *listings: pa.Table,
 ) -> ShardSummary:
-    """The stores of `shard`: their raw rows (`stores`: the stores tables' parts; `listings`:
-    this shard's part of each listings file) and the catalog's tables, through the stores'
-    steps and the export of their pages, in scratch of its own on this node
-    (`ray.scratch`, or the system's), removed when it ends either way; its stores carried by
-    their records at the night's start (`job.previous`), the others written and their new
-    versions uploaded with its parts (`parts.publish_shard`) before it returns. Each call is
-    an attempt of its own (a random token in its keys): it never writes a key another wrote."""
+    """Build `job`'s stores and upload their new versions and the shard's parts.
+
+    `stores` holds the shard's rows of the stores tables, `listings` its part of each listings
+    file. Each call is an attempt with a token of its own, so it never writes another's key."""
     started = time.perf_counter()
     scratch = settings.ray.scratch
     if scratch is not None:

@@ -1,21 +1,5 @@
-"""The Ray cluster of a distributed build: which one it runs on, how it joins it, and what the
-engine's failures mean to the build.
-
-- Already connected (a test, a notebook): that cluster.
-- `ray.address` (`--address`), or `RAY_ADDRESS` as Ray's jobs set it: that cluster (`auto`,
-  `host:port` of its GCS, `ray://host:port` of its Ray Client server). Before anything is
-  started, the build's token mode must be said (`check_cluster`): Ray 2.60 joins a cluster
-  with token authentication only with RAY_AUTH_MODE=token, and without it tries for 20 s
-  before it gives up. A cluster that cannot be joined is a handled failure, whose line says
-  whether the token or the connection failed.
-- Else a local cluster of this machine's cores, the build's own (`address="local"`: never one
-  that `ray start` left running here, which `ray.init()` would join), shut down after the
-  build, and reaped with its driver however the driver ends (`reaper`).
-
-A task that could not be run to its end in its retries (its worker, node or result lost) is a
-handled failure of the build (exit 1, one line), not a crash; a task that stopped on a handled
-failure (a bad input file) is that failure, its own line, not Ray's wrapper of it.
-"""
+"""The Ray cluster a night runs on: which one, how it is joined, and what a lost task means to
+the night (docs/cluster.md, "Which cluster a night joins" and "Retries")."""
 
 from __future__ import annotations
 
@@ -50,7 +34,7 @@ LOCAL = "local"  # `ray.init`'s address of a new local cluster
 
 
 def _address(config: RaySettings) -> str:
-    """The cluster the build joins (see the module's docstring)."""
+    """The cluster the night joins: `ray.address`, else `RAY_ADDRESS`, else a local one."""
     return config.address or os.environ.get("RAY_ADDRESS") or LOCAL
 
 
@@ -79,8 +63,7 @@ def check_cluster(config: RaySettings) -> None:
 
 @contextmanager
 def connected(config: RaySettings) -> Iterator[Any]:
-    """Ray, connected to the build's cluster (see the module's docstring); a lost task within
-    is a `BuildError`."""
+    """Ray, connected to the night's cluster; a lost task within is a `BuildError`."""
     try:
         import ray
     except ImportError:

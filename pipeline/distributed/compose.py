@@ -1,15 +1,5 @@
-"""The release files of a Ray night straight to a bucket, composed on the driver's disk, out of
-core: the driver holds summaries only (counts, sums, the stores' records, the parts' keys),
-never a row a page, so its memory does not grow with the number of pages.
-
-- `manifest.parquet`: the pages the shards wrote (their parts' manifests) and the carried
-  stores' rows of the manifest of the release the night started from, sorted by path by
-  DuckDB (which spills to the work folder past its memory limit) and streamed out through
-  the manifest's one Parquet writer (`write_manifest_parquet`): the one-machine build's bytes.
-- `changes.json` against that release, and `manifest.json`: by queries over those Parquet
-  files, streamed out in batches (`write_changes_from`, `write_manifest_json`), the same
-  bytes as `Manifest.write` and `write_changes` write from frames in memory.
-- the counts the guards and the report read (`file_counts`'), by the same queries."""
+"""A Ray night's manifest and changes, composed on the driver's disk out of core, with the
+one-machine build's bytes (docs/cluster.md, "How a night runs", step 8)."""
 
 from __future__ import annotations
 
@@ -59,11 +49,10 @@ def compose_release_files(
     versioned: Sequence[str],
     memory_limit: str,
 ) -> dict[str, int]:
-    """`manifest.parquet`, `manifest.json` and `changes.json` in `folder` (see the module):
-    `parts`, the shards' manifests (one at least); `base`, the manifest of the release the
-    night started from (None: none); `versioned`, the stores the release maps to a version:
-    those of them no shard wrote a page of are carried, their rows taken from `base`. The
-    counts of `file_counts`."""
+    """Write `manifest.parquet`, `manifest.json` and `changes.json` in `folder`; return the
+    counts of `file_counts`. `parts` are the shards' manifests, `base` the one of the release
+    the night started from, if any. A store of `versioned` that no shard wrote a page of is
+    carried, with its rows from `base`."""
     folder.mkdir(parents=True, exist_ok=True)
     con = db.connect(memory_limit=memory_limit, threads=1, temp_directory=folder / "tmp")
     try:

@@ -1,26 +1,6 @@
-"""A Ray night straight to a bucket (`pipeline ray-build --to s3://...`), the part the
-bucket plays: the shards share nothing with the driver and each other but the bucket.
-
-- A shard task builds in node-local scratch and uploads its own stores' new versions straight
-  to the bucket, then its parts, as Parquet, under a prefix of
-  its own attempt (`builds/<build>/shard-<i>-<attempt>/`): its manifest rows (the pages it
-  wrote), its stores' records with their versions (carried and new) and its tables. It hands
-  the driver only a summary (`ShardSummary` in `bucket_shard`) naming that prefix.
-- A store whose digest equals its record at the night's start is carried: no page, its
-  version kept, no request. One rendered again whose pages hold the same bytes keeps its
-  version too (no PUT); otherwise its version is `<content>-<night><attempt>`: two attempts
-  of a shard never write the same key, so a stale attempt (a partitioned node that wakes up
-  after its retry) only adds versions and parts no commit names, collected after the grace
-  period like any leftover (`bucket.group_of`).
-- A shard's parts hold what they were built from (`ShardDoc`, `shard.json`): a later night
-  whose shard has the same inputs runs no task for it and names the same parts again
-  (`reuse`).
-- The driver downloads the parts to its own disk (streamed), builds the warehouse from their
-  tables, and composes the release's manifest on disk from the parts' rows and the carried
-  stores' rows of the previous release's manifest (`compose`), out of core. It writes the
-  pages common to all stores itself, once it has every shard's rows (the marketplace's prices
-  read every store's listings), and uploads them as the common version (`publish_common`).
-"""
+"""The bucket's part in a Ray night: what a shard task uploads, the driver's common pages, and
+the driver's download of the parts. The shards share nothing with the driver or each other
+but the bucket (docs/cluster.md, "How a night runs" and "Retries")."""
 
 from __future__ import annotations
 
@@ -134,10 +114,8 @@ def publish_shard(
     tables: Sequence[str],
     doc: ShardDoc,
 ) -> Uploaded:
-    """The task's side of the bucket, once its site is written under `folder/site` and its
-    tables as `folder/<table>.parquet`: each rendered store's version (kept when its content
-    equals the one at the night's start), its new versions' pages, then its parts (`doc`
-    among them); returns when every upload finished."""
+    """Upload the shard's new store versions, then its parts, `doc` among them; return when
+    every upload finished. A store rendered again with the same content keeps its version."""
     previous = dict(
         pl.from_arrow(job.previous).select("store_key", "version").iter_rows()  # type: ignore[union-attr]
     )

@@ -1,22 +1,6 @@
-"""The reaper of the local Ray cluster a build starts for itself: when the driver dies, however
-it dies, every process of that cluster goes with it.
-
-Ray ties its head processes (GCS, raylet, workers) to the driver, but the raylet's agents
-(`ray::DashboardAgent`, `ray::RuntimeEnvAgent`) outlive a driver killed with SIGKILL by a
-minute: they notice the raylet is gone, then wait for the dead GCS to take their last report
-(Ray 2.60). So, before `ray.init`, the driver starts this script beside it, reading its
-standard input; after `ray.init`, it writes there the processes that `ray.init` started (its
-new children: GCS, raylet, ...). The reaper notes, every `_EVERY` seconds, every process under
-them (the agents, the workers), with its start time. When the driver ends (a normal exit, a
-crash or SIGKILL), the pipe's end comes, and the reaper kills every process it noted that is
-still the same process, with what it started since, until none is left. Only the cluster's
-processes are killed: the driver's other children are never noted.
-
-The reaper runs in a session of its own, so that a signal to the driver's process group (Ctrl-C,
-a job control kill) does not take it along before it has cleaned up; it ignores SIGINT. It runs
-as a script (`python -I reaper.py`) and imports nothing but the standard library. On a system
-without /proc it notes nothing and kills nothing.
-"""
+"""The reaper of a night's own local Ray cluster: when the driver ends, however it ends, every
+process of that cluster goes with it. It runs as a script and imports only the standard
+library (docs/cluster.md, "The reaper")."""
 
 from __future__ import annotations
 
@@ -98,10 +82,9 @@ def reap(noted: Processes) -> None:
 
 @contextmanager
 def reaped() -> Iterator[Callable[[], None]]:
-    """Within: a reaper beside this process. Call what it yields right after starting the
-    cluster: the children this process started since are the cluster's, and the reaper kills
-    them and every process under them when this process ends, or when the block ends (what a
-    clean shutdown left)."""
+    """A reaper beside this process. Call what it yields right after starting the cluster; the
+    reaper kills the children started since, and what runs under them, when the block ends or
+    this process dies."""
     before = child_pids()
     reaper = subprocess.Popen(
         [sys.executable, "-I", __file__],

@@ -1,19 +1,5 @@
-"""What a Ray night straight to a bucket does not build again: a shard whose inputs are those
-its parts in the release the night started from were built from (README, "Beyond one
-machine").
-
-A shard's inputs are summed up by the driver once the listings are ingested and the catalog
-built, before any shard runs (`shard_inputs`): the code, the export settings and DuckDB's
-version, the listings files' names and types, the catalog's tables as handed to every shard,
-the shard's number and the shard count, and the sums of the shard's rows of each stores table
-(`table_sums`, as the files' tasks and the driver cut them). A shard task writes that digest
-among its parts (`parts.ShardDoc`). The next night reads the documents of the parts its
-release names (`reusable`: one small GET a shard); a shard whose digest is the same runs no
-task: its stores would all be carried (each store's digest is made of the same inputs, the
-settings and the code), and its tables would be the same rows, so the release names its
-parts again, as they are (no copy, no PUT), and the driver downloads their tables for the
-warehouse. A release built with another shard count names no part of the same shard: every
-shard runs again (its unchanged stores still carried by their records)."""
+"""The shards a Ray night does not build again: those handed the same inputs as their parts in
+the release the night started from (docs/cluster.md, "How a night runs", step 4)."""
 
 from __future__ import annotations
 
@@ -49,10 +35,9 @@ def shard_inputs(
     stores: Sequence[dict[str, pa.Table]],
     read: Sequence[IngestedPart],
 ) -> list[str]:
-    """Each shard's digest (hex) of what it is handed (the module's docstring): `catalog`, the
-    catalog's tables in `con`; `listings`, the listings files' source names and their types;
-    `stores`, each shard's rows of the stores tables; `read`, the files' tasks' sums, each
-    shard's part's among them."""
+    """Each shard's digest (hex) of what it is handed. `catalog` names the catalog's tables in
+    `con`, `listings` gives the listings files' names and types, `stores` each shard's rows of
+    the stores tables and `read` the files' tasks' sums."""
     names, typed = listings
     common = hashlib.sha256(code_digest())
     common.update(settings.export.pages_json() + b"\0")
@@ -73,10 +58,9 @@ def shard_inputs(
 
 
 def reusable(start: NightStart, inputs: Sequence[str]) -> dict[int, tuple[str, ShardDoc]]:
-    """The shards (index -> the prefix of their parts, their document) whose parts in the
-    release the night started from were built from `inputs` (each shard's digest). None when
-    that release names parts of another shard count, or none (a one-machine publish's); a
-    document that cannot be read only has its shard built again."""
+    """The shards whose parts in the release the night started from were built from `inputs`,
+    as index -> (prefix, document). No shard for a release of another shard count, or with
+    no parts; a document that cannot be read has its shard built again."""
     named = start.current.shard_parts if start.current is not None else ()
     if len(named) != len(inputs):
         return {}

@@ -1,8 +1,5 @@
-"""The work of a Ray night's tasks, as plain functions (Ray runs them remotely; see
-`pipeline.distributed`): a listings file ingested and cut into its shards' parts, and the
-warehouse a shard's task builds its stores in (`shard_warehouse`; the task itself is
-`bucket_shard`'s). A task holds nothing between calls, so the engine may run it again after
-its worker died."""
+"""The work of a Ray night's tasks, as plain functions that Ray runs remotely. A task holds
+nothing between calls, so Ray may run it again after its worker died."""
 
 from __future__ import annotations
 
@@ -82,10 +79,9 @@ def ingest_listings(
     shards: int,
     max_columns: int,
 ) -> tuple[IngestedPart, *tuple[pa.Table, ...]]:
-    """One listings file as the one-machine ingest loads it (adapters, source file and row),
-    cut into its shards' parts. Returns what it read, then one part a shard. A file of a local
-    input is read under `input_dir`; an object of an object-store input is downloaded by the
-    task into scratch space of its own machine, read and removed (`ingest_object`)."""
+    """One listings file as the one-machine ingest loads it, cut into its shards' parts; returns
+    what it read, then one part a shard. An input bucket's object is downloaded to this
+    machine, read and removed."""
     table = TABLES_BY_NAME["listings"]
     con = db.connect(threads=1)
     try:

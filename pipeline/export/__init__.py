@@ -63,10 +63,9 @@ def write_site(
 ) -> Site:
     """Write the site; a file equal to the previous release's is hard-linked to it.
 
-    `stores` False leaves the stores' pages to the shards, `common` False the pages common to
-    all stores to the driver (a Ray night). With
-    `carried_records`, a store whose digest equals its record's is carried by the record
-    alone (`SiteWriter.carry_by_record`)."""
+    In a Ray night, the shards write only the stores' pages (`common` False) and the driver only
+    the common ones (`stores` False). A store whose digest equals its record in
+    `carried_records` is carried by the record alone."""
     memory_limit = settings.build.duckdb_memory_limit
     db.release_memory(con, memory_limit)  # the transform's, before the previous manifest is read
     previous = previous_pages(previous_release)

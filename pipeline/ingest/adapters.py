@@ -1,7 +1,7 @@
 """Real-world export formats, converted at ingest into the contract's tables (docs/contract.md §2):
 TCGplayer Seller Portal inventory exports (`stores/listings/{storeKey}.csv`, a `TCGplayer Id`
 column) and TCGplayer catalog API page dumps (`catalog/{categories,groups,products}[/...].json`).
-(docs/operating.md, "Input formats")"""
+(docs/operating.md, "Two real-world formats")"""
 
 from __future__ import annotations
 

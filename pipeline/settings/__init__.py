@@ -1,10 +1,6 @@
-"""Typed settings, one section per stage: defaults < TOML file (`--config`) < environment
-(`PIPELINE_*`) < command line. docs/reference.md lists them all (generated from this model).
-
-Unknown keys in the TOML file are an error, so a typo cannot pass silently; a key of an older
-layout is refused with the key that replaced it (`OLD_KEYS`). Nested keys in the environment
-use `__`: `PIPELINE_EXPORT__LIMITS='[10, 100]'`, `PIPELINE_BUILD__DUCKDB_THREADS=4`.
-"""
+"""Typed settings, one section per stage: defaults < TOML file < environment (`PIPELINE_*`,
+`__` between a section and its key) < command line. An unknown key is an error, and an older
+layout's key is refused with its new name (`OLD_KEYS`). docs/reference.md lists every setting."""
 
 from __future__ import annotations
 

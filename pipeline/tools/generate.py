@@ -1,12 +1,7 @@
 """`pipeline generate`: a realistic synthetic input directory of any size, deterministic.
 
-Built with polars expressions only (hash-based pseudo-randomness, no Python loops per row), so
-10 million listings take well under a minute. Shape, at full scale: about 500k products over
-80 categories and 30k groups; SKUs per product as real games have them (conditions x languages
-x printings); store sizes heavily skewed by a rank-size power law (a few stores with 100k-200k
-listings, most with hundreds); 1% custom listings; a second channel on every seventh store;
-nulls where the contract allows them. The catalog scales down with the number of listings.
-"""
+Polars expressions build it with no Python loop per row, so 10M listings take under a minute.
+At full scale it has about 500k products, and store sizes follow a rank-size power law."""
 
 from __future__ import annotations
 
