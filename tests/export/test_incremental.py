@@ -37,7 +37,7 @@ def _build_night(
 ) -> Path:
     """One nightly build of these tables (over the base catalog); returns its release."""
     inputs = write_inputs(input_dir, **tables)
-    build(load_settings(None, input=inputs, output=output, build={"volume": volume}))
+    build(load_settings(None, input=inputs, output=output, build={"volume": volume or {}}))
     return (output / "current").resolve()
 
 
