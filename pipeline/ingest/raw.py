@@ -77,7 +77,7 @@ def scalar_columns(table: Table) -> frozenset[str]:
 def check_width(path: Path, columns: int, max_columns: int) -> None:
     if columns > max_columns:
         raise InputError(
-            f"{path}: header: {columns:,} columns, more than max_columns ({max_columns:,})"
+            f"{path}: header: {columns:,} columns, more than build.max_columns ({max_columns:,})"
         )
 
 

@@ -38,7 +38,7 @@ def audit(
         if raw_rows and bad / raw_rows > settings.build.max_reject_share:
             raise BuildError(
                 f"{table.group}/{table.name}: {bad} of {raw_rows} rows rejected "
-                f"({bad / raw_rows:.1%}, above max_reject_share "
+                f"({bad / raw_rows:.1%}, above build.max_reject_share "
                 f"{settings.build.max_reject_share:.1%}); the rows are in meta.rejects"
             )
 
@@ -52,7 +52,7 @@ def _stop_or_accept(move: str, settings: Settings) -> str:
     `accept_volume_change` says the change is real; then it is returned, for the warnings."""
     if not settings.build.accept_volume_change:
         raise BuildError(f"{move}; if the change is real, build with {ACCEPT_FLAG}")
-    return f"{move}: accepted (accept_volume_change)"
+    return f"{move}: accepted (build.accept_volume_change)"
 
 
 def _what(name: str) -> str:
@@ -85,7 +85,7 @@ def check_volumes(
         if before > 0 and now == 0 and settings.build.volume.limits(name)[0] < 1:
             move = (
                 f"{name}: 0 {_what(name)}, against {before} in the published build "
-                "(-100.0%: the table vanished, compared whatever volume.min_count)"
+                "(-100.0%: the table vanished, compared whatever build.volume.min_count)"
             )
             accepted.append(_stop_or_accept(move, settings))
             continue
@@ -96,7 +96,7 @@ def check_volumes(
         if past:
             move = (
                 f"{name}: {now} {_what(name)}, against {before} in the published build "
-                f"({change:+.1%}, past volume.{past})"
+                f"({change:+.1%}, past build.volume.{past})"
             )
             accepted.append(_stop_or_accept(move, settings))
     return accepted
@@ -123,7 +123,7 @@ def check_baseline(
             shown = int(median) if median == int(median) else median
             move = (
                 f"{name}: {now} {_what(name)}, against a median of {shown} over the last "
-                f"{len(counts)} published builds ({change:+.1%}, past volume.{past})"
+                f"{len(counts)} published builds ({change:+.1%}, past build.volume.{past})"
             )
             accepted.append(_stop_or_accept(move, settings))
     return accepted
@@ -145,7 +145,7 @@ def check_stores_lost(
         names += f" and {len(lost) - NAMED_STORES} more"
     move = (
         f"stores: {len(lost)} of {len(published)} stores with listings in the published build "
-        f"have none ({names}), past volume.max_stores_lost {share * 100:g}% "
+        f"have none ({names}), past build.volume.max_stores_lost {share * 100:g}% "
         f"(at most {allowed} of {len(published)})"
     )
     return [_stop_or_accept(move, settings)]

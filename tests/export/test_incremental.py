@@ -44,7 +44,7 @@ def _build_night(
 def test_unchanged_pages_are_linked_and_changes_are_listed(tmp_path: Path) -> None:
     output = tmp_path / "out"
     first = _build_night(tmp_path / "a", output, listings=_listings("5.00", True))
-    # s3 goes: one store of three, past volume.max_stores_lost unless the change is real.
+    # s3 goes: one store of three, past build.volume.max_stores_lost unless the change is real.
     real = {"max_stores_lost": 1.0}
     second = _build_night(tmp_path / "b", output, real, listings=_listings("6.00", False))
     assert first != second

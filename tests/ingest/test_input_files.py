@@ -248,7 +248,8 @@ def test_a_header_over_max_columns_names_the_file_and_both_numbers(tmp_path: Pat
     header = ",".join([HEADER, *(f"x{i}" for i in range(997))])  # 1,001 columns
     (folder / "a.csv").write_text(header + "\n")
     with pytest.raises(
-        InputError, match=r"listings/a.csv: header: 1,001 columns, more than max_columns \(1,000\)$"
+        InputError,
+        match=r"listings/a.csv: header: 1,001 columns, more than build.max_columns \(1,000\)$",
     ):
         _load(tmp_path)
 
@@ -266,7 +267,7 @@ def test_max_columns_counts_ndjson_keys_and_parquet_columns(tmp_path: Path, fmt:
             pa.table({c: ["1"] for c in [*HEADER.split(","), "x", "y", "z"]}), folder / "a.parquet"
         )
     with pytest.raises(
-        InputError, match=rf"a.{fmt}: header: 7 columns, more than max_columns \(6\)"
+        InputError, match=rf"a.{fmt}: header: 7 columns, more than build.max_columns \(6\)"
     ):
         _load(tmp_path, max_columns=6)
 

@@ -66,7 +66,7 @@ def _too_many_rejects(d: Path) -> None:
         (_empty_catalog, r"catalog/products: no usable product rows \(empty catalog\)"),
         (
             _too_many_rejects,
-            r"stores/listings: 1 of 2 rows rejected \(50.0%, above max_reject_share 5.0%\)",
+            r"stores/listings: 1 of 2 rows rejected \(50.0%, above build.max_reject_share 5.0%\)",
         ),
     ],
 )

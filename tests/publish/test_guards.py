@@ -28,7 +28,7 @@ def test_an_export_cut_in_half_stops_the_build_with_both_counts(tmp_path: Path) 
         build(load_settings(None, input=cut, output=output, build=SMALL))
     assert str(failed.value) == (
         "stores/listings: 30 accepted rows, against 60 in the published build (-50.0%, past "
-        "volume.max_drop 20%); if the change is real, build with --accept-volume-change"
+        "build.volume.max_drop 20%); if the change is real, build with --accept-volume-change"
     )
     assert published(output) == first
     # The operator says the change is real: the flag on the command line, or the setting.
@@ -44,17 +44,17 @@ def test_an_export_cut_in_half_stops_the_build_with_both_counts(tmp_path: Path) 
     moves = report["build_warnings"]  # the moves let through are on record
     assert moves[0] == (
         "stores/listings: 30 accepted rows, against 60 in the published build (-50.0%, past "
-        "volume.max_drop 20%): accepted (accept_volume_change)"
+        "build.volume.max_drop 20%): accepted (build.accept_volume_change)"
     )
     assert re.fullmatch(
-        r"site: \d+ files, against \d+ in the published build \(-\d+\.\d%, past volume\.max_drop "
-        r"20%\): accepted \(accept_volume_change\)",
+        r"site: \d+ files, against \d+ in the published build \(-\d+\.\d%, past build\.volume\."
+        r"max_drop 20%\): accepted \(build\.accept_volume_change\)",
         moves[1],
     )
     assert moves[2] == (  # the half of the stores that went, all their pages
         "stores: 10 of 20 stores with listings in the published build have none (store10, "
-        "store11, store12, store13, store14 and 5 more), past volume.max_stores_lost 1% (at most "
-        "0 of 20): accepted (accept_volume_change)"
+        "store11, store12, store13, store14 and 5 more), past build.volume.max_stores_lost 1% (at most "
+        "0 of 20): accepted (build.accept_volume_change)"
     )
     assert len(moves) == 3
 
@@ -72,7 +72,7 @@ def test_a_table_that_doubles_and_more_stops_the_build(tmp_path: Path) -> None:
     with pytest.raises(
         BuildError,
         match=r"^stores/listings: 60 accepted rows, against 20 .*"
-        r"\(\+200\.0%, past volume\.max_rise 100%\)",
+        r"\(\+200\.0%, past build\.volume\.max_rise 100%\)",
     ):
         build(
             load_settings(
@@ -100,7 +100,7 @@ def test_the_site_file_count_has_its_own_limit(tmp_path: Path) -> None:
     with pytest.raises(
         BuildError,
         match=rf"^site: \d+ files, against {files} in the published "
-        r"build \(-\d+\.\d%, past volume\.max_drop 20%\)",
+        r"build \(-\d+\.\d%, past build\.volume\.max_drop 20%\)",
     ):
         build(
             load_settings(

@@ -39,7 +39,7 @@ def test_one_store_of_twenty_disappearing_stops_the_build_and_names_it(tmp_path:
         build(load_settings(None, input=cut, output=output))
     move = (
         "stores: 1 of 20 stores with listings in the published build have none (store07), past "
-        "volume.max_stores_lost 1% (at most 0 of 20)"
+        "build.volume.max_stores_lost 1% (at most 0 of 20)"
     )
     assert str(failed.value) == f"{move}; if the change is real, build with --accept-volume-change"
     assert published(output) == first
@@ -51,7 +51,7 @@ def test_one_store_of_twenty_disappearing_stops_the_build_and_names_it(tmp_path:
     accepted = run_cli(*args, "--accept-volume-change")
     assert accepted.returncode == 0, accepted.stderr
     assert published(output) != first
-    assert _report(output)["build_warnings"] == [f"{move}: accepted (accept_volume_change)"]
+    assert _report(output)["build_warnings"] == [f"{move}: accepted (build.accept_volume_change)"]
 
 
 def test_the_stores_lost_are_named_the_first_few_and_a_count(tmp_path: Path) -> None:
@@ -64,7 +64,7 @@ def test_the_stores_lost_are_named_the_first_few_and_a_count(tmp_path: Path) -> 
         BuildError,
         match=r"^stores: 7 of 20 stores with listings in the published build have none "
         r"\(store00, store01, store02, store03, store04 and 2 more\), past "
-        r"volume\.max_stores_lost 30% \(at most 6 of 20\)",
+        r"build\.volume\.max_stores_lost 30% \(at most 6 of 20\)",
     ):
         build(
             load_settings(
@@ -119,14 +119,15 @@ def test_five_nights_of_minus_18_percent_are_stopped_against_the_rolling_median(
         )
         moves = accepted.report.build_warnings
         assert moves == [
-            stopped[-1].split("; if the change is real")[0] + ": accepted (accept_volume_change)"
+            stopped[-1].split("; if the change is real")[0]
+            + ": accepted (build.accept_volume_change)"
         ]
     assert stopped == [
         "stores/listings: 202 accepted rows, against a median of 273 over the last 2 published "
-        "builds (-26.0%, past volume.max_drop 20%); if the change is real, build with "
+        "builds (-26.0%, past build.volume.max_drop 20%); if the change is real, build with "
         "--accept-volume-change",
         "stores/listings: 135 accepted rows, against a median of 183.5 over the last 2 "
-        "published builds (-26.4%, past volume.max_drop 20%); if the change is real, build "
+        "published builds (-26.4%, past build.volume.max_drop 20%); if the change is real, build "
         "with --accept-volume-change",
     ]
     con = duckdb.connect(str(output / WAREHOUSE), read_only=True)
@@ -175,7 +176,7 @@ def test_an_optional_table_that_vanishes_stops_the_build_whatever_min_count(
     (inputs / "stores" / "excluded_categories.csv").unlink()
     move = (
         "stores/excluded_categories: 0 accepted rows, against 1 in the published build "
-        "(-100.0%: the table vanished, compared whatever volume.min_count)"
+        "(-100.0%: the table vanished, compared whatever build.volume.min_count)"
     )
     with pytest.raises(BuildError) as failed:
         build(load_settings(None, input=inputs, output=output))
@@ -184,7 +185,7 @@ def test_an_optional_table_that_vanishes_stops_the_build_whatever_min_count(
     result = build(
         load_settings(None, input=inputs, output=output, build={"accept_volume_change": True})
     )
-    assert result.report.build_warnings == [f"{move}: accepted (accept_volume_change)"]
+    assert result.report.build_warnings == [f"{move}: accepted (build.accept_volume_change)"]
     # A table allowed to fall to nothing (max_drop 1) may vanish.
     volume = {"tables": {"stores/excluded_categories": {"max_drop": 1.0}}}
     write_inputs(inputs, listings=LISTINGS, excluded_categories=EXCLUDED)
