@@ -21,11 +21,14 @@ from typing import Any
 
 import pytest
 
+from pipeline.build import build
 from pipeline.errors import BuildError
 from pipeline.publish.collect import collect
 from pipeline.publish.objectstore import publish_release
+from pipeline.publish.release import built_before
+from pipeline.settings import load_settings
 from tests.bucket import Build, bucket_keys, check_bucket, only_kept_left, pointer, url_of
-from tests.conftest import S3Server
+from tests.conftest import S3Server, write_inputs
 
 __all__ = ["Build", "bucket_keys", "check_bucket", "only_kept_left", "pointer", "url_of"]
 
@@ -76,6 +79,9 @@ class Proxy(ThreadingHTTPServer):
 
 class _Forward(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # An answer's head and body go out in two writes: with Nagle's algorithm the body waits
+    # for the client's delayed ACK of the head (40 ms an answer with a body).
+    disable_nagle_algorithm = True
     server: Proxy
 
     def forward(self) -> None:
@@ -209,6 +215,49 @@ def finish(victim: Victim) -> tuple[int, str]:
     if code == 1:
         assert "\n" not in err, err
     return code, err
+
+
+# Each store's default pages and the common pages: a dozen files a release, so that a fault
+# placed at every request of a publish costs a few dozen publishes. No catalog or price page:
+# common pages as the category listing is.
+PAGES = {
+    "channels": [0],
+    "limits": [100],
+    "variants": [],
+    "category_limits": [100],
+    "catalog_operations": [],
+}
+
+
+def _listings(
+    store: str, price: str = "1.00", skus: tuple[int, ...] = (1000, 1001, 1010)
+) -> list[dict[str, object]]:
+    return [{"storeKey": store, "skuId": s, "price": price, "quantity": 1} for s in skus]
+
+
+# Three inputs of three stores (three pages each): "kept" never changes; "dearer" has its
+# prices raised in b and is gone in c; "cut" loses listings in c. A publish of one over another
+# keeps a store's versions, adds new ones and leaves old ones to collect.
+INPUTS = {
+    "a": [*_listings("kept"), *_listings("dearer"), *_listings("cut")],
+    "b": [*_listings("kept"), *_listings("dearer", "2.00"), *_listings("cut")],
+    "c": [*_listings("kept"), *_listings("cut", skus=(1000,))],
+}
+
+
+@pytest.fixture(scope="session")
+def releases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The releases of INPUTS, each built into an output of its own, in order: each is a newer
+    build than the one before. Read only."""
+    tmp = tmp_path_factory.mktemp("releases")
+    made = {}
+    for name, listings in INPUTS.items():
+        inputs = write_inputs(tmp / f"in-{name}", listings=listings)
+        settings = load_settings(None, input=inputs, output=tmp / name, export=PAGES)
+        made[name] = build(settings).release
+    assert built_before(made["a"].name, made["b"].name)
+    assert built_before(made["b"].name, made["c"].name)
+    return made
 
 
 def raise_prices(listings: Path) -> None:
