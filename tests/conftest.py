@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import fcntl
 import json
 import os
 import re
@@ -23,6 +24,7 @@ import pytest
 from pipeline import db, ingest, transform
 from pipeline.build import build
 from pipeline.contract import TABLES_BY_NAME
+from pipeline.paths import CURRENT
 from pipeline.settings import load_settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -131,9 +133,19 @@ def pipeline_for(tmp_path: Path) -> Iterator[Callable[..., duckdb.DuckDBPyConnec
 
 @pytest.fixture(scope="session")
 def sample_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The shipped sample built once into a temporary output directory."""
-    output = tmp_path_factory.mktemp("sample-out")
-    build(load_settings(None, input=SAMPLE, output=output))
+    """The shipped sample built once into a temporary output directory, read only: under
+    pytest-xdist once for every worker of the run, by the first that asks (the others wait on
+    a lock in the run's temporary folder), as pytest-xdist's guide shows."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        output = tmp_path_factory.mktemp("sample-out")
+        build(load_settings(None, input=SAMPLE, output=output))
+        return output
+    run = tmp_path_factory.getbasetemp().parent  # the run's, shared by its workers
+    output = run / "sample-out"
+    with (run / "sample-out.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (output / CURRENT).is_symlink():  # none yet, or a build that failed
+            build(load_settings(None, input=SAMPLE, output=output))
     return output
 
 

@@ -314,7 +314,7 @@ INPUTS = {
 
 
 @pytest.fixture(scope="session")
-def releases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def three_releases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The releases of INPUTS, each built into an output of its own, in order: each is a newer
     build than the one before. Read only."""
     tmp = tmp_path_factory.mktemp("releases")

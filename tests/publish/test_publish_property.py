@@ -35,17 +35,17 @@ COLLECT = "collect"  # in place of a release's name: a collection of the bucket
 
 
 def test_kills_and_pauses_at_any_request_never_publish_a_mix(
-    s3: S3Server, proxy: Proxy, releases: dict[str, Path]
+    s3: S3Server, proxy: Proxy, three_releases: dict[str, Path]
 ) -> None:
-    builds = {r.name: Build.of(r) for r in releases.values()}
+    builds = {r.name: Build.of(r) for r in three_releases.values()}
     assert len({tuple(b.files.items()) for b in builds.values()}) == 3  # three different sites
     url = s3.bucket("property")
-    names = list(releases)
+    names = list(three_releases)
     outcomes: dict[str, int] = {}
 
     def start(name: str, rule: Rule | None = None, take_over: bool = False) -> Victim:
         """A publish of release `name`, or with "collect" a collection (`--collect-only`)."""
-        release = releases[names[0] if name == COLLECT else name]
+        release = three_releases[names[0] if name == COLLECT else name]
         options = {**OPTIONS, "collect_only": True} if name == COLLECT else OPTIONS
         return start_publish(
             proxy, release, url, rule or (lambda r: None), take_over=take_over, **options
@@ -61,7 +61,7 @@ def test_kills_and_pauses_at_any_request_never_publish_a_mix(
         return check_bucket(url, builds)
 
     assert publish("a")[0] == 0
-    assert checked() == releases["a"].name
+    assert checked() == three_releases["a"].name
 
     # A SIGKILL at request n, for every n of a publish, before the request reaches the server
     # and after it did (the pointer committed, the client killed before it hears): each of the
@@ -143,9 +143,9 @@ def test_kills_and_pauses_at_any_request_never_publish_a_mix(
     for name in names * 2:
         code, err = publish(name, None, take_over=True)
         assert code == 0, err
-        assert checked() == releases[name].name
+        assert checked() == three_releases[name].name
     collect(url, keep=KEEP, grace=0)
-    assert checked() == releases[names[-1]].name
+    assert checked() == three_releases[names[-1]].name
     only_kept_left(url, KEEP)
     # Every outcome happened: publishes killed, stale ones that committed or were refused.
     assert outcomes.get("kill:-9") and outcomes.get("kill-after:-9"), outcomes

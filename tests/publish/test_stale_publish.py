@@ -27,10 +27,10 @@ OPTIONS = {"lease_seconds": 1, "grace": 0}
 
 
 @pytest.fixture(scope="module")
-def older_newer(releases: dict[str, Path]) -> tuple[Path, Path]:
+def older_newer(three_releases: dict[str, Path]) -> tuple[Path, Path]:
     """Two releases, the second built after the first, one store's prices raised: (older,
     newer)."""
-    return releases["a"], releases["b"]
+    return three_releases["a"], three_releases["b"]
 
 
 def _at(n: int) -> Rule:
