@@ -183,8 +183,9 @@ def preview_server(output: Path, env: dict[str, str] | None = None) -> Iterator[
         process.wait(10)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def serve_port(sample_build: Path) -> Iterator[int]:
+    """`pipeline serve` on the sample's build, one for every test that only asks it."""
     with preview_server(sample_build) as port:
         yield port
 
@@ -242,10 +243,11 @@ def running_nginx(
         process.wait(10)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def nginx_socket(
     sample_build: Path, serve_port: int, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Path]:
+    """nginx on the sample's site in front of `serve_port`, one for every test that only asks it."""
     with running_nginx(
         tmp_path_factory.mktemp("nginx"), sample_build / "site", f"127.0.0.1:{serve_port}"
     ) as sock:
