@@ -1,6 +1,7 @@
 """A proxy in front of the test S3 server (`s3`, tests/conftest.py) that counts one client's
-requests and kills or pauses it at one of them, and the publish tests' inputs; the checks
-every bucket test makes are in tests/bucket.py."""
+requests and kills or pauses it at one of them, builds killed at a filesystem event of their
+publish step, and the publish tests' inputs; the checks every bucket test makes are in
+tests/bucket.py."""
 
 from __future__ import annotations
 
