@@ -3,6 +3,8 @@ shipped sample built once, the test S3 server. Their helpers are in tests/suppor
 
 from __future__ import annotations
 
+import fcntl
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +13,7 @@ import duckdb
 import pytest
 
 from pipeline.build import build
+from pipeline.paths import CURRENT
 from pipeline.settings import load_settings
 from tests.support.inputs import SAMPLE, write_inputs
 from tests.support.runs import run_pipeline
@@ -35,9 +38,19 @@ def pipeline_for(tmp_path: Path) -> Iterator[Callable[..., duckdb.DuckDBPyConnec
 
 @pytest.fixture(scope="session")
 def sample_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The shipped sample built once into a temporary output directory."""
-    output = tmp_path_factory.mktemp("sample-out")
-    build(load_settings(None, input=SAMPLE, output=output))
+    """The shipped sample built once into a temporary output directory, read only: under
+    pytest-xdist once for every worker of the run, by the first that asks (the others wait on
+    a lock in the run's temporary folder), as pytest-xdist's guide shows."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        output = tmp_path_factory.mktemp("sample-out")
+        build(load_settings(None, input=SAMPLE, output=output))
+        return output
+    run = tmp_path_factory.getbasetemp().parent  # the run's, shared by its workers
+    output = run / "sample-out"
+    with (run / "sample-out.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (output / CURRENT).is_symlink():  # none yet, or a build that failed
+            build(load_settings(None, input=SAMPLE, output=output))
     return output
 
 

@@ -11,9 +11,7 @@ deletion reaches first may differ with the folders' random names)."""
 from __future__ import annotations
 
 import hashlib
-import os
-import subprocess
-import sys
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -26,48 +24,16 @@ from pipeline.export.records.manifest import Manifest
 from pipeline.paths import CURRENT, MANIFEST, POOL, PUBLISHED, RELEASES, SITE
 from pipeline.publish.release import store_folders
 from pipeline.settings import load_settings
-from tests.support.inputs import ROOT, write_inputs
+from tests.support.inputs import write_inputs
+from tests.support.proxy import run_build
 from tests.support.runs import site_files
 
-KILLER = r"""
-import os, signal, sys
-
-KILL_AT = int(sys.argv[1])
-EVENTS = {"open", "os.rename", "os.remove", "os.rmdir", "os.symlink", "os.link", "os.mkdir",
-          "shutil.rmtree", "os.utime"}
-count, armed = 0, False
-
-def hook(event, args):
-    global count
-    if armed and event in EVENTS:
-        count += 1
-        if count == KILL_AT:
-            os.kill(os.getpid(), signal.SIGKILL)
-
-sys.addaudithook(hook)
-import pipeline.conductor
-
-publish = pipeline.conductor.publish
-
-def publish_then_disarm(*args, **kwargs):
-    global armed
-    armed = True
-    problems = publish(*args, **kwargs)
-    armed = False
-    return problems
-
-pipeline.conductor.publish = publish_then_disarm
-from pipeline.cli import main
-
-sys.argv = ["pipeline", *sys.argv[2:]]
-main()
-"""
-# About 107 such events with one release kept and one to delete (the swap, the mark, the old
+# 168 such events with one release kept and one to delete (the swap, the mark, the old
 # release's and its pages' deletion), 26 for a first publish: a kill drawn past the step's last
 # event lands after it (the build exits 0), one drawn at or below SURE always lands in it.
-EVENTS = 110
+EVENTS = 170
 SURE = 20
-ENV = {"PIPELINE_BUILD__RELEASES_KEPT": "1", "PIPELINE_BUILD__VOLUME__MIN_COUNT": "10"}
+ENV = {"PIPELINE_RELEASES_KEPT": "1", "PIPELINE_VOLUME__MIN_COUNT": "10"}
 
 _STORES = [f"store{i}" for i in range(6)]
 _LISTINGS = [
@@ -83,14 +49,18 @@ INPUTS = {
 
 
 @pytest.fixture(scope="module")
-def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, bytes]]:
-    """name -> (input directory, the manifest a clean build of it writes)."""
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, bytes, Path]]:
+    """name -> (input directory, the manifest a clean build of it writes, that build's output
+    with one release kept: read only)."""
     base = tmp_path_factory.mktemp("inputs")
     made = {}
     for name, listings in INPUTS.items():
         directory = write_inputs(base / name, listings=listings)
-        release = build(load_settings(None, input=directory, output=base / f"{name}-out")).release
-        made[name] = (directory, (release / MANIFEST).read_bytes())
+        settings = load_settings(
+            None, input=directory, output=base / f"{name}-out", releases_kept=1
+        )
+        release = build(settings).release
+        made[name] = (directory, (release / MANIFEST).read_bytes(), settings.output)
     return made
 
 
@@ -106,16 +76,10 @@ def _check_published(output: Path) -> bytes:
     return (release / MANIFEST).read_bytes()
 
 
-def _build(input_dir: Path, output: Path, *python: str) -> subprocess.CompletedProcess[str]:
-    """`pipeline build` in a child Python started with the arguments `python`."""
-    return subprocess.run(
-        [sys.executable, *python, "build", "--input", str(input_dir), "--output", str(output)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, **ENV},
-        timeout=300,
-    )
+def _build(input_dir: Path, output: Path, kill_at: int = 0) -> tuple[int, str]:
+    """`pipeline build` in a child process, killed at the `kill_at`-th filesystem event of its
+    publish step (0: never): its exit code and standard error."""
+    return run_build(["build", "--input", str(input_dir), "--output", str(output)], ENV, kill_at)
 
 
 @pytest.mark.slow
@@ -132,25 +96,25 @@ def _build(input_dir: Path, output: Path, *python: str) -> subprocess.CompletedP
     last=st.sampled_from(["a", "b"]),
 )
 @example(killed=[("b", 60)], last="a")  # in the deletion of a's release and pages, a again
-@example(killed=[("b", 5), ("cut", 1)], last="b")  # after the swap, before the mark
+@example(killed=[("b", 4), ("cut", 1)], last="b")  # after the swap, before the mark
 def test_a_kill_anywhere_in_the_publish_step_never_publishes_less_than_the_truth(
-    inputs: dict[str, tuple[Path, bytes]], killed: list[tuple[str, int]], last: str
+    inputs: dict[str, tuple[Path, bytes, Path]], killed: list[tuple[str, int]], last: str
 ) -> None:
-    output = Path(tempfile.mkdtemp(prefix="kills-", dir=inputs["a"][0].parent))
-    build(load_settings(None, input=inputs["a"][0], output=output, build={"releases_kept": 1}))
+    output = Path(tempfile.mkdtemp(prefix="kills-", dir=inputs["a"][0].parent)) / "out"
+    shutil.copytree(inputs["a"][2], output, symlinks=True)  # a's build, made once
     live = "a"
     for name, event in killed:
-        result = _build(inputs[name][0], output, "-c", KILLER, str(event))
+        code, err = _build(inputs[name][0], output, event)
         published = _check_published(output)
         if name == "cut":  # stopped by the volume guard before it publishes anything
-            assert result.returncode == 1, result.stderr
-            assert "stores/listings: 9 accepted rows, against 18" in result.stderr
+            assert code == 1, err
+            assert "stores/listings: 9 accepted rows, against 18" in err
         else:
-            assert result.returncode in ((-9,) if event <= SURE else (0, -9)), result.stderr
+            assert code in ((-9,) if event <= SURE else (0, -9)), err
             assert published in (inputs[live][1], inputs[name][1])
             live = name if published == inputs[name][1] else live
-    result = _build(inputs[last][0], output, "-m", "pipeline")
-    assert result.returncode == 0, result.stderr
+    code, err = _build(inputs[last][0], output)
+    assert code == 0, err
     assert _check_published(output) == inputs[last][1]
     current = (output / CURRENT).resolve()
     assert [r.name for r in (output / RELEASES).iterdir()] == [current.name]

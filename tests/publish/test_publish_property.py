@@ -11,74 +11,31 @@ requests and kills or pauses it at one of them."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-import pytest
-
-from pipeline.build import build
 from pipeline.publish.collect import collect
-from pipeline.settings import load_settings
 from tests.support.bucket import Build, check_bucket, only_kept_left
-from tests.support.inputs import SAMPLE, raise_prices
 from tests.support.proxy import Proxy, Request, Rule, Victim, finish, paused, start_publish
 from tests.support.s3 import S3Server
 
 KEEP = 2
-# Every store's default pages, one page of 100 a list: about 25 files a release (the protocol
-# is the same for any number, and the kills land at every request); no catalog or price page,
-# common pages as the category listing is.
-TINY = {
-    "channels": [0],
-    "limits": [100],
-    "variants": [],
-    "category_limits": [100],
-    "catalog_operations": [],
-}
 # Any release over any other: which build is newer is another test's (test_stale_publish.py).
 OPTIONS = {"lease_seconds": 1, "grace": 0, "keep": KEEP, "allow_older": True}
 COLLECT = "collect"  # in place of a release's name: a collection of the bucket
 
 
-@pytest.fixture(scope="module")
-def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Three releases of the sample, each in an output of its own: as shipped; one store's
-    prices raised; that store gone and another's listings halved."""
-    tmp = tmp_path_factory.mktemp("three")
-    made = {}
-    for name in ("a", "b", "c"):
-        inputs = tmp / f"in-{name}"
-        shutil.copytree(SAMPLE, inputs)
-        cellar = inputs / "stores" / "listings" / "card-cellar.csv"
-        if name == "b":
-            raise_prices(cellar)
-        if name == "c":
-            cellar.unlink()
-            part = inputs / "stores" / "listings" / "part-1.csv"
-            lines = part.read_text().splitlines(keepends=True)
-            part.write_text("".join(lines[: 1 + (len(lines) - 1) // 2]))
-        settings = load_settings(None, input=inputs, output=tmp / name, export=TINY)
-        build(settings)
-        made[name] = tmp / name
-    return made
-
-
-def _release(output: Path) -> Path:
-    return (output / "current").resolve()
-
-
 def test_kills_and_pauses_at_any_request_never_publish_a_mix(
-    s3: S3Server, proxy: Proxy, outputs: dict[str, Path]
+    s3: S3Server, proxy: Proxy, three_releases: dict[str, Path]
 ) -> None:
-    builds = {_release(o).name: Build.of(_release(o)) for o in outputs.values()}
+    builds = {r.name: Build.of(r) for r in three_releases.values()}
     assert len({tuple(b.files.items()) for b in builds.values()}) == 3  # three different sites
     url = s3.bucket("property")
-    names = list(outputs)
+    names = list(three_releases)
     outcomes: dict[str, int] = {}
 
     def start(name: str, rule: Rule | None = None, take_over: bool = False) -> Victim:
         """A publish of release `name`, or with "collect" a collection (`--collect-only`)."""
-        release = _release(outputs[names[0] if name == COLLECT else name])
+        release = three_releases[names[0] if name == COLLECT else name]
         options = {**OPTIONS, "collect_only": True} if name == COLLECT else OPTIONS
         return start_publish(
             proxy, release, url, rule or (lambda r: None), take_over=take_over, **options
@@ -94,7 +51,7 @@ def test_kills_and_pauses_at_any_request_never_publish_a_mix(
         return check_bucket(url, builds)
 
     assert publish("a")[0] == 0
-    assert checked() == _release(outputs["a"]).name
+    assert checked() == three_releases["a"].name
 
     # A SIGKILL at request n, for every n of a publish, before the request reaches the server
     # and after it did (the pointer committed, the client killed before it hears): each of the
@@ -176,9 +133,9 @@ def test_kills_and_pauses_at_any_request_never_publish_a_mix(
     for name in names * 2:
         code, err = publish(name, None, take_over=True)
         assert code == 0, err
-        assert checked() == _release(outputs[name]).name
+        assert checked() == three_releases[name].name
     collect(url, keep=KEEP, grace=0)
-    assert checked() == _release(outputs[names[-1]]).name
+    assert checked() == three_releases[names[-1]].name
     only_kept_left(url, KEEP)
     # Every outcome happened: publishes killed, stale ones that committed or were refused.
     assert outcomes.get("kill:-9") and outcomes.get("kill-after:-9"), outcomes

@@ -1,51 +1,27 @@
-"""A stale publish, paused by the proxy (`tests/publish/conftest.py`) while another commits:
+"""A stale publish, paused by the proxy (`tests/support/proxy.py`) while another commits:
 an older build never replaces a newer one's release (unless asked, `--allow-older`), whatever
 request the pause lands on; and a publish whose release was collected under it says that the
 pointer moved, not that the bucket is damaged."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-from pipeline.build import build
 from pipeline.publish.objectstore import publish_release
-from pipeline.publish.release import built_before
-from pipeline.settings import load_settings
 from tests.support.bucket import Build, check_bucket, pointer
-from tests.support.inputs import SAMPLE, raise_prices
 from tests.support.proxy import Proxy, Request, Rule, finish, paused, start_publish
 from tests.support.s3 import S3Server
 
-# Few pages (about 25 a release): the pauses land before every request.
-TINY = {
-    "channels": [0],
-    "limits": [100],
-    "variants": [],
-    "category_limits": [100],
-    "catalog_operations": [],
-}
 OPTIONS = {"lease_seconds": 1, "grace": 0}
 
 
 @pytest.fixture(scope="module")
-def older_newer(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """Two releases of the sample, the second built after the first, one store's prices
-    raised: (older, newer)."""
-    tmp = tmp_path_factory.mktemp("stale")
-    made = []
-    for name in ("older", "newer"):
-        inputs = tmp / f"in-{name}"
-        shutil.copytree(SAMPLE, inputs)
-        if name == "newer":
-            raise_prices(inputs / "stores" / "listings" / "card-cellar.csv")
-        settings = load_settings(None, input=inputs, output=tmp / name, export=TINY)
-        made.append(build(settings).release)
-    older, newer = made
-    assert built_before(older.name, newer.name)
-    return older, newer
+def older_newer(three_releases: dict[str, Path]) -> tuple[Path, Path]:
+    """Two releases, the second built after the first, one store's prices raised: (older,
+    newer)."""
+    return three_releases["a"], three_releases["b"]
 
 
 def _at(n: int) -> Rule:

@@ -13,8 +13,9 @@ from tests.support.inputs import SAMPLE
 from tests.support.servers import preview_server, running_nginx
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def serve_port(sample_build: Path) -> Iterator[int]:
+    """`pipeline serve` on the sample's build, one for every test that only asks it."""
     with preview_server(sample_build) as port:
         yield port
 
@@ -25,10 +26,11 @@ def sample_data() -> reference.Data:
     return reference.load_directory(SAMPLE)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def nginx_socket(
     sample_build: Path, serve_port: int, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Path]:
+    """nginx on the sample's site in front of `serve_port`, one for every test that only asks it."""
     with running_nginx(
         tmp_path_factory.mktemp("nginx"), sample_build / "site", f"127.0.0.1:{serve_port}"
     ) as sock:

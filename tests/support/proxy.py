@@ -9,6 +9,8 @@ import http.client
 import multiprocessing
 import os
 import signal
+import sys
+import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,6 +23,7 @@ from typing import Any
 from pipeline.errors import BuildError
 from pipeline.publish.collect import collect
 from pipeline.publish.objectstore import publish_release
+from tests.support.inputs import ROOT
 
 Request = tuple[int, str, str]  # (n, method, path and query)
 Rule = Callable[[Request], str | None]  # "kill", "kill-after", "pause" or None
@@ -66,6 +69,9 @@ class Proxy(ThreadingHTTPServer):
 
 class _Forward(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # An answer's head and body go out in two writes: with Nagle's algorithm the body waits
+    # for the client's delayed ACK of the head (40 ms an answer with a body).
+    disable_nagle_algorithm = True
     server: Proxy
 
     def forward(self) -> None:
@@ -124,12 +130,14 @@ def reply(
     handler.wfile.write(data)
 
 
-# Publishers are forked from a server that imported the publishing code once: a child starts
-# in milliseconds (a fresh interpreter takes seconds on a busy machine), and each is a process
-# of its own, killed with SIGKILL. Nothing runs in the server before it forks (no thread pool,
-# no runtime): obstore's starts in each child.
+# Publishers and builds are forked from a server that imported the pipeline once: a child
+# starts in milliseconds (a fresh interpreter takes seconds on a busy machine), and each is a
+# process of its own, killed with SIGKILL. Nothing runs in the server before it forks (no
+# thread pool, no runtime): obstore's and DuckDB's start in each child.
 FORKS = multiprocessing.get_context("forkserver")
-FORKS.set_forkserver_preload(["pipeline.publish.objectstore", "tests.support.proxy"])
+FORKS.set_forkserver_preload(
+    ["pipeline.cli", "pipeline.publish.objectstore", "tests.support.proxy"]
+)
 
 
 def _publish_child(
@@ -146,6 +154,70 @@ def _publish_child(
         answer.send((1, str(exc)))
     answer.close()
     os._exit(0)  # see `pipeline.cli.boundary.object_store_failures`
+
+
+# The filesystem events (Python audit events) `run_build` counts in a build's publish step.
+FS_EVENTS = frozenset(
+    {
+        "open",
+        "os.rename",
+        "os.remove",
+        "os.rmdir",
+        "os.symlink",
+        "os.link",
+        "os.mkdir",
+        "shutil.rmtree",
+        "os.utime",
+    }
+)
+
+
+def _build_child(args: list[str], env: dict[str, str], kill_at: int, err: Path) -> None:
+    """`pipeline ARGS` as a forked child's program, its standard error into `err`; with
+    `kill_at` > 0, SIGKILLed by itself at the `kill_at`-th filesystem event of its publish step
+    (`pipeline.conductor.publish`)."""
+    os.dup2(os.open(err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    os.environ.update(env)
+    os.chdir(ROOT)
+    import pipeline.cli
+    import pipeline.conductor
+
+    count, armed = 0, False
+
+    def hook(event: str, _: tuple[object, ...]) -> None:
+        nonlocal count
+        if armed and event in FS_EVENTS:
+            count += 1
+            if count == kill_at:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+    publish = pipeline.conductor.publish
+
+    def publish_then_disarm(*args: Any, **kwargs: Any) -> list[str]:
+        nonlocal armed
+        armed = kill_at > 0
+        problems = publish(*args, **kwargs)
+        armed = False
+        return problems
+
+    sys.addaudithook(hook)
+    pipeline.conductor.publish = publish_then_disarm  # type: ignore[assignment]
+    sys.argv = ["pipeline", *args]
+    pipeline.cli.run()
+
+
+def run_build(args: list[str], env: dict[str, str], kill_at: int = 0) -> tuple[int, str]:
+    """`pipeline ARGS` in a child process forked from the server that imported the pipeline
+    (see FORKS), killed at the `kill_at`-th filesystem event of its publish step (0: never):
+    its exit code (-9 killed) and standard error."""
+    with tempfile.TemporaryDirectory() as tmp:
+        err = Path(tmp) / "stderr"
+        process = FORKS.Process(target=_build_child, args=(args, env, kill_at, err))
+        process.start()
+        process.join(300)
+        assert process.exitcode is not None, "the build did not end in 300 s"
+        return process.exitcode, err.read_text()
 
 
 def start_publish(proxy: Proxy, release: Path, url: str, rule: Rule, **options: Any) -> Victim:
