@@ -34,8 +34,8 @@ $(BIN)/.installed: pyproject.toml
 
 # The oldest DuckDB the warehouse promises to open (storage_compatibility_version v1.2.0):
 # the tests open the built file with it.
-.venv-duckdb1/.installed: $(BIN)/.installed
-	$(BIN)/uv venv --quiet --python $(PYTHON) .venv-duckdb1
+.venv-duckdb1/.installed: | $(BIN)/.installed
+	$(BIN)/uv venv --quiet --allow-existing --python $(PYTHON) .venv-duckdb1
 	$(BIN)/uv pip install --quiet --python .venv-duckdb1/bin/python duckdb==1.2.2
 	touch $@
 
