@@ -33,7 +33,7 @@ from tests.support.runs import site_files
 # event lands after it (the build exits 0), one drawn at or below SURE always lands in it.
 EVENTS = 170
 SURE = 20
-ENV = {"PIPELINE_RELEASES_KEPT": "1", "PIPELINE_VOLUME__MIN_COUNT": "10"}
+ENV = {"PIPELINE_BUILD__RELEASES_KEPT": "1", "PIPELINE_BUILD__VOLUME__MIN_COUNT": "10"}
 
 _STORES = [f"store{i}" for i in range(6)]
 _LISTINGS = [
@@ -57,7 +57,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, by
     for name, listings in INPUTS.items():
         directory = write_inputs(base / name, listings=listings)
         settings = load_settings(
-            None, input=directory, output=base / f"{name}-out", releases_kept=1
+            None, input=directory, output=base / f"{name}-out", build={"releases_kept": 1}
         )
         release = build(settings).release
         made[name] = (directory, (release / MANIFEST).read_bytes(), settings.output)
