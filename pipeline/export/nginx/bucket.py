@@ -10,12 +10,15 @@ from pathlib import Path
 from urllib.parse import quote
 
 from pipeline.api.urls import STORES_DIR
+from pipeline.export.nginx.headers import upstream_headers
 from pipeline.export.nginx.syntax import included, literal, map_key, quoted
 
 # The headers of the bucket's answer that the local configuration does not send (whole bodies
-# only, no validators), and the client's that would make the bucket answer otherwise.
-HIDDEN = ("ETag", "Last-Modified", "Accept-Ranges", "x-amz-request-id", "x-amz-id-2", "Server")
-CLEARED = ("Range", "If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since")
+# only, the ETag the one validator), and the client's that would make the bucket answer
+# otherwise. The object's ETag is the page's; If-None-Match goes to the bucket (its 304 is
+# nginx's), unless If-Modified-Since is beside it (`$bk_if_none_match`).
+HIDDEN = ("Last-Modified", "Accept-Ranges", "x-amz-request-id", "x-amz-id-2", "Server")
+CLEARED = ("Range", "If-Match", "If-Modified-Since", "If-Unmodified-Since")
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,12 @@ def upstream_and_map(origin: BucketOrigin) -> str:
     return (
         f"# The committed release: store -> version, and the common pages' version.\n"
         f"include {included(str(origin.release_map))};\n"
+        "# The client's If-None-Match for the bucket: none beside If-Modified-Since, which a\n"
+        "# local file answers with the whole body (`if_modified_since off`).\n"
+        "map $http_if_modified_since $bk_if_none_match {\n"
+        '    default "";\n'
+        '    "" $http_if_none_match;\n'
+        "}\n"
         "upstream pipeline_bucket {\n"
         f"    server {literal(origin.host, 'the bucket endpoint')};\n"
         "}\n"
@@ -78,6 +87,7 @@ def serve_object(origin: BucketOrigin, path: str, fallback: str, error_pages: st
         "proxy_method GET;",
         f"proxy_set_header Host {host};",
         *(f'proxy_set_header {name} "";' for name in CLEARED),
+        "proxy_set_header If-None-Match $bk_if_none_match;",
         *(f"proxy_hide_header {name};" for name in HIDDEN),
         "proxy_intercept_errors on;",
         "proxy_http_version 1.1;",
@@ -85,7 +95,11 @@ def serve_object(origin: BucketOrigin, path: str, fallback: str, error_pages: st
         f"error_page 403 404 418 = {missing};",
     ]
     # A location's error_page replaces the server's: the envelopes of nginx's own errors again.
-    return "".join(f"        {line}\n" for line in lines) + error_pages.replace("    ", "        ")
+    return (
+        "".join(f"        {line}\n" for line in lines)
+        + upstream_headers()
+        + error_pages.replace("    ", "        ")
+    )
 
 
 def release_map(stores: Mapping[str, str], common: str, build: str) -> str:
