@@ -5,11 +5,12 @@ written again and nginx reloaded."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
 import subprocess
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
 
 import boto3
@@ -19,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from pipeline.api.http import body_etag
 from pipeline.api.responses import JSON, UNAVAILABLE
 from pipeline.api.urls import HELP_PATH, OPENAPI_PATH
 from pipeline.build import build
@@ -30,6 +32,7 @@ from pipeline.publish.bucket import open_bucket
 from pipeline.publish.objectstore import publish_release
 from pipeline.serve.reader import RELEASE_MAP, BucketReader, resolve, site_path, write_nginx
 from pipeline.settings import ServeSettings, load_settings
+from tests.support.around import assert_error_headers, assert_http_around
 from tests.support.inputs import SAMPLE, raise_prices
 from tests.support.runs import run_cli
 from tests.support.s3 import S3Server
@@ -174,6 +177,41 @@ def test_nginx_in_front_of_the_bucket_answers_as_local_nginx_and_one_release_at_
                 file = site / (path.lstrip("/") + "/" + (query or "index") + ".json")
                 assert request(bucket, target).body == file.read_bytes(), target
             assert any(request(bucket, t).body != old[t] for t in cellar)  # new prices
+
+
+def test_nginx_in_front_of_the_bucket_sends_the_http_around_the_bytes(
+    s3: S3Server, sample_build: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A page's ETag is its object's (S3's: the MD5 of its bytes), a live answer's a hash of its
+    bytes, each with 304, gzip, Cache-Control, CORS and HEAD as locally; errors no-store with
+    CORS; a live answer asked again comes from nginx's cache, `pipeline serve` stopped."""
+    url = s3.bucket("around")
+    readable(s3, url)
+    publish_release((sample_build / "current").resolve(), url)
+    folder = tmp_path_factory.mktemp("na")
+    page = "/v1.39.0/stores/tiny7/inventory/products"
+    body = (sample_build / "site" / site_path_of(page)).read_bytes()
+    live = "/v1.39.0/stores/tiny7/inventory/products?limit=2"
+    with ExitStack() as stack:
+        with preview_server(sample_build) as port:
+            listen = f"unix:{folder / 'nginx.sock'}"
+            assert write_nginx(url, folder, listen, f"127.0.0.1:{port}", cached(folder))
+            bucket = stack.enter_context(bucket_nginx(folder))
+            etag = assert_http_around(bucket, page, body)
+            assert etag == f'"{hashlib.md5(body).hexdigest()}"'
+            answered = request(port, live).body
+            assert assert_http_around(bucket, live, answered) == body_etag(answered)
+            for target, method in [
+                ("/v1.39.0/nowhere", "GET"),
+                ("/v1.39.0/stores/nobody/inventory/products", "GET"),
+                (page, "POST"),
+            ]:
+                got = request(bucket, target, method=method, headers={"Accept-Encoding": "gzip"})
+                assert got.status in (404, 405)
+                assert_error_headers(got)
+        again = request(bucket, live)
+        assert (again.status, again.body) == (200, answered)
+        assert request(bucket, "/v1.39.0/stores/tiny7/inventory/products?limit=4").status == 503
 
 
 # --- what is written into nginx's files ----------------------------------------------------------

@@ -10,15 +10,15 @@ from pathlib import Path
 from urllib.parse import quote
 
 from pipeline.api.urls import STORES_DIR
-from pipeline.export.nginx.headers import upstream_headers
+from pipeline.export.nginx.headers import CACHE_ZONE, upstream_headers
 from pipeline.export.nginx.syntax import included, literal, map_key, quoted
 
 # The headers of the bucket's answer that the local configuration does not send (whole bodies
-# only, the ETag the one validator), and the client's that would make the bucket answer
-# otherwise. The object's ETag is the page's; If-None-Match goes to the bucket (its 304 is
-# nginx's), unless If-Modified-Since is beside it (`$bk_if_none_match`).
+# only, the ETag the one validator: the object's), and the client's that would make the bucket
+# answer otherwise. nginx keeps the objects in its cache under their keys, which are never
+# rewritten, and answers If-None-Match itself, as for a local file.
 HIDDEN = ("Last-Modified", "Accept-Ranges", "x-amz-request-id", "x-amz-id-2", "Server")
-CLEARED = ("Range", "If-Match", "If-Modified-Since", "If-Unmodified-Since")
+CLEARED = ("Range", "If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since")
 
 
 @dataclass(frozen=True)
@@ -49,21 +49,18 @@ def upstream_and_map(origin: BucketOrigin) -> str:
     return (
         f"# The committed release: store -> version, and the common pages' version.\n"
         f"include {included(str(origin.release_map))};\n"
-        "# The client's If-None-Match for the bucket: none beside If-Modified-Since, which a\n"
-        "# local file answers with the whole body (`if_modified_since off`).\n"
-        "map $http_if_modified_since $bk_if_none_match {\n"
-        '    default "";\n'
-        '    "" $http_if_none_match;\n'
-        "}\n"
         "upstream pipeline_bucket {\n"
         f"    server {literal(origin.host, 'the bucket endpoint')};\n"
         "}\n"
     )
 
 
-def serve_object(origin: BucketOrigin, path: str, fallback: str, error_pages: str) -> str:
+def serve_object(
+    origin: BucketOrigin, path: str, fallback: str, error_pages: str, max_age: int
+) -> str:
     """The directives that answer a location from the object of the site file at `path`
-    (nginx variables allowed, `$..._store` naming the store), `fallback` where it has none."""
+    (nginx variables allowed, `$..._store` naming the store), `fallback` where it has none;
+    the object kept in nginx's cache `max_age` seconds."""
     store = re.fullmatch(rf"/{re.escape(STORES_DIR)}/(\$\w+)/(.*)", path)
     literal(origin.key_prefix, "the bucket's path")  # refused where nginx cannot write it
     prefix = origin.key_prefix
@@ -87,8 +84,10 @@ def serve_object(origin: BucketOrigin, path: str, fallback: str, error_pages: st
         "proxy_method GET;",
         f"proxy_set_header Host {host};",
         *(f'proxy_set_header {name} "";' for name in CLEARED),
-        "proxy_set_header If-None-Match $bk_if_none_match;",
         *(f"proxy_hide_header {name};" for name in HIDDEN),
+        f"proxy_cache {CACHE_ZONE};",
+        "proxy_cache_key $bk_key;",
+        f"proxy_cache_valid 200 {max_age}s;",
         "proxy_intercept_errors on;",
         "proxy_http_version 1.1;",
         'proxy_set_header Connection "";',
