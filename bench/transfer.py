@@ -36,8 +36,9 @@ from pipeline.settings import load_settings
 
 CLIENTS = 4
 PAGES = 10
-# Page sizes of the live answers asked once: every combination another URL.
-LIMITS = range(11, 51)
+# Spellings of each live answer: a parameter the API ignores (`n`), so that every URL is new to
+# nginx's cache while the answers are pages of 10, the size of the files they are compared with.
+SPELLINGS = range(40)
 
 
 @dataclass(frozen=True)
@@ -113,12 +114,12 @@ def night_later(output: Path, night: FirstNight) -> dict[str, Any]:
 
 def live_targets(output: Path) -> list[str]:
     """Summary combinations no build materialises, each URL once: the smallest and median
-    stores, three orders, 10 pages, 40 page sizes."""
+    stores, three orders, 10 pages, 40 spellings."""
     picked = stores(output)
     return [
-        f"/v1.39.0/stores/{key}/inventory/products?{order}&offset={10 * page}&limit={limit}"
-        for (key, _), order, page, limit in itertools.product(
-            (picked["smallest"], picked["median"]), ORDERS, range(PAGES), LIMITS
+        f"/v1.39.0/stores/{key}/inventory/products?{order}&offset={10 * page}&n={n}"
+        for (key, _), order, page, n in itertools.product(
+            (picked["smallest"], picked["median"]), ORDERS, range(PAGES), SPELLINGS
         )
     ]
 
