@@ -27,6 +27,7 @@ import polars as pl
 from bench.floors import Span, catalog_pages_seconds, scan_floor, write_floor
 from bench.live import live_latency, report
 from bench.ray import bucket_nights
+from bench.transfer import first_night, night_later, precompressed, rates
 from pipeline.export.records.report import BuildReport
 from pipeline.paths import CHANGES, CURRENT
 from pipeline.tools.generate import generate
@@ -127,7 +128,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     results: dict[str, Any] = {"scale": args.scale, "stores": stores}
     build, live = _build_and_floors(work, args.settle)
     results |= build
+    # The HTTP around the bytes (`bench.transfer`): one store's pages, this night and the next.
+    night, transfer = first_night(work.output)
+    transfer |= rates(work.output, 5.0) | precompressed(work.output)
     results |= _rebuild(work, args.settle, build["build_seconds"])
+    results |= transfer | night_later(work.output, night)
     # Ray nights straight to a test bucket, 1, 2 and 4 shards, the same input again (what an
     # unchanged night uploads) and a 5% night (`bench.ray`);
     # the one-machine build's peak memory beside their drivers' is `peak_rss_mb`.

@@ -79,15 +79,17 @@ def serving(output: Path, env: dict[str, str] | None = None) -> Iterator[tuple[i
 
 @contextmanager
 def nginx_in_front(output: Path, port: int) -> Iterator[Path]:
-    """nginx on the generated configuration, `pipeline serve` at `port` its upstream: the
-    unix-domain socket it listens on."""
+    """nginx on the generated configuration, `pipeline serve` at `port` its upstream, its live
+    answers' cache in its folder: the unix-domain socket it listens on (its process id is in
+    `nginx.pid` beside it)."""
     binary = shutil.which("nginx", path=f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin")
     if binary is None:
         raise RuntimeError("nginx is not installed: run `make system-deps`")
     work = Path(tempfile.mkdtemp(prefix="bench-nginx-"))
     sock = work / "nginx.sock"
     site = (output / CURRENT / SITE).resolve()
-    (work / "site.conf").write_text(nginx.render(site, f"unix:{sock}", f"127.0.0.1:{port}"))
+    conf = nginx.render(site, f"unix:{sock}", f"127.0.0.1:{port}", cache=work / "cache")
+    (work / "site.conf").write_text(conf)
     temp = " ".join(
         f"{name}_temp_path {work / name};"
         for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")

@@ -231,4 +231,7 @@ def test_nginx_bucket_reads_the_bucket_folder_and_addresses_from_the_settings(
         cli.main, ["nginx-bucket", "--config", str(config), "--upstream", "10.0.0.1:8000"]
     )
     assert result.stderr == "nginx-bucket failed: called\n"
-    assert calls == [("s3://bucket/site", tmp_path / "conf", "0.0.0.0:80", "10.0.0.1:8000", {})]
+    assert len(calls) == 1
+    *arguments, limits, keywords = calls[0]
+    assert arguments == ["s3://bucket/site", tmp_path / "conf", "0.0.0.0:80", "10.0.0.1:8000"]
+    assert (limits.nginx_listen, keywords) == ("0.0.0.0:80", {})  # the `serve` settings whole

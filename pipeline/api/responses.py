@@ -53,6 +53,8 @@ class Response:
     status: int
     body: bytes
     content_type: str = JSON
+    # A file's validator (`http.file_etag`); None: a hash of the bytes, for a 200.
+    etag: str | None = None
 
 
 class ApiError(Exception):

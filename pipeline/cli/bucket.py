@@ -85,7 +85,7 @@ def nginx_bucket_command(settings: Settings) -> None:
     url = needed(settings.publish.to, "publish.to", "--to")
     folder = needed(settings.serve.nginx_bucket_dir, "serve.nginx_bucket_dir", "--dir")
     listen, upstream = settings.serve.nginx_listen, settings.serve.nginx_upstream
-    release = write_nginx(url, folder, listen, upstream)
+    release = write_nginx(url, folder, listen, upstream, settings.serve)
     if release is None:
         raise BuildError(f"{url}: nothing published yet")
     click.echo(f"{folder / RELEASE_MAP}: release {release.release} ({len(release.stores)} stores)")

@@ -12,7 +12,7 @@ from pipeline.api.catalog import CatalogOperation, page_path, parse_ids
 from pipeline.api.params import InventoryParams, parse_after_path
 from pipeline.api.responses import ApiError, Response, envelope, results_envelope
 from pipeline.export.pages.catalog import rows
-from pipeline.paths import is_page
+from pipeline.serve.headers import page as read_page
 
 
 def parse(
@@ -70,6 +70,7 @@ def answer(
     """The response to a request of the operation: 400s first, then its page or the warehouse."""
     ids, params = parse(op, segment, query)
     page = materialised_page(op, ids, params)
-    if site is not None and page is not None and is_page(site / page):
-        return Response(200, (site / page).read_bytes())
+    found = read_page(site / page) if site is not None and page is not None else None
+    if found is not None:
+        return found
     return live_answer(warehouse(), op, ids, params)

@@ -19,8 +19,8 @@ from pipeline.api.responses import (
     results_envelope,
 )
 from pipeline.api.urls import STORE_KEY
-from pipeline.paths import is_page
 from pipeline.serve.cache import WHOLE, AnswerCache
+from pipeline.serve.headers import page as read_page
 from pipeline.serve.live import answered, raise_not_found
 from pipeline.transform.steps import OPERATION_SQL
 
@@ -69,7 +69,7 @@ def answer(
     if not STORE_KEY.fullmatch(store_key):
         raise ApiError(404, [NO_STORES])
     if site is not None and op.materialised:
-        page = site / page_path(op, store_key, params)
-        if is_page(page):
-            return Response(200, page.read_bytes())
+        found = read_page(site / page_path(op, store_key, params))
+        if found is not None:
+            return found
     return Response(200, live_answer(warehouse(), op, store_key, product_id, params, cache))

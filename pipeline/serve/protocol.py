@@ -16,6 +16,7 @@ from waitress.utilities import (  # type: ignore[import-untyped]
     RequestHeaderFieldsTooLarge,
 )
 
+from pipeline.api.http import CORS, NO_STORE
 from pipeline.api.responses import INTERNAL_ERROR, JSON, STATUS_MESSAGES, error_body
 from pipeline.settings import FIRST_HEADER_BUFFER, HEADER_BUFFER
 
@@ -175,7 +176,7 @@ class RequestParser(HTTPRequestParser):  # type: ignore[misc]
 
 class _ErrorTask(ErrorTask):  # type: ignore[misc]
     """A request waitress refuses (400, 413, 414, 431, 501, 505) or an application crash (500):
-    the error envelope with nginx's status and message."""
+    the error envelope with nginx's status and message, and its headers (`serve.headers`)."""
 
     def execute(self) -> None:
         self.version = "1.1"  # nginx's status line, whatever the request's version
@@ -183,6 +184,7 @@ class _ErrorTask(ErrorTask):  # type: ignore[misc]
         body = error_body([STATUS_MESSAGES.get(status, INTERNAL_ERROR)])
         self.status = f"{status} {HTTPStatus(status).phrase}"
         self.response_headers.append(("Content-Type", JSON))
+        self.response_headers += [("Cache-Control", NO_STORE), *CORS]
         self.set_close_on_finish()
         self.content_length = len(body)
         self.write(body)

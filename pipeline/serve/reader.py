@@ -34,6 +34,7 @@ from pipeline.publish.pointer import PointerEntry, read_pointer
 from pipeline.serve import catalog as catalog_operations
 from pipeline.serve.operations import parse
 from pipeline.serve.routes import BAD_ESCAPE, normalize_path, origin_form
+from pipeline.settings import ServeSettings
 
 T = TypeVar("T")
 RELEASE_MAP = "release.map"
@@ -171,18 +172,22 @@ def endpoint_of(url: str) -> tuple[str, str]:
     return endpoint.rstrip("/"), f"/{parts.netloc}{parts.path.rstrip('/')}"
 
 
-def write_nginx(url: str, folder: Path, listen: str, upstream: str) -> Release | None:
-    """nginx in front of the bucket at `url`: `folder/nginx.conf` (include it in `http { }`)
-    and the committed release's map, `folder/release.map`, replaced by a rename when the
-    pointer moved (then `nginx -s reload`). The release; None before the first publish (no
-    file written)."""
+def write_nginx(
+    url: str, folder: Path, listen: str, upstream: str, limits: ServeSettings | None = None
+) -> Release | None:
+    """nginx in front of the bucket at `url` (with the `serve` settings `limits`):
+    `folder/nginx.conf` (include it in `http { }`) and the committed release's map,
+    `folder/release.map`, replaced by a rename when the pointer moved (then `nginx -s reload`).
+    The release; None before the first publish (no file written)."""
     release = BucketReader(url).snapshot()
     if release is None:
         return None
     folder.mkdir(parents=True, exist_ok=True)
     endpoint, path = endpoint_of(url)
     origin = BucketOrigin(endpoint, path, (folder / RELEASE_MAP).absolute())
-    _replace(folder / NGINX_CONF, render(folder.absolute(), listen, upstream, bucket=origin))
+    _replace(
+        folder / NGINX_CONF, render(folder.absolute(), listen, upstream, limits, bucket=origin)
+    )
     _replace(folder / RELEASE_MAP, release_map(release.stores, release.common, release.build_id))
     return release
 

@@ -23,11 +23,11 @@ from pipeline.api.responses import (
     ApiError,
     Response,
 )
-from pipeline.paths import is_page
 from pipeline.serve import catalog as catalog_operations
 from pipeline.serve import live
 from pipeline.serve import operations as store_operations
 from pipeline.serve.cache import AnswerCache
+from pipeline.serve.headers import page as read_page
 
 # A warehouse connection, or what opens one when a live answer needs it (ApiError(503) when it
 # cannot be opened): files and the help pages never wait on the warehouse.
@@ -97,26 +97,30 @@ def answer(
             key = match.group(1)
             if not urls.STORE_KEY.fullmatch(key):
                 raise ApiError(404, [NO_STORES])
-            page = site / urls.inventory_page_path(key, params) if site else None
-            if page is not None and is_page(page):
-                return Response(200, page.read_bytes())
+            file = read_page(site / urls.inventory_page_path(key, params)) if site else None
+            if file is not None:
+                return file
             return Response(200, live.store_inventory(warehouse(), key, params, cache))
         operation = operations.match(path)
         if operation is not None:
             return store_operations.answer(warehouse, site, *operation, query, cache)
         if path == urls.CATEGORIES_PATH:
             params = parse_inventory_params(query, CATEGORY_PARAMETERS)
-            page = site / urls.categories_page_path(params) if site else None
-            if page is not None and is_page(page):
-                return Response(200, page.read_bytes())
+            file = read_page(site / urls.categories_page_path(params)) if site else None
+            if file is not None:
+                return file
             return Response(200, live.categories_page(warehouse(), params))
         found = catalog.match(path)
         if found is not None:
             return catalog_operations.answer(warehouse, site, *found, query)
+        # The help pages are the build's files where there is a site (their ETag is the file's),
+        # else computed: the same bytes.
         if path == urls.HELP_PATH:
-            return Response(200, help_page().encode(), HTML)
+            file = read_page(site / urls.HELP_FILE, HTML) if site else None
+            return file or Response(200, help_page().encode(), HTML)
         if path == urls.OPENAPI_PATH:
-            return Response(200, openapi_json())
+            file = read_page(site / urls.OPENAPI_FILE) if site else None
+            return file or Response(200, openapi_json())
         raise ApiError(404, [URL_NOT_FOUND])
     except ApiError as exc:
         return exc.response()

@@ -26,6 +26,7 @@ from pipeline.api.responses import (
 from pipeline.export.nginx.live import RELEASE_HEADER
 from pipeline.paths import CURRENT, SITE, WAREHOUSE
 from pipeline.serve.cache import AnswerCache
+from pipeline.serve.headers import around
 from pipeline.serve.protocol import Channel, head_limit, raise_open_files_limit
 from pipeline.serve.routes import answer, origin_form
 from pipeline.settings import ServeSettings
@@ -120,6 +121,7 @@ def application(
     output: Path, limits: ServeSettings | None = None
 ) -> Callable[[dict[str, Any], StartResponse], Iterable[bytes]]:
     build = PublishedBuild(output, limits)
+    max_age = build.limits.max_age
 
     def respond(
         method: str, target: str, release: str | None
@@ -146,15 +148,9 @@ def application(
             target = environ.get("PATH_INFO", "/") + (f"?{query}" if query else "")
         release = environ.get(RELEASE_ENVIRON)
         response, extra = respond(method, target, release)
-        start_response(
-            f"{response.status} {HTTPStatus(response.status).phrase}",
-            [
-                ("Content-Type", response.content_type),
-                ("Content-Length", str(len(response.body))),
-                *extra,
-            ],
-        )
-        return [] if method == "HEAD" else [response.body]
+        status, headers, body = around(response, environ, max_age)
+        start_response(f"{status} {HTTPStatus(status).phrase}", headers + extra)
+        return [] if method == "HEAD" else [body]
 
     return app
 

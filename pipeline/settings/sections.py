@@ -239,6 +239,17 @@ class ServeSettings(BaseModel):
         default="127.0.0.1:8000",
         description="Address of `pipeline serve` in nginx.conf, for requests not materialised",
     )
+    max_age: int = Field(
+        default=86400,
+        ge=0,
+        description="Seconds a client or CDN may keep a 200 or 304 (Cache-Control max-age): "
+        "until the next nightly build",
+    )
+    nginx_cache: Path = Field(
+        default=Path("/var/lib/nginx/pipeline-live"),
+        description="The folder nginx keeps the live answers in (proxy_cache_path; nginx's user "
+        "writes it)",
+    )
     nginx_bucket_dir: Path | None = Field(
         default=None,
         description="`pipeline nginx-bucket`: the folder its nginx.conf and release.map go to",

@@ -5,11 +5,12 @@ written again and nginx reloaded."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
 import subprocess
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
 
 import boto3
@@ -19,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from pipeline.api.http import body_etag
 from pipeline.api.responses import JSON, UNAVAILABLE
 from pipeline.api.urls import HELP_PATH, OPENAPI_PATH
 from pipeline.build import build
@@ -29,7 +31,8 @@ from pipeline.export.nginx.bucket import BucketOrigin, release_map
 from pipeline.publish.bucket import open_bucket
 from pipeline.publish.objectstore import publish_release
 from pipeline.serve.reader import RELEASE_MAP, BucketReader, resolve, site_path, write_nginx
-from pipeline.settings import load_settings
+from pipeline.settings import ServeSettings, load_settings
+from tests.support.around import assert_error_headers, assert_http_around
 from tests.support.inputs import SAMPLE, raise_prices
 from tests.support.runs import run_cli
 from tests.support.s3 import S3Server
@@ -65,6 +68,11 @@ OTHERS = [
     "/v1.39.0/nowhere",
     "/current/stores/3d05ef67/inventory/products",
 ]
+
+
+def cached(folder: Path) -> ServeSettings:
+    """The `serve` settings with nginx's cache of the live answers in `folder`."""
+    return ServeSettings(nginx_cache=folder / "cache")
 
 
 def bucket_nginx(folder: Path, more: str = "") -> AbstractContextManager[Path]:
@@ -132,6 +140,7 @@ def test_nginx_in_front_of_the_bucket_answers_as_local_nginx_and_one_release_at_
             listen,
             "--upstream",
             no_live,
+            env={"PIPELINE_SERVE__NGINX_CACHE": str(folder / "cache")},
         )
         assert done.returncode == 0, done.stderr
         assert done.stdout.startswith(f"{folder / 'release.map'}: release {first.name}.")
@@ -143,7 +152,7 @@ def test_nginx_in_front_of_the_bucket_answers_as_local_nginx_and_one_release_at_
                     target
                 )
         # With `pipeline serve` behind it, what no object answers is answered live, as locally.
-        assert write_nginx(url, folder, listen, f"127.0.0.1:{port}")
+        assert write_nginx(url, folder, listen, f"127.0.0.1:{port}", cached(folder))
         with bucket_nginx(folder) as bucket:
             for target in [*materialised[::5], *OTHERS]:
                 a, b = request(local, target), request(bucket, target)
@@ -160,7 +169,7 @@ def test_nginx_in_front_of_the_bucket_answers_as_local_nginx_and_one_release_at_
             old = {t: request(local, t).body for t in cellar}
             for target in cellar:
                 assert request(bucket, target).body == old[target], target
-        assert write_nginx(url, folder, listen, no_live)
+        assert write_nginx(url, folder, listen, no_live, cached(folder))
         with bucket_nginx(folder) as bucket:
             site = changed_build / "site"
             for target in cellar:
@@ -168,6 +177,41 @@ def test_nginx_in_front_of_the_bucket_answers_as_local_nginx_and_one_release_at_
                 file = site / (path.lstrip("/") + "/" + (query or "index") + ".json")
                 assert request(bucket, target).body == file.read_bytes(), target
             assert any(request(bucket, t).body != old[t] for t in cellar)  # new prices
+
+
+def test_nginx_in_front_of_the_bucket_sends_the_http_around_the_bytes(
+    s3: S3Server, sample_build: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A page's ETag is its object's (S3's: the MD5 of its bytes), a live answer's a hash of its
+    bytes, each with 304, gzip, Cache-Control, CORS and HEAD as locally; errors no-store with
+    CORS; a live answer asked again comes from nginx's cache, `pipeline serve` stopped."""
+    url = s3.bucket("around")
+    readable(s3, url)
+    publish_release((sample_build / "current").resolve(), url)
+    folder = tmp_path_factory.mktemp("na")
+    page = "/v1.39.0/stores/tiny7/inventory/products"
+    body = (sample_build / "site" / site_path_of(page)).read_bytes()
+    live = "/v1.39.0/stores/tiny7/inventory/products?limit=2"
+    with ExitStack() as stack:
+        with preview_server(sample_build) as port:
+            listen = f"unix:{folder / 'nginx.sock'}"
+            assert write_nginx(url, folder, listen, f"127.0.0.1:{port}", cached(folder))
+            bucket = stack.enter_context(bucket_nginx(folder))
+            etag = assert_http_around(bucket, page, body)
+            assert etag == f'"{hashlib.md5(body).hexdigest()}"'
+            answered = request(port, live).body
+            assert assert_http_around(bucket, live, answered) == body_etag(answered)
+            for target, method in [
+                ("/v1.39.0/nowhere", "GET"),
+                ("/v1.39.0/stores/nobody/inventory/products", "GET"),
+                (page, "POST"),
+            ]:
+                got = request(bucket, target, method=method, headers={"Accept-Encoding": "gzip"})
+                assert got.status in (404, 405)
+                assert_error_headers(got)
+        again = request(bucket, live)
+        assert (again.status, again.body) == (200, answered)
+        assert request(bucket, "/v1.39.0/stores/tiny7/inventory/products?limit=4").status == 503
 
 
 # --- what is written into nginx's files ----------------------------------------------------------
@@ -206,7 +250,8 @@ def test_every_store_key_is_a_key_of_the_release_map(
     folder = tmp_path_factory.mktemp("keys")
     origin = BucketOrigin("http://127.0.0.1:9", "/bucket/pre fix", folder / RELEASE_MAP)
     (folder / RELEASE_MAP).write_text(release_map(stores, common, "build"))
-    conf = nginx.render(folder, f"unix:{folder / 'nginx.sock'}", "127.0.0.1:9", bucket=origin)
+    listen = f"unix:{folder / 'nginx.sock'}"
+    conf = nginx.render(folder, listen, "127.0.0.1:9", bucket=origin, cache=folder / "cache")
     (folder / "nginx.conf").write_text(conf)
     main = nginx_main_conf(folder, folder / "nginx.conf", PROBE.format(sock=folder / "probe.sock"))
     assert NGINX
@@ -248,7 +293,7 @@ def test_the_live_upstream_down_is_503_with_the_envelope_in_front_of_the_bucket(
     publish_release((sample_build / "current").resolve(), url)
     folder = tmp_path_factory.mktemp("nd")
     no_live = f"unix:{folder / 'nobody.sock'}"
-    assert write_nginx(url, folder, f"unix:{folder / 'nginx.sock'}", no_live)
+    assert write_nginx(url, folder, f"unix:{folder / 'nginx.sock'}", no_live, cached(folder))
     paths = [target.partition("?")[0] for target, _ in live_requests()]
     for location in live_locations((folder / "nginx.conf").read_text()):
         assert any(location.fullmatch(path) for path in paths), location.pattern
@@ -289,7 +334,7 @@ def test_an_object_deleted_from_the_bucket_is_never_another_builds_bytes(
     folder = tmp_path_factory.mktemp("ng")
     listen = f"unix:{folder / 'nginx.sock'}"
     with preview_server(changed_build) as port:
-        assert write_nginx(url, folder, listen, f"127.0.0.1:{port}")
+        assert write_nginx(url, folder, listen, f"127.0.0.1:{port}", cached(folder))
         with bucket_nginx(folder) as bucket:
             got = request(bucket, gone)
             assert (got.status, got.content_type, orjson.loads(got.body)) == (
@@ -306,7 +351,7 @@ def test_an_object_deleted_from_the_bucket_is_never_another_builds_bytes(
             got = request(local, gone, headers=named)
             assert (got.status, got.body) == (200, theirs)
     with preview_server(sample_build) as port:
-        assert write_nginx(url, folder, listen, f"127.0.0.1:{port}")
+        assert write_nginx(url, folder, listen, f"127.0.0.1:{port}", cached(folder))
         with bucket_nginx(folder) as bucket:
             got = request(bucket, gone)
             assert (got.status, got.body) == (200, ours[gone])

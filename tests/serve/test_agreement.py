@@ -212,10 +212,12 @@ def test_a_long_target_with_a_nul(nginx_socket: Path, serve_port: int, target: s
 
 
 @pytest.mark.parametrize("target", [OPENAPI_PATH, INVENTORY])
-def test_ranges_and_preconditions_get_the_whole_body(
+def test_ranges_and_preconditions_get_the_whole_body_if_none_match_a_304(
     nginx_socket: Path, serve_port: int, sample_build: Path, target: str
 ) -> None:
-    """Both servers answer whole bodies: no 206, 416, 304 or 412 (nginx would, from a file)."""
+    """Both servers answer whole bodies: no 206, 416 or 412, and If-Modified-Since is not
+    answered (no Last-Modified is sent); an If-None-Match naming the ETag (nginx's of the
+    file), or `*`, is 304 from both."""
     name = OPENAPI_FILE if target == OPENAPI_PATH else f"{INVENTORY.lstrip('/')}/index.json"
     stat = (sample_build / "site" / name).stat()
     etag = f'"{int(stat.st_mtime):x}-{stat.st_size:x}"'  # nginx's ETag of the file
@@ -223,14 +225,24 @@ def test_ranges_and_preconditions_get_the_whole_body(
     for headers in (
         {"Range": "bytes=0-9"},
         {"Range": "bytes=999999-"},
-        {"If-None-Match": etag},
-        {"If-None-Match": "*"},
         {"If-Modified-Since": formatdate(stat.st_mtime, usegmt=True)},
+        {"If-None-Match": etag, "If-Modified-Since": formatdate(stat.st_mtime, usegmt=True)},
+        {"If-None-Match": '"other", W/"another"'},
         {"If-Match": '"x"'},
         {"If-Unmodified-Since": formatdate(0, usegmt=True)},
     ):
         got, _ = both(nginx_socket, serve_port, target, headers=headers)
         assert (got.status, got.body) == (200, whole), headers
+        assert "last-modified" not in got.headers
+    for headers in (
+        {"If-None-Match": etag},
+        {"If-None-Match": f'"other", W/{etag}'},
+        {"If-None-Match": "*"},
+        {"If-None-Match": etag, "If-Match": '"x"'},  # `pipeline serve` behind nginx answers
+    ):
+        got, served = both(nginx_socket, serve_port, target, headers=headers)
+        assert (got.status, got.body, got.headers["etag"]) == (304, b"", etag), headers
+        assert served.headers["etag"] == etag
 
 
 # --- requests answered at once, as nginx answers them -------------------------------------------

@@ -202,7 +202,9 @@ def test_a_site_folder_of_any_name_is_written_by_nginx_grammar(tmp_path: Path) -
     """Spaces, quotes, `;`, braces, `#` and backslashes in the folder: `nginx -t` accepts the
     configuration; a `$`, which nginx would read as a variable, is refused by name."""
     site = tmp_path / 'a "b";{c} #d\\e\\t'
-    conf = nginx.render(site, f"unix:{tmp_path / 'n.sock'}", "127.0.0.1:9")
+    conf = nginx.render(
+        site, f"unix:{tmp_path / 'n.sock'}", "127.0.0.1:9", cache=tmp_path / "cache"
+    )
     (tmp_path / "site.conf").write_text(conf)
     (tmp_path / "main.conf").write_text(
         f"pid {tmp_path / 'pid'};\nevents {{ }}\nhttp {{ include {tmp_path / 'site.conf'}; }}\n"

@@ -211,11 +211,12 @@ def running_nginx(
     workdir: Path, site: Path, upstream: str, limits: ServeSettings | None = None
 ) -> Iterator[Path]:
     """nginx on the generated configuration (with the `serve` settings `limits`), listening on a
-    unix-domain socket in `workdir`."""
+    unix-domain socket in `workdir`, keeping the live answers in `workdir/cache`."""
     workdir.mkdir(parents=True, exist_ok=True)
     sock = workdir / "nginx.sock"
     assert len(str(sock)) < 100, f"{sock}: too long for a unix-domain socket (set a short TMPDIR)"
     limited = {"limits": limits} if limits is not None else {}  # the default: nginx.render's
-    (workdir / "site.conf").write_text(nginx.render(site, f"unix:{sock}", upstream, **limited))
+    conf = nginx.render(site, f"unix:{sock}", upstream, **limited, cache=workdir / "cache")
+    (workdir / "site.conf").write_text(conf)
     with nginx_on(workdir, workdir / "site.conf", sock):
         yield sock

@@ -30,6 +30,7 @@ from pipeline.api.urls import (
 from pipeline.contract import STORED_KEY_PATTERN
 from pipeline.export.nginx.bucket import BucketOrigin, serve_object, upstream_and_map
 from pipeline.export.nginx.catalog import catalog_locations
+from pipeline.export.nginx.headers import add_headers, http_level, server_level
 from pipeline.export.nginx.live import LIVE, RECURSIVE, TO_LIVE, live_locations
 from pipeline.export.nginx.operations import store_operation_locations
 from pipeline.export.nginx.params import query_maps
@@ -59,6 +60,7 @@ def _error_pages() -> tuple[str, str]:
         "    location = /.errors/405 {\n"
         "        internal;\n"
         f'        add_header Allow "{", ".join(ALLOWED_METHODS)}" always;\n'
+        f"{add_headers('        ')}"
         f"        return 405 {_envelope(method_not_allowed('$refused_method'))};\n"
         "    }"
     ]
@@ -82,6 +84,7 @@ def _only_get() -> str:
     return (
         f"        if ($request_method !~ ^({methods})$) {{\n"
         f'            add_header Allow "{", ".join(ALLOWED_METHODS)}" always;\n'
+        f"{add_headers('            ')}"
         f"            return 405 {_envelope(method_not_allowed('$request_method'))};\n"
         "        }\n"
     )
@@ -97,8 +100,9 @@ map $request_uri $target_too_long {{
     "~^.{{{MAX_TARGET + 1},}}" 1;
 }}
 
-# 1 when the request has a precondition (see the server block), not on the way to an error page.
-map "$http_if_match$http_if_none_match$http_if_unmodified_since" $inv_precondition {{
+# 1 when the request has a precondition nginx does not answer as `pipeline serve` does (see the
+# server block), not on the way to an error page.
+map "$http_if_match$http_if_unmodified_since" $inv_precondition {{
     default 1;
     "" 0;
 }}
@@ -166,11 +170,13 @@ def _server(
     limits: ServeSettings,
     serve: Callable[[str, str], str],
     release: str,
+    release_root: str,
 ) -> str:
-    """The server block: whole bodies only, the limits, the error pages, the locations (the
-    live ones telling the upstream `release`: `live_locations`)."""
+    """The server block: whole bodies only, the headers, the limits, the error pages, the
+    locations (the live ones telling the upstream `release`, their answers cached under the
+    release, `release_root`: `live_locations`)."""
     error_pages, error_locations = _error_pages()
-    live = live_locations(release)
+    live = live_locations(release, f"{release_root}$request_uri")
     return f"""server {{
     listen {literal(listen, "the address to listen on")};
     root {literal(str(site_root), "the site's folder")};
@@ -179,12 +185,9 @@ def _server(
     charset_types application/json;
     absolute_redirect off;
     server_tokens off;
-    # Whole bodies only, as `pipeline serve` answers: no byte ranges (206, 416), no ETag, no
-    # If-Modified-Since (304).
+    # Whole bodies only, as `pipeline serve` answers: no byte ranges (206, 416).
     max_ranges 0;
-    etag off;
-    if_modified_since off;
-
+{server_level()}
 {_limits(limits)}
     # Error pages are internal URIs, not named locations: a request nginx rejects while
     # reading the request line has no URI to carry into a named location. They apply after a
@@ -194,8 +197,8 @@ def _server(
     if ($target_too_long) {{
         return 414 {_envelope(TOO_LONG)};
     }}
-    # A request with preconditions a file would answer 304 or 412 to (If-None-Match: *,
-    # If-Match, If-Unmodified-Since) goes to the upstream, which answers the whole body.
+    # A request with a precondition a file would answer 412 to (If-Match,
+    # If-Unmodified-Since) goes to the upstream, which ignores it.
     if ($inv_conditional) {{
         rewrite ^ /.live last;
     }}
@@ -212,18 +215,25 @@ def render(
     upstream: str,
     limits: ServeSettings | None = None,
     bucket: BucketOrigin | None = None,
+    cache: Path | None = None,
 ) -> str:
     """The configuration for a site published at `site_root` (absolute), with the limits of
     `pipeline serve` (the `serve` settings); with `bucket`, for the site in that bucket
     (`bucket`), read through the release's map. nginx keeps idle connections to the live
-    upstream (as many as it has threads), closing one a second before the server would."""
+    upstream (as many as it has threads), closing one a second before the server would, and
+    keeps the live answers in `cache` (default: the setting `serve.nginx_cache`)."""
     limits = limits or ServeSettings()
+    cache = cache or limits.nginx_cache
+    # What nginx tells the upstream, and what names the release in a cached answer's key: in
+    # front of a bucket, the build of the map; locally, nothing, and the folder OUTPUT/site
+    # resolves to (releases/<id>/site), which a publish changes without a reload.
+    releases = ("$bk_build", "$bk_build") if bucket else ('""', "$realpath_root")
 
     def serve(path: str, fallback: str) -> str:
         """The directives answering a location from the site file at `path`, else `fallback`."""
         if bucket is None:
             return f"        try_files {path} {fallback};\n"
-        return serve_object(bucket, path, fallback, _error_pages()[0])
+        return serve_object(bucket, path, fallback, _error_pages()[0], limits.max_age)
 
     return f"""# Store inventory API {VERSION}, generated by `pipeline build`.
 # Include inside http {{ }}.
@@ -232,13 +242,14 @@ def render(
 
 {query_maps()}
 {_request_maps()}
+{http_level(limits.max_age, cache)}
 {upstream_and_map(bucket) if bucket else ""}upstream pipeline_live {{
     server {literal(upstream, "the live upstream")};
     keepalive {limits.threads};
     keepalive_timeout {max(1, limits.channel_timeout - 1)}s;
 }}
 
-{_server(site_root, listen, limits, serve, "$bk_build" if bucket else '""')}"""
+{_server(site_root, listen, limits, serve, *releases)}"""
 
 
 def write_nginx_conf(release: Path, settings: Settings) -> None:

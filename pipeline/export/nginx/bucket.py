@@ -10,11 +10,14 @@ from pathlib import Path
 from urllib.parse import quote
 
 from pipeline.api.urls import STORES_DIR
+from pipeline.export.nginx.headers import CACHE_ZONE, upstream_headers
 from pipeline.export.nginx.syntax import included, literal, map_key, quoted
 
 # The headers of the bucket's answer that the local configuration does not send (whole bodies
-# only, no validators), and the client's that would make the bucket answer otherwise.
-HIDDEN = ("ETag", "Last-Modified", "Accept-Ranges", "x-amz-request-id", "x-amz-id-2", "Server")
+# only, the ETag the one validator: the object's), and the client's that would make the bucket
+# answer otherwise. nginx keeps the objects in its cache under their keys, which are never
+# rewritten, and answers If-None-Match itself, as for a local file.
+HIDDEN = ("Last-Modified", "Accept-Ranges", "x-amz-request-id", "x-amz-id-2", "Server")
 CLEARED = ("Range", "If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since")
 
 
@@ -52,9 +55,12 @@ def upstream_and_map(origin: BucketOrigin) -> str:
     )
 
 
-def serve_object(origin: BucketOrigin, path: str, fallback: str, error_pages: str) -> str:
+def serve_object(
+    origin: BucketOrigin, path: str, fallback: str, error_pages: str, max_age: int
+) -> str:
     """The directives that answer a location from the object of the site file at `path`
-    (nginx variables allowed, `$..._store` naming the store), `fallback` where it has none."""
+    (nginx variables allowed, `$..._store` naming the store), `fallback` where it has none;
+    the object kept in nginx's cache `max_age` seconds."""
     store = re.fullmatch(rf"/{re.escape(STORES_DIR)}/(\$\w+)/(.*)", path)
     literal(origin.key_prefix, "the bucket's path")  # refused where nginx cannot write it
     prefix = origin.key_prefix
@@ -79,13 +85,20 @@ def serve_object(origin: BucketOrigin, path: str, fallback: str, error_pages: st
         f"proxy_set_header Host {host};",
         *(f'proxy_set_header {name} "";' for name in CLEARED),
         *(f"proxy_hide_header {name};" for name in HIDDEN),
+        f"proxy_cache {CACHE_ZONE};",
+        "proxy_cache_key $bk_key;",
+        f"proxy_cache_valid 200 {max_age}s;",
         "proxy_intercept_errors on;",
         "proxy_http_version 1.1;",
         'proxy_set_header Connection "";',
         f"error_page 403 404 418 = {missing};",
     ]
     # A location's error_page replaces the server's: the envelopes of nginx's own errors again.
-    return "".join(f"        {line}\n" for line in lines) + error_pages.replace("    ", "        ")
+    return (
+        "".join(f"        {line}\n" for line in lines)
+        + upstream_headers()
+        + error_pages.replace("    ", "        ")
+    )
 
 
 def release_map(stores: Mapping[str, str], common: str, build: str) -> str:

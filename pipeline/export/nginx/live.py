@@ -3,6 +3,8 @@ and `TO_LIVE`. (docs/serving.md, "nginx and the live server")"""
 
 from __future__ import annotations
 
+from pipeline.export.nginx.headers import live_cache, upstream_headers
+
 LIVE = "@live"
 TO_LIVE = f"        error_page 418 = {LIVE};\n        return 418;\n"
 RECURSIVE = "    recursive_error_pages on;\n"
@@ -15,8 +17,10 @@ RECURSIVE = "    recursive_error_pages on;\n"
 RELEASE_HEADER = "X-Pipeline-Release"
 
 
-def live_locations(release: str) -> str:
-    """`@live` for a page with no file, `/.live` for a request with a precondition; each
+def live_locations(release: str, cache_key: str) -> str:
+    """`@live` for a page with no file, its answers kept in nginx's cache under `cache_key`
+    (`headers.live_cache`); `/.live`, uncached, for a request with a precondition nginx does
+    not answer itself (If-Match, If-Unmodified-Since), which `pipeline serve` ignores. Each
     tells the upstream `release` (an nginx value: `$bk_build`, or `""` to clear it)."""
     return "".join(
         f"""    location {where} {{
@@ -25,10 +29,10 @@ def live_locations(release: str) -> str:
         proxy_set_header {RELEASE_HEADER} {release};
         proxy_http_version 1.1;
         proxy_set_header Connection "";
-    }}
+{upstream_headers()}{cached}    }}
 """
-        for where, internal, uri in (
-            (LIVE, "", ""),
-            ("= /.live", "        internal;\n", "$request_uri"),
+        for where, internal, uri, cached in (
+            (LIVE, "", "", live_cache(cache_key)),
+            ("= /.live", "        internal;\n", "$request_uri", ""),
         )
     )
