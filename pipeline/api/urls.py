@@ -32,9 +32,8 @@ OPENAPI_FILE = PurePosixPath(VERSION, "help", "openapi.json")
 # and BULK_DIR/<categoryId>/<groupId>.csv; their URL is their site path with a leading slash.
 BULK_DIR = f"{VERSION}/bulk"
 BULK_INDEX = PurePosixPath(BULK_DIR, "index.json")
-BULK_PATH = re.compile(
-    rf"/({re.escape(BULK_DIR)}/(?:index\.json|-?[0-9]+\.parquet|-?[0-9]+/-?[0-9]+\.csv))"
-)
+BULK_NAMES = r"index\.json|-?[0-9]+\.parquet|-?[0-9]+/-?[0-9]+\.csv"  # under BULK_DIR
+BULK_PATH = re.compile(rf"/({re.escape(BULK_DIR)}/(?:{BULK_NAMES}))")
 STORE_KEY = re.compile(STORE_KEY_PATTERN)
 # A site path in a store's folder, `STORES_DIR/<key>/...`: the key is its group.
 STORE_PAGE = re.compile(rf"{re.escape(STORES_DIR)}/([^/]+)/")

@@ -22,6 +22,7 @@ from pipeline.api.responses import (
     URL_NOT_FOUND,
     ApiError,
     Response,
+    content_type,
 )
 from pipeline.paths import is_page
 from pipeline.serve import catalog as catalog_operations
@@ -113,6 +114,12 @@ def answer(
         found = catalog.match(path)
         if found is not None:
             return catalog_operations.answer(warehouse, site, *found, query)
+        bulk = urls.BULK_PATH.fullmatch(path)
+        if bulk:  # a file or nothing: no bulk file is answered live
+            file = site / bulk.group(1) if site else None
+            if file is None or not is_page(file):
+                raise ApiError(404, [URL_NOT_FOUND])
+            return Response(200, file.read_bytes(), content_type(file.name))
         if path == urls.HELP_PATH:
             return Response(200, help_page().encode(), HTML)
         if path == urls.OPENAPI_PATH:
