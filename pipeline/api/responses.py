@@ -21,6 +21,7 @@ def content_type(name: str) -> str:
     """The content type a site file at `name` is served with, by every server and the bucket."""
     return next((t for end, t in CONTENT_TYPES.items() if name.endswith(end)), JSON)
 
+
 NO_STORES = "No stores were found."
 NO_PRODUCTS = "No products were found."
 NO_CATEGORIES = "No categories were found."

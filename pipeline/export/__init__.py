@@ -1,6 +1,7 @@
 """Export stage: the warehouse -> the files of one release: the site (`write_site`: the pages
-and the bulk files), its manifest and changes, the stores' records, the nginx configuration and the build report.
-A store whose digest equals the previous release's is carried over without being answered."""
+and the bulk files), its manifest and changes, the stores' records, the nginx configuration and
+the build report. A store whose digest equals the previous release's is carried over without
+being answered."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ import obstore as obs
 import orjson
 import polars as pl
 
-from pipeline.api.responses import HTML, JSON
+from pipeline.api.responses import content_type
 from pipeline.api.urls import STORES_DIR, store_column, store_of
 from pipeline.errors import BuildError
 from pipeline.export.records.manifest import Manifest

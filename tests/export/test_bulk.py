@@ -186,10 +186,38 @@ CATALOG: dict[str, list[dict[str, Any]]] = {
         {"groupId": 20, "categoryId": 2, "name": "Base"},
     ],
     "products": [
-        {"productId": 100, "categoryId": 1, "groupId": 10, "name": "Sol Ring", "rarity": "Uncommon", "number": "270"},  # noqa: E501
-        {"productId": 101, "categoryId": 1, "groupId": 10, "name": "Black, \"Lotus\"", "rarity": "Rare", "number": None},  # noqa: E501
-        {"productId": 110, "categoryId": 1, "groupId": 11, "name": "Mox", "rarity": None, "number": None},  # noqa: E501
-        {"productId": 200, "categoryId": 2, "groupId": 20, "name": "Pikachu", "rarity": None, "number": "58"},  # noqa: E501
+        {
+            "productId": 100,
+            "categoryId": 1,
+            "groupId": 10,
+            "name": "Sol Ring",
+            "rarity": "Uncommon",
+            "number": "270",
+        },
+        {
+            "productId": 101,
+            "categoryId": 1,
+            "groupId": 10,
+            "name": 'Black, "Lotus"',
+            "rarity": "Rare",
+            "number": None,
+        },
+        {
+            "productId": 110,
+            "categoryId": 1,
+            "groupId": 11,
+            "name": "Mox",
+            "rarity": None,
+            "number": None,
+        },
+        {
+            "productId": 200,
+            "categoryId": 2,
+            "groupId": 20,
+            "name": "Pikachu",
+            "rarity": None,
+            "number": "58",
+        },
     ],
     "skus": [
         {"skuId": 1000, "productId": 100, "conditionId": 1, "languageId": 1, "printingId": 1},
@@ -251,8 +279,14 @@ def test_an_unchanged_groups_files_are_carried_with_their_inode_and_sha256(
 ) -> None:
     """Night 2 changes one price of group 10: its CSV, its category's Parquet and the index
     are new files; every other bulk file is the previous release's, hard-linked."""
-    first = {p: (f.stat().st_ino, f.read_bytes()) for p, f in bulk_files(_night(tmp_path, "a", "2.00")).items()}  # noqa: E501
-    second = {p: (f.stat().st_ino, f.read_bytes()) for p, f in bulk_files(_night(tmp_path, "b", "2.50")).items()}  # noqa: E501
+    first = {
+        p: (f.stat().st_ino, f.read_bytes())
+        for p, f in bulk_files(_night(tmp_path, "a", "2.00")).items()
+    }
+    second = {
+        p: (f.stat().st_ino, f.read_bytes())
+        for p, f in bulk_files(_night(tmp_path, "b", "2.50")).items()
+    }
     assert first.keys() == second.keys()
     changed = sorted(p for p in first if first[p][1] != second[p][1])
     assert changed == [f"{BULK_DIR}/1.parquet", f"{BULK_DIR}/1/10.csv", f"{BULK_DIR}/index.json"]

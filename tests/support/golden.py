@@ -26,6 +26,8 @@ BUILT_AT = 1767225600
 def pin_build_time() -> None:
     """Every build from here on states BUILT_AT as its time."""
     os.environ[SOURCE_DATE_EPOCH] = str(BUILT_AT)
+
+
 FULL_PAGES = (
     "v1.39.0/catalog/categories/index.json",
     "v1.39.0/help/openapi.json",

@@ -97,7 +97,9 @@ def write_bulk_files(
             )
             buffer = io.BytesIO()
             text.write_csv(buffer)
-            write(str(bulk_csv_path(category_id, group_id)), buffer.getvalue(), category_id, group_id)
+            write(
+                str(bulk_csv_path(category_id, group_id)), buffer.getvalue(), category_id, group_id
+            )
     stamp = built_at(started).strftime("%Y-%m-%dT%H:%M:%SZ")
     writer.write(str(BULK_INDEX), orjson.dumps({"builtAt": stamp, "files": listed}))
     return len(listed) + 1
@@ -118,9 +120,7 @@ def _ext_entries(rows: pl.DataFrame) -> pl.DataFrame:
 def _with_ext(category: pl.DataFrame, ext: pl.DataFrame) -> pl.DataFrame:
     """The category's rows with an ext<Name> column (text) for each name that holds a value
     there, in name order (code points)."""
-    own = ext.filter(pl.col("productId").is_in(category["productId"].implode())).drop_nulls(
-        "value"
-    )
+    own = ext.filter(pl.col("productId").is_in(category["productId"].implode())).drop_nulls("value")
     rows = category.drop("ext")
     if own.is_empty():
         return rows
