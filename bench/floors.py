@@ -13,6 +13,7 @@ import duckdb
 
 from pipeline import db
 from pipeline.export.files import FRAME_FILES, Body, Folders, create
+from pipeline.export.pages.bulk import write_bulk_files
 from pipeline.export.pages.catalog import write_catalog_pages
 from pipeline.export.records.manifest import Manifest
 from pipeline.export.writer import SiteWriter
@@ -109,5 +110,20 @@ def catalog_pages_seconds(output: Path, folder: Path) -> float:
         with SiteWriter(folder) as writer:
             write_catalog_pages(con, writer, ExportSettings())
         return time.perf_counter() - started
+    finally:
+        con.close()
+
+
+def bulk_files_seconds(output: Path, folder: Path) -> tuple[float, int, int]:
+    """Seconds the build's bulk files take (`write_bulk_files`, as the build writes them),
+    written again from the published warehouse into `folder`, their count and bytes: their
+    share of a build. (The write floor counts them with every file of the manifest.)"""
+    con = db.connect(output / CURRENT / WAREHOUSE, read_only=True)
+    try:
+        started = time.perf_counter()
+        with SiteWriter(folder) as writer:
+            count = write_bulk_files(con, writer)
+        seconds = time.perf_counter() - started
+        return seconds, count, int(writer.manifest().frame["bytes"].sum())
     finally:
         con.close()

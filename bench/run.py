@@ -24,7 +24,13 @@ from typing import Any
 import orjson
 import polars as pl
 
-from bench.floors import Span, catalog_pages_seconds, scan_floor, write_floor
+from bench.floors import (
+    Span,
+    bulk_files_seconds,
+    catalog_pages_seconds,
+    scan_floor,
+    write_floor,
+)
 from bench.live import live_latency, report
 from bench.ray import bucket_nights
 from bench.transfer import first_night, night_later, precompressed, rates
@@ -158,6 +164,7 @@ def _build_and_floors(work: Work, settle_seconds: float) -> tuple[dict[str, Any]
     build_s, site = build.seconds, report.site
     live = live_latency(work.output)
     catalog_s = catalog_pages_seconds(work.output, work.trash / "catalog-pages")
+    bulk_s, bulk_files, bulk_bytes = bulk_files_seconds(work.output, work.trash / "bulk-files")
     settle(settle_seconds)
     written = write_floor(work.output / CURRENT, work.floor_files)
     write_s = written.seconds
@@ -179,6 +186,11 @@ def _build_and_floors(work: Work, settle_seconds: float) -> tuple[dict[str, Any]
         # the catalog and price pages' share of the build (`export.catalog_operations`)
         "catalog_pages_seconds": round(catalog_s, 2),
         "catalog_pages_share_of_build": round(catalog_s / build_s, 3),
+        # the bulk files' share (`export.bulk_files`); the floors count them with every file
+        "bulk_files": bulk_files,
+        "bulk_bytes": bulk_bytes,
+        "bulk_files_seconds": round(bulk_s, 2),
+        "bulk_files_share_of_build": round(bulk_s / build_s, 3),
         **build.figures("build"),
         **written.figures("write_floor"),
     }

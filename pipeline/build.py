@@ -46,6 +46,7 @@ def _build(conductor: Conductor) -> BuildResult:
                 previous_release=conductor.previous,
                 pool=(settings.output / POOL, conductor.work / POOL),
                 advance=advance,
+                started=conductor.started_at,
             )
         sums = {t.name: table_sums(con, f"raw.{t.name}") for t in TABLES}
     except BaseException:

@@ -29,8 +29,10 @@ CREATE OR REPLACE TEMP MACRO shown(is_custom, is_excluded, generic, custom, excl
 -- A time as the live service writes it (.NET round-trip, no zone; docs/contract.md §3.4):
 -- seconds always, then the fraction with its trailing zeros trimmed, and no dot when it is
 -- zero: 2025-11-19T15:58:35.27, 2022-11-11T00:00:00. TIME_PATTERN is the same rule, checked.
-CREATE OR REPLACE TEMP MACRO json_time(t) AS
-    json_text(rtrim(rtrim(strftime(t, '%Y-%m-%dT%H:%M:%S.%f'), '0'), '.'));
+-- iso_time is the text, json_time the JSON string (the bulk files' CSV write the text).
+CREATE OR REPLACE TEMP MACRO iso_time(t) AS
+    rtrim(rtrim(strftime(t, '%Y-%m-%dT%H:%M:%S.%f'), '0'), '.');
+CREATE OR REPLACE TEMP MACRO json_time(t) AS json_text(iso_time(t));
 
 -- The SKU order of a product's entries (docs/contract.md §4.2): price descending, then
 -- skuId, then generic before custom, then storePriceCustomId. A sort key: ORDER BY it, or

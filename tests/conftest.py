@@ -15,9 +15,12 @@ import pytest
 from pipeline.build import build
 from pipeline.paths import CURRENT
 from pipeline.settings import load_settings
+from tests.support.golden import pin_build_time
 from tests.support.inputs import SAMPLE, write_inputs
 from tests.support.runs import run_pipeline
 from tests.support.s3 import S3Server, moto_server
+
+pin_build_time()  # the same input, the same site: the bulk index's builtAt included
 
 
 @pytest.fixture

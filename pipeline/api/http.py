@@ -21,7 +21,7 @@ CACHED_STATUSES = (200, 304)
 # What nginx's gzip filter compresses: these statuses, these types, bodies of at least
 # GZIP_MIN_LENGTH bytes, to a client that accepts gzip over HTTP/1.1 (`gzip_http_version`).
 GZIP_STATUSES = (200, 403, 404)
-GZIP_TYPES = ("application/json", "text/html")
+GZIP_TYPES = ("application/json", "text/html", "text/csv")
 GZIP_MIN_LENGTH = 20
 # Level 6 (zlib's default): on these pages 12% fewer bytes than level 1 for about a quarter
 # more CPU; 9 saves nothing more (docs/serving.md, "Compression, on the fly").

@@ -11,6 +11,16 @@ import polars as pl
 
 JSON = "application/json; charset=utf-8"
 HTML = "text/html; charset=utf-8"
+CSV = "text/csv; charset=utf-8"
+PARQUET = "application/vnd.apache.parquet"
+# The content type of a site file, by the end of its name (a page's is JSON).
+CONTENT_TYPES = {".html": HTML, ".csv": CSV, ".parquet": PARQUET, ".json": JSON}
+
+
+def content_type(name: str) -> str:
+    """The content type a site file at `name` is served with, by every server and the bucket."""
+    return next((t for end, t in CONTENT_TYPES.items() if name.endswith(end)), JSON)
+
 
 NO_STORES = "No stores were found."
 NO_PRODUCTS = "No products were found."

@@ -28,6 +28,12 @@ HELP_PATH = f"/{VERSION}/help/index"
 OPENAPI_PATH = f"/{VERSION}/help/openapi.json"
 HELP_FILE = PurePosixPath(VERSION, "help", "index.html")
 OPENAPI_FILE = PurePosixPath(VERSION, "help", "openapi.json")
+# The bulk files (docs/serving.md, "Bulk files"): BULK_DIR/index.json, BULK_DIR/<categoryId>.parquet
+# and BULK_DIR/<categoryId>/<groupId>.csv; their URL is their site path with a leading slash.
+BULK_DIR = f"{VERSION}/bulk"
+BULK_INDEX = PurePosixPath(BULK_DIR, "index.json")
+BULK_NAMES = r"index\.json|-?[0-9]+\.parquet|-?[0-9]+/-?[0-9]+\.csv"  # under BULK_DIR
+BULK_PATH = re.compile(rf"/({re.escape(BULK_DIR)}/(?:{BULK_NAMES}))")
 STORE_KEY = re.compile(STORE_KEY_PATTERN)
 # A site path in a store's folder, `STORES_DIR/<key>/...`: the key is its group.
 STORE_PAGE = re.compile(rf"{re.escape(STORES_DIR)}/([^/]+)/")
@@ -108,6 +114,14 @@ def filtered_query(channel: int, parameter: str) -> tuple[str, str]:
     before, mark, after = query.partition(str(_MARK))
     assert mark and str(_MARK) not in after, query
     return before, after
+
+
+def bulk_parquet_path(category_id: int) -> PurePosixPath:
+    return PurePosixPath(BULK_DIR, f"{category_id}.parquet")
+
+
+def bulk_csv_path(category_id: int, group_id: int) -> PurePosixPath:
+    return PurePosixPath(BULK_DIR, str(category_id), f"{group_id}.csv")
 
 
 def categories_page_path(params: InventoryParams) -> PurePosixPath:

@@ -188,7 +188,14 @@ def _common_pages(
     and their counts beside them for `_bucket_site`."""
     folder = conductor.work / PARTS_DIR / "common"
     (folder / SITE).mkdir(parents=True)
-    site = export.write_site(con, conductor.settings, folder / SITE, stores=False, common=True)
+    site = export.write_site(
+        con,
+        conductor.settings,
+        folder / SITE,
+        stores=False,
+        common=True,
+        started=conductor.started_at,
+    )
     site.manifest.frame.write_parquet(folder / MANIFEST_PARQUET, statistics=False)
     pl.DataFrame(schema=VERSIONED_RECORDS).write_parquet(folder / STORES)
     (folder / COUNTS).write_bytes(orjson.dumps(site.counts))

@@ -1,11 +1,13 @@
-"""Export stage: the warehouse -> the files of one release: the site (`write_site`), its
-manifest and changes, the stores' records, the nginx configuration and the build report.
-A store whose digest equals the previous release's is carried over without being answered."""
+"""Export stage: the warehouse -> the files of one release: the site (`write_site`: the pages
+and the bulk files), its manifest and changes, the stores' records, the nginx configuration and
+the build report. A store whose digest equals the previous release's is carried over without
+being answered."""
 
 from __future__ import annotations
 
 import shutil
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
@@ -13,6 +15,7 @@ import polars as pl
 
 from pipeline import db
 from pipeline.export.nginx import write_nginx_conf
+from pipeline.export.pages.bulk import write_bulk_files
 from pipeline.export.pages.catalog import write_catalog_pages, write_category_pages
 from pipeline.export.pages.help import write_help
 from pipeline.export.pages.inventory import write_inventory_pages
@@ -60,11 +63,13 @@ def write_site(
     carried_records: dict[str, StoreRecord] | None = None,
     stores: bool = True,
     common: bool = True,
+    started: datetime | None = None,
 ) -> Site:
     """Write the site; a file equal to the previous release's is hard-linked to it.
 
     In a Ray night, the shards write only the stores' pages (`common` False) and the driver only
-    the common ones (`stores` False). A store whose digest equals its record in
+    the common ones (`stores` False), the bulk files among them (their index says `started`,
+    the build's start: `bulk.built_at`). A store whose digest equals its record in
     `carried_records` is carried by the record alone."""
     memory_limit = settings.build.duckdb_memory_limit
     db.release_memory(con, memory_limit)  # the transform's, before the previous manifest is read
@@ -93,6 +98,8 @@ def write_site(
             counts["category_pages"] = write_category_pages(con, writer, settings.export)
             counts["catalog_pages"] = write_catalog_pages(con, writer, settings.export)
             write_help(writer)
+            if settings.export.bulk_files:
+                write_bulk_files(con, writer, started)
     db.release_memory(con, memory_limit)  # the export's, before the manifest is sorted
     manifest = writer.manifest()
     changed, removed = manifest.changes(previous.changes_base)

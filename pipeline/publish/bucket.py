@@ -15,7 +15,7 @@ import obstore as obs
 import orjson
 import polars as pl
 
-from pipeline.api.responses import HTML, JSON
+from pipeline.api.responses import content_type
 from pipeline.api.urls import STORES_DIR, store_column, store_of
 from pipeline.errors import BuildError
 from pipeline.export.records.manifest import Manifest
@@ -39,8 +39,9 @@ PART_STORES = 10_000  # stores a part of the release's map
 
 
 def attributes(key: str) -> dict[str, str]:
-    """The headers an object is served with: the site's JSON, or its help page."""
-    return {"Content-Type": HTML if key.endswith(".html") else JSON}
+    """The headers an object is served with: its file's content type (a page's JSON, the help
+    page's HTML, a bulk file's CSV or Parquet)."""
+    return {"Content-Type": content_type(key)}
 
 
 @dataclass(frozen=True)

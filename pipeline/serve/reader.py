@@ -76,6 +76,9 @@ def site_path(target: str) -> str | None:
                 found[0], *catalog_operations.parse(*found, query)
             )
             return None if page is None else str(page)
+        bulk = urls.BULK_PATH.fullmatch(path)
+        if bulk:
+            return bulk.group(1)
         if path == urls.HELP_PATH:
             return str(urls.HELP_FILE)
         if path == urls.OPENAPI_PATH:

@@ -22,6 +22,7 @@ from pipeline.api.responses import (
     URL_NOT_FOUND,
     ApiError,
     Response,
+    content_type,
 )
 from pipeline.serve import catalog as catalog_operations
 from pipeline.serve import live
@@ -113,6 +114,13 @@ def answer(
         found = catalog.match(path)
         if found is not None:
             return catalog_operations.answer(warehouse, site, *found, query)
+        bulk = urls.BULK_PATH.fullmatch(path)
+        if bulk:  # a file or nothing: no bulk file is answered live
+            name = bulk.group(1)
+            file = read_page(site / name, content_type(name)) if site else None
+            if file is None:
+                raise ApiError(404, [URL_NOT_FOUND])
+            return file
         # The help pages are the build's files where there is a site (their ETag is the file's),
         # else computed: the same bytes.
         if path == urls.HELP_PATH:

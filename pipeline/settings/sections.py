@@ -40,6 +40,10 @@ class ExportSettings(BaseModel):
         default=list(MATERIALISED_CATALOG),
         description="Catalog and price operations whose default pages are files",
     )
+    bulk_files: bool = Field(
+        default=True,
+        description="Write the bulk files: a CSV per group, a Parquet per category, their index",
+    )
     batch_listings: int = Field(
         default=1_000_000,
         ge=1,
@@ -56,8 +60,9 @@ class ExportSettings(BaseModel):
 
     def pages_json(self) -> bytes:
         """The settings the pages depend on, as JSON, for the digests (`batch_listings` only
-        bounds memory: a new value rewrites no page)."""
-        return self.model_dump_json(exclude={"batch_listings"}).encode()
+        bounds memory: a new value rewrites no page; `bulk_files` changes no store's page, and
+        the bulk files are written every night)."""
+        return self.model_dump_json(exclude={"batch_listings", "bulk_files"}).encode()
 
 
 class VolumeLimit(BaseModel):

@@ -118,6 +118,8 @@ STORE_PRODUCT_ENTRIES = SqlFile("api/parts/store_product_entries")
 STORE_ENTRIES = SqlFile("api/store_entries")
 KEPT_PRODUCT_ENTRIES = SqlFile("api/parts/kept_product_entries")
 CATALOG_CATEGORIES = SqlFile("api/catalog_categories")
+# The bulk files' rows, every category's at once (`export.pages.bulk`).
+BULK_ROWS = SqlFile("api/bulk_rows")
 # The store's other inventory operations (docs/contract.md §5), by operation.
 OPERATION_SQL = {op: SqlFile(op.sql) for op in STORE_OPERATIONS}
 # The catalog and marketplace price operations (docs/contract.md §7), by operation.
@@ -127,6 +129,7 @@ QUERIES: tuple[SqlFile, ...] = (
     STORE_INVENTORY_KEPT,
     STORE_ENTRIES,
     CATALOG_CATEGORIES,
+    BULK_ROWS,
     *OPERATION_SQL.values(),
     *CATALOG_SQL.values(),
 )
@@ -136,6 +139,7 @@ PARTS: tuple[SqlFile, ...] = (
     STORE_PRODUCT_ENTRIES,
     KEPT_PRODUCT_ENTRIES,
     SqlFile("api/parts/catalog_product_json"),
+    SqlFile("api/parts/extended_entries"),
 )
 
 # meta.build_run's columns, and the build history's queries (`export.records.history`).

@@ -16,28 +16,19 @@ with
 products as (select * from staging.products),
 categories as (select * from staging.categories),
 groups as (select * from staging.groups),
+-- @include api/parts/extended_entries
 extended as (
     select
         product_id,
-        case
-            when extended_data is not null then list_transform(
-                extended_data,
-                lambda e: concat(
-                    '{"name":', json_text(e.name),
-                    ',"displayName":', json_text(e.display_name),
-                    ',"value":', json_text(e.value), '}'
-                )
+        list_transform(
+            entries,
+            lambda e: concat(
+                '{"name":', json_text(e.name),
+                ',"displayName":', json_text(e.display_name),
+                ',"value":', json_text(e.value), '}'
             )
-            else list_filter([
-                case when number is not null then concat(
-                    '{"name":"Number","displayName":"Card Number","value":', json_text(number), '}'
-                ) end,
-                case when rarity is not null then concat(
-                    '{"name":"Rarity","displayName":"Rarity","value":', json_text(rarity), '}'
-                ) end
-            ], lambda e: e is not null)
-        end as entries
-    from products
+        ) as entries
+    from extended_entries
 ),
 final as (
     select

@@ -45,7 +45,12 @@ from tests.support.servers import (
     request,
     running_nginx,
 )
-from tests.support.targets import live_locations, live_requests, materialised_targets
+from tests.support.targets import (
+    bulk_targets,
+    live_locations,
+    live_requests,
+    materialised_targets,
+)
 
 # Besides every materialised page: spellings, parameters and stores no object answers, which
 # both send to the live upstream, and paths that are errors.
@@ -121,7 +126,8 @@ def test_nginx_in_front_of_the_bucket_answers_as_local_nginx_and_one_release_at_
     publish_release(first, url)
     folder = tmp_path_factory.mktemp("nb")  # short: a unix socket's path has 108 bytes at most
     listen = f"unix:{folder / 'nginx.sock'}"
-    materialised = [*materialised_targets(sample_build), HELP_PATH, OPENAPI_PATH]
+    bulk = bulk_targets(sample_build)  # the bulk files, with their own content types
+    materialised = [*materialised_targets(sample_build), HELP_PATH, OPENAPI_PATH, *bulk]
     with (
         preview_server(sample_build) as port,
         running_nginx(

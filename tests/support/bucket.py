@@ -11,6 +11,7 @@ from pathlib import Path
 import obstore as obs
 import orjson
 
+from pipeline.api.urls import BULK_DIR
 from pipeline.export.records.manifest import Manifest
 from pipeline.publish.bucket import POINTER, group_of, open_bucket
 from pipeline.publish.collect import kept_entries
@@ -22,8 +23,8 @@ def url_of(path: str) -> str:
     """The canonical URL of a site file (`pipeline.api.urls`'s mapping, read backwards)."""
     if path.endswith("/help/index.html"):
         return "/" + path.removesuffix(".html")
-    if path.endswith("/help/openapi.json"):
-        return "/" + path
+    if path.endswith("/help/openapi.json") or path.startswith(f"{BULK_DIR}/"):
+        return "/" + path  # the OpenAPI document and the bulk files: their path
     folder, _, name = path.removesuffix(".json").rpartition("/")
     return f"/{folder}" if name == "index" else f"/{folder}?{name}"
 

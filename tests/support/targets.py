@@ -1,5 +1,5 @@
 """The requests the serving tests send: random query strings, the canonical URL of every
-published page, and every way nginx goes to the live upstream."""
+published page, the URL of every bulk file, and every way nginx goes to the live upstream."""
 
 from __future__ import annotations
 
@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 
 from pipeline.api.catalog import CATALOG_OPERATIONS
 from pipeline.api.operations import STORE_OPERATIONS
-from pipeline.api.urls import CATEGORIES_PATH, OPENAPI_PATH, PRODUCTS_DIR, STORES_DIR, VERSION
+from pipeline.api.urls import (
+    BULK_DIR,
+    CATEGORIES_PATH,
+    OPENAPI_PATH,
+    PRODUCTS_DIR,
+    STORES_DIR,
+    VERSION,
+)
 from pipeline.export.nginx.live import LIVE
 
 
@@ -26,12 +33,18 @@ def query_string(draw: st.DrawFn, params: dict[str, list[str]], max_size: int) -
     return "&".join(parts)
 
 
+def bulk_targets(output: Path) -> list[str]:
+    """The URL of every published bulk file (its site path)."""
+    files = orjson.loads((output / "manifest.json").read_bytes())["files"]
+    return [f"/{f['path']}" for f in files if f["path"].startswith(f"{BULK_DIR}/")]
+
+
 def materialised_targets(output: Path) -> list[str]:
-    """The canonical URL of every published page."""
+    """The canonical URL of every published page (the API's; not the bulk files)."""
     targets = []
     for entry in orjson.loads((output / "manifest.json").read_bytes())["files"]:
         path: str = entry["path"]
-        if path.endswith(".json") and "/help/" not in path:
+        if path.endswith(".json") and "/help/" not in path and not path.startswith(BULK_DIR):
             resource, name = path.rsplit("/", 1)
             query = name.removesuffix(".json")
             targets.append(f"/{resource}" + ("" if query == "index" else f"?{query}"))

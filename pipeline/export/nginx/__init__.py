@@ -29,6 +29,7 @@ from pipeline.api.urls import (
 )
 from pipeline.contract import STORED_KEY_PATTERN
 from pipeline.export.nginx.bucket import BucketOrigin, serve_object, upstream_and_map
+from pipeline.export.nginx.bulk import bulk_location
 from pipeline.export.nginx.catalog import catalog_locations
 from pipeline.export.nginx.headers import add_headers, http_level, server_level
 from pipeline.export.nginx.live import LIVE, RECURSIVE, TO_LIVE, live_locations
@@ -156,6 +157,7 @@ def _page_locations(serve: Callable[[str, str], str]) -> str:
 {serve(f"/{HELP_FILE}", "=404")}    }}
 {regex_location(f"^{re.escape(OPENAPI_PATH)}/?$")}
 {only_get}{serve(f"/{OPENAPI_FILE}", "=404")}    }}
+{bulk_location(only_get, serve)}
     location / {{
 {only_get}        types {{ }}
         default_type application/json;
