@@ -8,6 +8,7 @@ from pathlib import Path
 import orjson
 
 from pipeline.api.responses import CSV, JSON, PARQUET, URL_NOT_FOUND
+from tests.support.around import assert_http_around
 from tests.support.servers import both, envelope, request, running_nginx
 from tests.support.targets import bulk_targets
 
@@ -57,3 +58,25 @@ def test_nginx_serves_the_bulk_files_with_no_upstream(sample_build: Path, tmp_pa
                 200,
                 (sample_build / "site" / target.lstrip("/")).read_bytes(),
             ), target
+
+
+def test_a_bulk_file_has_the_http_around_the_bytes_on_both_servers(
+    nginx_socket: Path, serve_port: int, sample_build: Path
+) -> None:
+    """A CSV is compressed for a client that accepts it, a Parquet file (compressed already)
+    never; both have an ETag that revalidates, the same from both servers."""
+    targets = bulk_targets(sample_build)
+    csv = next(t for t in targets if t.endswith(".csv"))
+    parquet = next(t for t in targets if t.endswith(".parquet"))
+    site = sample_build / "site"
+    etags = {
+        address: assert_http_around(address, csv, (site / csv.lstrip("/")).read_bytes())
+        for address in (nginx_socket, serve_port)
+    }
+    assert etags[nginx_socket] == etags[serve_port]
+    for address in (nginx_socket, serve_port):
+        got = request(address, parquet, headers={"Accept-Encoding": "gzip"})
+        assert "content-encoding" not in got.headers
+        assert got.body == (site / parquet.lstrip("/")).read_bytes()
+        again = request(address, parquet, headers={"If-None-Match": got.headers["etag"]})
+        assert (again.status, again.body) == (304, b"")
