@@ -20,6 +20,7 @@ from pipeline.transform.steps import NIGHT_TABLES, NIGHTS_PUBLISHED
 SUFFIX = ".parquet"
 _WRITING = ".writing"  # a night's file being written: `.<build_id>.parquet.writing`
 _COPY = "COPY (\n{sql}) TO $path (FORMAT parquet, COMPRESSION zstd)"
+_SQL = {table.name: table.sql for table in NIGHT_TABLES}
 
 
 def night_file(output: Path, table: str, build_id: str) -> Path:
@@ -35,10 +36,11 @@ def write_night(
     built_at = started_at.astimezone(UTC).replace(tzinfo=None)
     for table in NIGHT_TABLES:
         target = night_file(output, table.name, build_id)
-        target.parent.mkdir(parents=True, exist_ok=True)
+        if not target.parent.is_dir():
+            target.parent.mkdir(parents=True, exist_ok=True)
         writing = target.with_name(f".{target.name}{_WRITING}")
         params = {"build_id": build_id, "built_at": built_at, "path": str(writing)}
-        con.execute(_COPY.format(sql=table.sql), params)
+        con.execute(_COPY.format(sql=_SQL[table.name]), params)
         os.replace(writing, target)
 
 
