@@ -80,7 +80,7 @@ def assert_same_build(one_machine: Path, distributed: Path) -> None:
             for db in ("one", "other")
         ]
         assert _differences(con, *rows) == 0, table.name
-        history = f"(SELECT * EXCLUDE (build_id, built_at) FROM read_parquet('{{}}'))"
+        history = "(SELECT * EXCLUDE (build_id, built_at) FROM read_parquet('{}'))"
         assert _differences(con, *(history.format(f[0]) for f in files)) == 0, table.name
     con.close()
 
