@@ -3,9 +3,10 @@
     python -m bench --scale quick|full|tiny   # 1M, 10M or 20k listings
 
 One run, one input: the scan and write floors (`bench.floors`), the full build, a rebuild after
-5% of the stores changed, Ray nights straight to a test bucket (`bench.ray`) and live answers
-(`bench.live`). Prints the figures and writes them to <dir>/<scale>/results.json. Run it
-from a checkout that does not change meanwhile: the code is part of every store's digest.
+5% of the stores changed, Ray nights straight to a test bucket (`bench.ray`), live answers
+(`bench.live`) and 30 nights of market history (`bench.history`). Prints the figures and
+writes them to <dir>/<scale>/results.json. Run it from a checkout that does not change
+meanwhile: the code is part of every store's digest.
 """
 
 from __future__ import annotations
@@ -123,6 +124,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "skips them (moto writes about 300 objects a second: at quick scale, 520k files, "
         "about half an hour a night)",
     )
+    parser.add_argument(
+        "--history-nights",
+        type=int,
+        default=30,
+        help="nights of the market history run (`bench.history`)",
+    )
     args = parser.parse_args(argv)
     stores, listings = SCALES[args.scale]
     work = Work(args.dir / args.scale)
@@ -146,6 +153,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if bucket_shards:
         results |= bucket_nights(work.input, work.changed, work.ray_bucket, bucket_shards)
     results |= live
+    # The market history: nights of the input with 1% of the listings dearer each night; the
+    # build, the bytes and the example queries of night 2 against the last (`bench.history`).
+    from bench.history import history_nights
+
+    results |= history_nights(work.input, work.base / "history", args.history_nights)
     results["cores"] = os.cpu_count()
     (work.base / "results.json").write_text(json.dumps(results, indent=2))
     shutil.rmtree(work.trash)

@@ -20,7 +20,7 @@ from pipeline import db, export, transform
 from pipeline.contract import TABLES, TABLES_BY_NAME
 from pipeline.errors import BuildError
 from pipeline.export import Site
-from pipeline.export.records import history, report, report_html
+from pipeline.export.records import history, nights, report, report_html
 from pipeline.export.records.report import DistributedFigures
 from pipeline.export.records.state import baseline, previous_volumes, published_stores, seal
 from pipeline.ingest import IngestedTable
@@ -139,8 +139,9 @@ class Conductor:
         commit: Callable[[Path], list[str]] | None = None,
     ) -> BuildResult:
         """From a written site to a published release, in order: the history and the site's
-        guards; the release's files, report and history row; the seal; `commit` (a Ray night's
-        bucket commit, which the local swap follows); the swap. Closes `con`."""
+        guards; the release's files, report and history row; the night's history files and
+        views; the seal; `commit` (a Ray night's bucket commit, which the local swap follows);
+        the swap; the nights' files no warehouse kept lists removed. Closes `con`."""
         settings, release = self.settings, self.release
         self.warn(site.previous_problem)
         try:
@@ -170,6 +171,7 @@ class Conductor:
                 summary.distributed = self.distributed
                 history.record_run(con, summary)
                 history.write_history(con, release)
+                published = self.write_night(con)
                 summary.write(release)
                 report_html.write(release, summary)
                 transform.create_indexes(con)
@@ -183,10 +185,37 @@ class Conductor:
         with self.stage("publish"):
             problems = commit(release) if commit is not None else []
             problems += publish(settings.output, release, settings.build.releases_kept)
+            problems += nights.tidy(settings.output, published, self.followed, self.nights_kept)
         for problem in problems:  # after the report: on the log only
             self.reporter.warning(problem)
         shutil.rmtree(self.work, ignore_errors=True)
         return BuildResult(self.build_id, release, summary, self.stages)
+
+    def write_night(self, con: duckdb.DuckDBPyConnection) -> set[str]:
+        """Tonight's history files, and history.* over the published nights' (tonight's
+        included: the views bind to existing files, so they are written before the seal; a
+        build that stops after this leaves files the next build removes). Returns the
+        published nights."""
+        output = self.settings.output
+        nights.write_night(con, output, self.build_id, self.started_at)
+        published = nights.published(con, output)
+        listed = nights.listed(output, published, self.settings.build.history_nights)
+        nights.create_views(con, output, listed)
+        return published
+
+    @property
+    def followed(self) -> str | None:
+        """The build id of the release this build follows (None: none, or an output from
+        before releases)."""
+        release = self.baseline.release
+        return release.name if release is not None and release.parent.name == RELEASES else None
+
+    @property
+    def nights_kept(self) -> int:
+        """The nights whose files stay: those history.* lists, and those the warehouses of the
+        releases kept before it list (one night more each)."""
+        build = self.settings.build
+        return build.history_nights + build.releases_kept - 1
 
 
 def _pages_elsewhere(release: Path, manifest: object) -> None:

@@ -35,6 +35,8 @@ SCHEMAS = {
     "marts": "Per-store product summaries and joined listing facts",
     "export": "Fixed JSON fragments of the published pages, built once per catalog row",
     "meta": "Build runs, rejected rows, warnings and step timings",
+    "history": "Each published night's market figures and store volumes, the last "
+    "build.history_nights nights (views over OUTPUT/history/)",
 }
 
 # Temporary macros: parsing and JSON rules that every SQL file shares (`sql/macros.sql`, run

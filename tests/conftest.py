@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from pipeline.build import build
 from pipeline.paths import CURRENT
 from pipeline.settings import load_settings
 from tests.support.golden import pin_build_time
-from tests.support.inputs import SAMPLE, write_inputs
+from tests.support.inputs import SAMPLE, build_sample_nights, write_inputs
 from tests.support.runs import run_pipeline
 from tests.support.s3 import S3Server, moto_server
 
@@ -55,6 +56,25 @@ def sample_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
         if not (output / CURRENT).is_symlink():  # none yet, or a build that failed
             build(load_settings(None, input=SAMPLE, output=output))
     return output
+
+
+@pytest.fixture(scope="session")
+def sample_nights(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two nights of the shipped sample (`build_sample_nights`: card-cellar's prices up a
+    dollar on the second) in a temporary output directory, read only; made once for every
+    worker of the run, as `sample_build` is."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        work = tmp_path_factory.mktemp("sample-nights")
+        return build_sample_nights(work / "out", work)
+    run = tmp_path_factory.getbasetemp().parent
+    work = run / "sample-nights"
+    with (run / "sample-nights.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (work / "done").is_file():
+            shutil.rmtree(work, ignore_errors=True)
+            build_sample_nights(work / "out", work)
+            (work / "done").touch()
+    return work / "out"
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,24 @@ ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "docs" / "analysts.md"
 # A query and the result under it: ```sql ... ``` then, after blank lines, ```text ... ```.
 EXAMPLE = re.compile(r"```sql\n(?P<sql>.*?)```\n(?:\s*```text\n(?P<result>.*?)```\n)?", re.S)
-EXAMPLES = [(m["sql"], m["result"]) for m in EXAMPLE.finditer(GUIDE.read_text(encoding="utf-8"))]
+# The queries over history.* (their section) run on two nights of the sample, the others on one.
+HISTORY = "\n## History across nights\n"
+
+
+def _examples(text: str) -> list[tuple[str, str | None]]:
+    return [(m["sql"], m["result"]) for m in EXAMPLE.finditer(text)]
+
+
+def _sections(guide: str) -> tuple[str, str]:
+    """The guide without its history section, and that section."""
+    before, section = guide.split(HISTORY, 1)
+    section, *after = section.split("\n## ", 1)
+    return before + "".join(f"\n## {a}" for a in after), HISTORY + section
+
+
+ONE_NIGHT, NIGHTS = _sections(GUIDE.read_text(encoding="utf-8"))
+EXAMPLES = _examples(ONE_NIGHT)
+HISTORY_EXAMPLES = _examples(NIGHTS)
 
 
 def _text(value: Any) -> str:
@@ -87,6 +104,21 @@ def test_every_example_query_shows_its_exact_result_on_the_sample(
     assert run_example(sample_build / "warehouse.duckdb", sql) == expected
 
 
+@pytest.mark.parametrize(
+    ("sql", "expected"),
+    HISTORY_EXAMPLES,
+    ids=[sql.splitlines()[0][3:40] for sql, _ in HISTORY_EXAMPLES],
+)
+def test_every_history_query_shows_its_exact_result_on_two_nights_of_the_sample(
+    sample_nights: Path, sql: str, expected: str | None
+) -> None:
+    assert expected is not None, (
+        "no ```text result block under this query: run `python -m tests.test_docs --update`"
+    )
+    assert len(HISTORY_EXAMPLES) == 3
+    assert run_example(sample_nights / "warehouse.duckdb", sql) == expected
+
+
 def test_the_example_queries_section_holds_only_queries_and_their_results() -> None:
     """A query in another kind of block (```duckdb, ```SQL) would go untested; a result block
     without its query would go unchecked."""
@@ -103,18 +135,30 @@ def update_guide() -> int:
 
     from pipeline.build import build
     from pipeline.settings import load_settings
+    from tests.support.inputs import build_sample_nights
 
     with tempfile.TemporaryDirectory() as tmp:
         output = Path(tmp) / "out"
         build(load_settings(None, input=ROOT / "data", output=output))
-        warehouse = output / "warehouse.duckdb"
+        nights = build_sample_nights(Path(tmp) / "nights", Path(tmp))
 
-        def example(match: re.Match[str]) -> str:
-            result = run_example(warehouse, match["sql"])
-            return f"```sql\n{match['sql']}```\n\n```text\n{result}```\n"
+        def rewrite(text: str, warehouse: Path) -> tuple[str, int]:
+            def example(match: re.Match[str]) -> str:
+                result = run_example(warehouse, match["sql"])
+                return f"```sql\n{match['sql']}```\n\n```text\n{result}```\n"
+
+            return EXAMPLE.subn(example, text)
 
         old = GUIDE.read_text(encoding="utf-8")
-        new, count = EXAMPLE.subn(example, old)
+        before, section = old.split(HISTORY, 1)
+        section, *after = section.split("\n## ", 1)
+        before, count = rewrite(before, output / "warehouse.duckdb")
+        section, more = rewrite(section, nights / "warehouse.duckdb")
+        rest = "".join(f"\n## {a}" for a in after)
+        if rest:
+            rest, most = rewrite(rest, output / "warehouse.duckdb")
+            more += most
+        new, count = before + HISTORY + section + rest, count + more
     GUIDE.write_text(new, encoding="utf-8")
     changed = "unchanged" if new == old else "rewritten"
     print(f"{GUIDE.relative_to(ROOT)}: {count} query results {changed}")

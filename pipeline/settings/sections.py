@@ -150,6 +150,11 @@ class BuildSettings(BaseModel):
         description="Columns an input file may have; a file with more stops the build",
     )
     releases_kept: int = Field(default=3, ge=1, description="Published site releases kept")
+    history_nights: int = Field(
+        default=400,
+        ge=1,
+        description="Published nights history.* lists; older nights' files are removed",
+    )
     accept_volume_change: bool = Field(
         default=False,
         description="Publish though a count moved past the volume limits (the change is real)",

@@ -150,6 +150,14 @@ HISTORY_THIS_BUILD = SqlFile("history/this_build")
 HISTORY_RECENT_RUNS = SqlFile("history/recent_runs")
 HISTORY_BASELINE = SqlFile("history/baseline")
 HISTORY_PUBLISHED = SqlFile("history/published")
+# Each published night's market figures, kept across nights (`export.records.nights`): the
+# night's rows of each table of history.*, and the builds whose nights may be listed.
+NIGHT_TABLES = (
+    SqlFile("nights/sku_market"),
+    SqlFile("nights/product_market"),
+    SqlFile("nights/store_volume"),
+)
+NIGHTS_PUBLISHED = SqlFile("nights/published")
 # The queries that compose a Ray night's release files (`distributed.compose`).
 RELEASE_NO_ROWS = SqlFile("release/no_rows")
 RELEASE_MANIFEST_ROWS = SqlFile("release/manifest_rows")
@@ -168,6 +176,8 @@ STATEMENTS: tuple[SqlFile, ...] = (
     HISTORY_RECENT_RUNS,
     HISTORY_BASELINE,
     HISTORY_PUBLISHED,
+    *NIGHT_TABLES,
+    NIGHTS_PUBLISHED,
     RELEASE_NO_ROWS,
     RELEASE_MANIFEST_ROWS,
     RELEASE_CARRIED_STORES,

@@ -40,7 +40,8 @@ def test_the_benchmark_runs_every_stage_and_reports_its_figures(
         return {"ray_bucket_nights": []}
 
     monkeypatch.setattr(bench, "bucket_nights", bucket_nights)
-    results = bench.main(["--scale", "tiny", "--dir", str(tmp_path), "--settle", "0"])
+    argv = ["--scale", "tiny", "--dir", str(tmp_path), "--settle", "0", "--history-nights", "2"]
+    results = bench.main(argv)
     assert json.loads((work / "results.json").read_text()) == results
     numbers = {k: v for k, v in results.items() if not isinstance(v, str | bool | list | dict)}
     assert all(isinstance(v, int | float) and v >= 0 for v in numbers.values()), numbers
@@ -48,6 +49,8 @@ def test_the_benchmark_runs_every_stage_and_reports_its_figures(
     assert results["rebuild_files_linked"] + results["rebuild_files_written"] == results["files"]
     live = {"live_smallest_p50_ms", "live_requests_per_second_4_clients", "live_serve_rss_mb"}
     assert {*live, "live_nginx_requests_per_second_16_clients", "cores"} <= set(results)
+    assert results["history_night_2_history_bytes"] > 0
+    assert "history_night_2_query_products_moved_most_seconds" in results
 
 
 def test_the_live_figures_run_on_an_existing_build_beside_their_targets(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -100,3 +101,17 @@ def raise_prices(listings: Path) -> None:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
+
+
+def build_sample_nights(output: Path, work: Path) -> Path:
+    """Two nights of the shipped sample into `output`: as shipped, then with every listing of
+    the Seller Portal CSV (the store card-cellar) a dollar dearer. Returns `output`."""
+    from pipeline.build import build
+    from pipeline.settings import load_settings
+
+    changed = work / "sample-changed"
+    shutil.copytree(SAMPLE, changed, dirs_exist_ok=True)
+    raise_prices(changed / "stores" / "listings" / "card-cellar.csv")
+    for night in (SAMPLE, changed):
+        build(load_settings(None, input=night, output=output))
+    return output

@@ -14,9 +14,10 @@ import pytest
 
 from pipeline.build import build
 from pipeline.distributed.finalize import SHARDS_DIR
-from pipeline.paths import MANIFEST, WAREHOUSE
+from pipeline.paths import MANIFEST, NIGHTS, WAREHOUSE
 from pipeline.settings import load_settings
 from pipeline.tools.generate import generate
+from pipeline.transform.steps import NIGHT_TABLES
 
 Nights = dict[str, tuple[Path, Path]]  # "same"/"changed" -> (input, its one-machine output)
 
@@ -55,7 +56,9 @@ def two_nights(
 
 def assert_same_build(one_machine: Path, distributed: Path) -> None:
     """The same manifest, byte for byte; the same rows in every table of the warehouse, the
-    listings' raw rows being the shards' Parquet files (the release's `shards/<i>/`)."""
+    listings' raw rows being the shards' Parquet files (the release's `shards/<i>/`); the same
+    market history (history.* and its files), one night in each."""
+    one = one_machine
     assert (distributed / MANIFEST).read_bytes() == (one_machine / MANIFEST).read_bytes()
     con = duckdb.connect()
     con.execute(f"ATTACH '{one_machine / WAREHOUSE}' AS one (READ_ONLY)")
@@ -68,6 +71,17 @@ def assert_same_build(one_machine: Path, distributed: Path) -> None:
             shards = distributed.resolve() / "current" / SHARDS_DIR
             other = f"read_parquet('{shards}/*/raw.listings.parquet')"
         assert _differences(con, f"one.{table}", other) == 0, table
+    # The same market history: each night's rows but its build and start, one night each.
+    for table in NIGHT_TABLES:
+        files = [sorted((output / NIGHTS / table.name).iterdir()) for output in (one, distributed)]
+        assert [len(f) for f in files] == [1, 1], files
+        rows = [
+            f"(SELECT * EXCLUDE (build_id, built_at) FROM {db}.history.{table.name})"
+            for db in ("one", "other")
+        ]
+        assert _differences(con, *rows) == 0, table.name
+        history = "(SELECT * EXCLUDE (build_id, built_at) FROM read_parquet('{}'))"
+        assert _differences(con, *(history.format(f[0]) for f in files)) == 0, table.name
     con.close()
 
 

@@ -172,10 +172,22 @@ FS_EVENTS = frozenset(
 )
 
 
-def _build_child(args: list[str], env: dict[str, str], kill_at: int, err: Path) -> None:
+# The steps of a build `run_build` counts the filesystem events of by default: its publish.
+PUBLISH_STEP = ("publish",)
+
+
+def _build_child(
+    args: list[str],
+    env: dict[str, str],
+    kill_at: int,
+    err: Path,
+    steps: tuple[str, ...],
+    fail: bool,
+) -> None:
     """`pipeline ARGS` as a forked child's program, its standard error into `err`; with
-    `kill_at` > 0, SIGKILLed by itself at the `kill_at`-th filesystem event of its publish step
-    (`pipeline.conductor.publish`)."""
+    `kill_at` > 0, SIGKILLed by itself at the `kill_at`-th filesystem event of its `steps`
+    (names in `pipeline.conductor`, dotted: `publish`, `nights.tidy`), or, with `fail`, that
+    event failing with an OSError instead."""
     os.dup2(os.open(err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
     os.environ.update(env)
@@ -190,30 +202,48 @@ def _build_child(args: list[str], env: dict[str, str], kill_at: int, err: Path) 
         if armed and event in FS_EVENTS:
             count += 1
             if count == kill_at:
+                if fail:
+                    raise OSError(f"a failure injected at {event}")
                 os.kill(os.getpid(), signal.SIGKILL)
 
-    publish = pipeline.conductor.publish
+    def arm(owner: Any, name: str) -> None:
+        step = getattr(owner, name)
 
-    def publish_then_disarm(*args: Any, **kwargs: Any) -> list[str]:
-        nonlocal armed
-        armed = kill_at > 0
-        problems = publish(*args, **kwargs)
-        armed = False
-        return problems
+        def armed_step(*args: Any, **kwargs: Any) -> Any:
+            nonlocal armed
+            armed = kill_at > 0
+            try:
+                return step(*args, **kwargs)
+            finally:
+                armed = False
 
+        setattr(owner, name, armed_step)
+
+    for dotted in steps:
+        *path, name = dotted.split(".")
+        owner: Any = pipeline.conductor
+        for part in path:
+            owner = getattr(owner, part)
+        arm(owner, name)
     sys.addaudithook(hook)
-    pipeline.conductor.publish = publish_then_disarm  # type: ignore[assignment]
     sys.argv = ["pipeline", *args]
     pipeline.cli.run()
 
 
-def run_build(args: list[str], env: dict[str, str], kill_at: int = 0) -> tuple[int, str]:
+def run_build(
+    args: list[str],
+    env: dict[str, str],
+    kill_at: int = 0,
+    steps: tuple[str, ...] = PUBLISH_STEP,
+    fail: bool = False,
+) -> tuple[int, str]:
     """`pipeline ARGS` in a child process forked from the server that imported the pipeline
-    (see FORKS), killed at the `kill_at`-th filesystem event of its publish step (0: never):
-    its exit code (-9 killed) and standard error."""
+    (see FORKS), killed at the `kill_at`-th filesystem event of its `steps` (its publish
+    step; 0: never), or with `fail`, that event failing: its exit code (-9 killed) and
+    standard error."""
     with tempfile.TemporaryDirectory() as tmp:
         err = Path(tmp) / "stderr"
-        process = FORKS.Process(target=_build_child, args=(args, env, kill_at, err))
+        process = FORKS.Process(target=_build_child, args=(args, env, kill_at, err, steps, fail))
         process.start()
         process.join(300)
         assert process.exitcode is not None, "the build did not end in 300 s"

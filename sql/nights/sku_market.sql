@@ -1,0 +1,5 @@
+-- One row per catalog SKU on one published night: marts.sku_market as that night's build made it.
+-- @column build_id: The night's build (meta.build_run), the one file it was written to
+-- @column built_at: When the night's build started (UTC)
+select $build_id::varchar as build_id, $built_at::timestamp as built_at, *
+from marts.sku_market

@@ -1,0 +1,216 @@
+"""The market history across nights (history.*): exact rows over several nights, each night's
+files written once and never copied, the views listing exactly the published nights, and no
+night lost to a failed build, a damaged release or a state-format upgrade."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from pipeline.build import build
+from pipeline.errors import BuildError
+from pipeline.export.records.nights import night_file
+from pipeline.paths import CURRENT, FORMAT, HISTORY, NIGHTS, WAREHOUSE
+from pipeline.publish.release import BuildResult
+from pipeline.settings import load_settings
+from pipeline.transform.steps import NIGHT_TABLES
+from tests.support.damage import flip_a_bit
+from tests.support.inputs import write_inputs
+
+TABLES = [t.name for t in NIGHT_TABLES]
+
+
+def _listing(store: str, sku: int, price: str, quantity: int) -> dict[str, Any]:
+    return {"storeKey": store, "skuId": sku, "price": price, "quantity": quantity}
+
+
+# Three nights: s1's sku 1000 falls from 1.00 to 0.90, then s2's rises from 1.50 to 2.00 (x3).
+NIGHTS_LISTINGS = [
+    [
+        _listing("S1", 1000, "1.00", 2),
+        _listing("S1", 1010, "5.00", 1),
+        _listing("S2", 1000, "1.50", 1),
+    ],
+    [
+        _listing("S1", 1000, "0.90", 2),
+        _listing("S1", 1010, "5.00", 1),
+        _listing("S2", 1000, "1.50", 1),
+    ],
+    [
+        _listing("S1", 1000, "0.90", 2),
+        _listing("S1", 1010, "5.00", 1),
+        _listing("S2", 1000, "2.00", 3),
+    ],
+]
+
+
+def _night(tmp_path: Path, night: int, **settings: Any) -> BuildResult:
+    """Night `night` (0-based) of NIGHTS_LISTINGS built into tmp_path/out."""
+    inputs = write_inputs(tmp_path / f"in{night}", listings=NIGHTS_LISTINGS[night])
+    return build(load_settings(None, input=inputs, output=tmp_path / "out", **settings))
+
+
+def _rows(output: Path, sql: str) -> list[tuple[Any, ...]]:
+    """`sql` on the published warehouse, opened read-only from another working directory."""
+    con = duckdb.connect(str((output / WAREHOUSE).resolve()), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def _listed(output: Path) -> dict[str, list[str]]:
+    """table -> the nights its view lists, in order."""
+    return {
+        t: [r[0] for r in _rows(output, f"SELECT DISTINCT build_id FROM history.{t} ORDER BY 1")]
+        for t in TABLES
+    }
+
+
+def _files(output: Path) -> dict[str, list[str]]:
+    """table -> every file name in its folder, hidden ones included."""
+    return {t: sorted(os.listdir(output / NIGHTS / t)) for t in TABLES}
+
+
+def _build_runs(output: Path) -> list[str]:
+    return [r[0] for r in _rows(output, "SELECT build_id FROM meta.build_run ORDER BY 1")]
+
+
+def _night_names(ids: list[str]) -> dict[str, list[str]]:
+    return {t: [f"{i}.parquet" for i in ids] for t in TABLES}
+
+
+def test_each_night_s_figures_are_kept_row_for_row_and_never_copied(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    first = _night(tmp_path, 0).build_id
+    output = tmp_path / "out"
+    files = [night_file(output, t, first) for t in TABLES]
+    written = [(f.stat().st_ino, f.stat().st_mtime_ns, f.read_bytes()) for f in files]
+    ids = [first, *(_night(tmp_path, n).build_id for n in (1, 2))]
+    # The later nights wrote their own files and copied, linked or touched no earlier one's.
+    assert [(f.stat().st_ino, f.stat().st_mtime_ns, f.read_bytes()) for f in files] == written
+    assert all(f.stat().st_nlink == 1 for f in files)
+    assert _files(output) == _night_names(ids)
+    monkeypatch.chdir(tmp_path / "in0")  # the views name absolute paths
+    night = "dense_rank() OVER (ORDER BY built_at)"
+    assert _rows(
+        output,
+        f"SELECT {night}, store_key, listing_count, quantity, inventory_value::varchar "
+        "FROM history.store_volume ORDER BY 1, 2",
+    ) == [
+        (1, "s1", 2, 3, "7.00"),
+        (1, "s2", 1, 1, "1.50"),
+        (2, "s1", 2, 3, "6.80"),
+        (2, "s2", 1, 1, "1.50"),
+        (3, "s1", 2, 3, "6.80"),
+        (3, "s2", 1, 3, "6.00"),
+    ]
+    assert _rows(
+        output,
+        f"SELECT {night}, sku_id, low_price::varchar, high_price::varchar, listing_count, "
+        "store_count, quantity FROM history.sku_market ORDER BY 1, 2",
+    ) == [
+        (1, 1000, "1.00", "1.50", 2, 2, 3),
+        (1, 1001, None, None, 0, 0, 0),
+        (1, 1010, "5.00", "5.00", 1, 1, 1),
+        (2, 1000, "0.90", "1.50", 2, 2, 3),
+        (2, 1001, None, None, 0, 0, 0),
+        (2, 1010, "5.00", "5.00", 1, 1, 1),
+        (3, 1000, "0.90", "2.00", 2, 2, 5),
+        (3, 1001, None, None, 0, 0, 0),
+        (3, 1010, "5.00", "5.00", 1, 1, 1),
+    ]
+    assert _rows(
+        output,
+        f"SELECT {night}, product_id, printing_id, low_price::varchar, mid_price::varchar, "
+        "high_price::varchar FROM history.product_market WHERE product_id = 100 ORDER BY 1, 3",
+    ) == [
+        (1, 100, 1, "1.00", "1.00", "1.50"),
+        (1, 100, 2, None, None, None),
+        (2, 100, 1, "0.90", "0.90", "1.50"),
+        (2, 100, 2, None, None, None),
+        (3, 100, 1, "0.90", "0.90", "2.00"),
+        (3, 100, 2, None, None, None),
+    ]
+    # Each night's rows carry its build and its start, as meta.build_run has them.
+    assert _rows(
+        output,
+        "SELECT DISTINCT h.build_id, h.built_at = date_trunc('second', r.started_at) OR "
+        "date_trunc('second', h.built_at) = r.started_at FROM history.store_volume h "
+        "JOIN meta.build_run r USING (build_id) ORDER BY 1",
+    ) == [(i, True) for i in ids]
+    # The marts of tonight are the last night of the history.
+    assert _rows(
+        output,
+        "SELECT count(*) FROM (FROM marts.sku_market EXCEPT ALL "
+        "SELECT * EXCLUDE (build_id, built_at) FROM history.sku_market "
+        "WHERE build_id = (SELECT max(build_id) FROM meta.build_run))",
+    ) == [(0,)]
+    comments = _rows(
+        output,
+        "SELECT table_name, column_name FROM duckdb_columns() "
+        "WHERE schema_name = 'history' AND comment IS NULL",
+    )
+    assert comments == []
+
+
+def test_the_views_list_the_last_history_nights_and_older_files_go(tmp_path: Path) -> None:
+    """history_nights 2 and releases_kept 2: the views list the last 2 nights, and the files
+    of the 3 that the two kept releases' warehouses list stay."""
+    kept = {"history_nights": 2, "releases_kept": 2}
+    ids = [_night(tmp_path, n % 3, build=kept).build_id for n in range(5)]
+    output = tmp_path / "out"
+    assert _listed(output) == {t: ids[-2:] for t in TABLES}
+    assert _files(output) == _night_names(ids[-3:])
+    # The release kept before the current one still reads every night it lists.
+    [previous] = [r for r in (output / "releases").iterdir() if r.name == ids[-2]]
+    assert _listed(previous) == {t: ids[-3:-1] for t in TABLES}
+
+
+def test_a_failed_build_adds_no_night_and_loses_none(tmp_path: Path) -> None:
+    first = _night(tmp_path, 0)
+    output = tmp_path / "out"
+    # Cut by half: the volume guards refuse it before it writes a file.
+    inputs = write_inputs(tmp_path / "cut", listings=NIGHTS_LISTINGS[0][:1])
+    settings = load_settings(None, input=inputs, output=output, build={"volume": {"min_count": 1}})
+    with pytest.raises(BuildError):
+        build(settings)
+    assert _files(output) == _night_names([first.build_id])
+    # A night's files left by a build that stopped after writing them (a failed commit, a
+    # kill): the next build lists them not, and removes them.
+    orphan = "29990101T000000.000000Z-0rphan"
+    for table in TABLES:
+        (output / NIGHTS / table / f"{orphan}.parquet").write_bytes(b"not even Parquet")
+        (output / NIGHTS / table / f".{orphan}.parquet.writing").write_bytes(b"half")
+    second = _night(tmp_path, 1)
+    assert _listed(output) == {t: [first.build_id, second.build_id] for t in TABLES}
+    assert _files(output) == _night_names([first.build_id, second.build_id])
+
+
+def test_a_damaged_release_loses_no_published_night(tmp_path: Path) -> None:
+    """The live release's build_run.parquet and warehouse both lost: meta.build_run comes from
+    the release before it, without the live build's row; the live night is still listed."""
+    first, second = (_night(tmp_path, n) for n in (0, 1))
+    output = tmp_path / "out"
+    flip_a_bit(second.release / HISTORY)
+    (second.release / WAREHOUSE).write_bytes(b"cut")
+    third = _night(tmp_path, 2)
+    assert second.build_id not in _build_runs(output)
+    ids = [first.build_id, second.build_id, third.build_id]
+    assert _listed(output) == {t: ids for t in TABLES}
+    assert _files(output) == _night_names(ids)
+
+
+def test_the_state_format_upgrade_loses_no_night(tmp_path: Path) -> None:
+    """A release of another state format lends its history: its nights are listed on."""
+    ids = [_night(tmp_path, n).build_id for n in (0, 1)]
+    output = tmp_path / "out"
+    ((output / CURRENT).resolve() / FORMAT).write_text("1\n")
+    third = _night(tmp_path, 2)
+    assert any("state format 1" in w for w in third.report.build_warnings)
+    assert _listed(output) == {t: [*ids, third.build_id] for t in TABLES}
