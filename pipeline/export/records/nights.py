@@ -21,6 +21,11 @@ SUFFIX = ".parquet"
 _WRITING = ".writing"  # a night's file being written: `.<build_id>.parquet.writing`
 _COPY = "COPY (\n{sql}) TO $path (FORMAT parquet, COMPRESSION zstd)"
 _SQL = {table.name: table.sql for table in NIGHT_TABLES}
+NIGHTS_COMMENT = (
+    "The nights history.* lists, one row each, read from no file: filter a history view by "
+    "these build ids to open only those nights' files"
+)
+BUILD_ID_COMMENT = "The night's build (meta.build_run.build_id); build ids sort by start time"
 
 
 def night_file(output: Path, table: str, build_id: str) -> Path:
@@ -89,6 +94,13 @@ def create_views(con: duckdb.DuckDBPyConnection, output: Path, nights: list[str]
             f"SELECT * FROM read_parquet([{files}], union_by_name = true)"
         )
         _comment(con, view, table)
+    ids = ", ".join(f"({db.literal(n)})" for n in nights) or "(NULL)"
+    con.execute(
+        f"CREATE OR REPLACE VIEW history.nights AS\n"
+        f"SELECT build_id FROM (VALUES {ids}) AS night(build_id) WHERE build_id IS NOT NULL"
+    )
+    con.execute(f"COMMENT ON VIEW history.nights IS {db.literal(NIGHTS_COMMENT)}")
+    con.execute(f"COMMENT ON COLUMN history.nights.build_id IS {db.literal(BUILD_ID_COMMENT)}")
 
 
 def _comment(con: duckdb.DuckDBPyConnection, view: str, table: SqlFile) -> None:
