@@ -31,7 +31,9 @@ QUERIES = {
     "sku_low_price_30_nights": """
         SELECT row_number() OVER (ORDER BY built_at DESC) - 1 AS nights_ago,
                low_price, high_price, listing_count
-        FROM history.sku_market WHERE sku_id = $sku ORDER BY built_at DESC LIMIT 30""",
+        FROM history.sku_market WHERE sku_id = $sku
+          AND build_id IN (SELECT build_id FROM history.nights ORDER BY build_id DESC LIMIT 30)
+        ORDER BY built_at DESC""",
     "products_moved_most": """
         WITH nights AS (SELECT build_id FROM meta.build_run ORDER BY started_at DESC LIMIT 2),
         last_two AS (
