@@ -51,7 +51,11 @@ def test_unchanged_pages_are_linked_and_changes_are_listed(tmp_path: Path) -> No
     changes = orjson.loads((output / "changes.json").read_bytes())
     s2 = "v1.39.0/stores/s2/inventory/products/"
     assert changes["changed"] == [
-        "v1.39.0/pricing/group/10/index.json",  # s2's new price, s3's gone: the group's prices
+        # s2's new price, s3's gone: the group's prices, its bulk files and their index
+        "v1.39.0/bulk/1.parquet",
+        "v1.39.0/bulk/1/10.csv",
+        "v1.39.0/bulk/index.json",
+        "v1.39.0/pricing/group/10/index.json",
         f"{s2}categoryId=1.json",
         f"{s2}groupId=10.json",
         f"{s2}index.json",
@@ -67,7 +71,7 @@ def test_unchanged_pages_are_linked_and_changes_are_listed(tmp_path: Path) -> No
     changed = f"{s2}index.json"
     assert os.stat(first / "site" / changed).st_ino != os.stat(second / "site" / changed).st_ino
     report = orjson.loads((output / "build_report.json").read_bytes())
-    assert report["site"]["files_unchanged"] == report["site"]["files"] - 4
+    assert report["site"]["files_unchanged"] == report["site"]["files"] - 7
     assert report["site"]["stores_unchanged"] == 1  # s1: linked without building a page
 
     # Other export settings: no store is carried over unbuilt, the new pages are there.

@@ -141,9 +141,11 @@ FORKS.set_forkserver_preload(
 
 
 def _publish_child(
-    release: Path, url: str, endpoint: str, options: dict[str, Any], answer: Connection
+    release: Path, url: str, env: dict[str, str], options: dict[str, Any], answer: Connection
 ) -> None:
-    os.environ["AWS_ENDPOINT_URL"] = endpoint
+    """A publish in a forked child, with the object-store settings of the test that started it
+    (the fork server may have started before them)."""
+    os.environ.update(env)
     try:
         if options.pop("collect_only", False):  # `pipeline publish --collect-only`
             collect(url, keep=options["keep"], grace=options["grace"], jobs=1)
@@ -250,6 +252,12 @@ def run_build(
         return process.exitcode, err.read_text()
 
 
+def _aws_env(endpoint: str) -> dict[str, str]:
+    """This process's AWS_* settings, the endpoint `endpoint` (the proxy's)."""
+    aws = {k: v for k, v in os.environ.items() if k.startswith("AWS_")}
+    return {**aws, "AWS_ENDPOINT_URL": endpoint}
+
+
 def start_publish(proxy: Proxy, release: Path, url: str, rule: Rule, **options: Any) -> Victim:
     """A publish of `release` in a child process, its requests through `proxy` under `rule`
     (with `collect_only`, a collection of the bucket instead)."""
@@ -257,7 +265,7 @@ def start_publish(proxy: Proxy, release: Path, url: str, rule: Rule, **options: 
     proxy.victim = victim
     mine, theirs = FORKS.Pipe(duplex=False)
     process = FORKS.Process(
-        target=_publish_child, args=(release, url, proxy.endpoint, options, theirs)
+        target=_publish_child, args=(release, url, _aws_env(proxy.endpoint), options, theirs)
     )
     process.start()
     theirs.close()
