@@ -46,6 +46,7 @@ SCALES = {"tiny": (20, 20_000), "quick": (200, 1_000_000), "full": (2_000, 10_00
 # right after deleting a million costs 100-200 us a file instead of 8 (fs/ext4/ialloc.c,
 # recently_deleted()).
 SETTLE_SECONDS = 65.0
+RATE_SECONDS = 5.0  # of load for each requests/s figure through nginx (`bench.transfer`)
 
 
 def settle(seconds: float) -> None:
@@ -143,7 +144,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     results |= build
     # The HTTP around the bytes (`bench.transfer`): one store's pages, this night and the next.
     night, transfer = first_night(work.output)
-    transfer |= rates(work.output, 5.0) | precompressed(work.output)
+    transfer |= rates(work.output, RATE_SECONDS) | precompressed(work.output)
     results |= _rebuild(work, args.settle, build["build_seconds"])
     results |= transfer | night_later(work.output, night)
     # Ray nights straight to a test bucket, 1, 2 and 4 shards, the same input again (what an

@@ -22,6 +22,7 @@ def test_the_benchmark_runs_every_stage_and_reports_its_figures(
     """A smoke test, at a scale smaller than tiny: the figures are for `make bench`, and what
     the benchmark compares (the Ray nights, the rebuild) is tested where it is made."""
     monkeypatch.setitem(bench.SCALES, "tiny", (4, 400))
+    monkeypatch.setattr(bench, "RATE_SECONDS", 0.2)
     monkeypatch.setattr(
         bench, "live_latency", functools.partial(live_latency, count=3, seconds=0.1)
     )

@@ -4,11 +4,11 @@ waits its turn."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import random
 import re
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from pipeline.build import build
 from pipeline.errors import BuildError
 from pipeline.settings import load_settings
 from tests.support.inputs import SAMPLE, write_inputs, write_table
+from tests.support.proxy import start_build
 from tests.support.runs import good_build, published_state, run_cli
 
 
@@ -92,28 +93,20 @@ def test_a_killed_build_leaves_the_published_build_and_the_next_one_succeeds(
     output = tmp_path / "out"
     build(load_settings(None, input=SAMPLE, output=output))
     good = published_state(output)
+    err = tmp_path / "stderr"
+    args = ["build", "--input", str(SAMPLE), "--output"]
     started = time.monotonic()
-    run_cli("build", "--input", str(SAMPLE), "--output", str(tmp_path / "timing"))
+    timing = start_build([*args, str(tmp_path / "timing")], err)
+    timing.join(120)
     duration = time.monotonic() - started
     rng = random.Random(20261121)
-    for _ in range(14):  # at random moments of the build; ~2 s a round on 2 cores
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "pipeline",
-                "build",
-                "--input",
-                str(SAMPLE),
-                "--output",
-                str(output),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+    for _ in range(14):  # at random moments of the build, forked to start at once
+        process = start_build([*args, str(output)], err)
         time.sleep(rng.uniform(0.05, duration * 1.1))
-        process.send_signal(signal.SIGKILL)
-        process.wait()
+        assert process.pid is not None
+        with contextlib.suppress(ProcessLookupError):  # it ended before: the build got through
+            os.kill(process.pid, signal.SIGKILL)
+        process.join(60)
         state = published_state(output)
         if state["current"] != good["current"]:  # the build got through before the kill
             assert {k: v for k, v in state.items() if k not in ("current", "warehouse")} == {

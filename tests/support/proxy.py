@@ -252,6 +252,14 @@ def run_build(
         return process.exitcode, err.read_text()
 
 
+def start_build(args: list[str], err: Path) -> BaseProcess:
+    """`pipeline ARGS` started in a child process forked from the server that imported the
+    pipeline (see FORKS), its standard error into `err`; the caller ends it."""
+    process = FORKS.Process(target=_build_child, args=(args, {}, 0, err, PUBLISH_STEP, False))
+    process.start()
+    return process
+
+
 def _aws_env(endpoint: str) -> dict[str, str]:
     """This process's AWS_* settings, the endpoint `endpoint` (the proxy's)."""
     aws = {k: v for k, v in os.environ.items() if k.startswith("AWS_")}
