@@ -44,10 +44,8 @@ setup: $(BIN)/.installed .venv-duckdb1/.installed ## Create .venv and install th
 build: setup ## Build INPUT (default: the shipped sample in data/) into OUTPUT (default: data/out/)
 	$(BIN)/pipeline build --input $(INPUT) --output $(OUTPUT) $(if $(CONFIG),--config $(CONFIG))
 
-# Four workers on two cores: many tests wait on servers, clusters and child processes
-# (measured: 403 s against 479 s with two).
 test: lint system-deps ## Lint, then run the test suite
-	$(BIN)/pytest -q -n 4 --dist worksteal
+	$(BIN)/pytest -q -n auto --dist worksteal
 
 bench: setup ## Benchmark: SCALE=quick (1M listings, default), full (10M) or tiny
 	$(BIN)/python -m bench --scale $(or $(SCALE),quick)
