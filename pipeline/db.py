@@ -230,13 +230,17 @@ def literal(text: str) -> str:
 
 
 def comment_table(
-    con: duckdb.DuckDBPyConnection, target: str, table_comment: str, columns: dict[str, str]
+    con: duckdb.DuckDBPyConnection,
+    target: str,
+    table_comment: str,
+    columns: dict[str, str],
+    kind: str = "TABLE",
 ) -> None:
     """The table's and its columns' COMMENTs (columns it lacks are skipped), sent as one batch
     of statements. COMMENT ON takes no bind parameters; comments come from the code and the
     SQL headers."""
     existing = set(con.table(target).columns)
-    statements = [f"COMMENT ON TABLE {target} IS {literal(table_comment)}"]
+    statements = [f"COMMENT ON {kind} {target} IS {literal(table_comment)}"]
     statements += [
         f"COMMENT ON COLUMN {target}.{quote(column)} IS {literal(comment)}"
         for column, comment in columns.items()

@@ -3,7 +3,6 @@ browser (Debian's chromium, installed by `make system-deps`), screenshot taken."
 
 from __future__ import annotations
 
-import shutil
 import struct
 import subprocess
 from pathlib import Path
@@ -14,18 +13,7 @@ import pytest
 from pipeline.export.records import report_html
 from pipeline.export.records.report import BuildReport, BuildRun, DistributedFigures, SiteCounts
 from pipeline.export.records.state import previous_volumes, seal
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from tests.support.browser import CHROMIUM, CHROMIUM_FLAGS
 
 
 def _screenshot(page: Path, shot: Path, profile: Path, height: int) -> bytes:
@@ -34,7 +22,7 @@ def _screenshot(page: Path, shot: Path, profile: Path, height: int) -> bytes:
     subprocess.run(
         [
             CHROMIUM,
-            *FLAGS,
+            *CHROMIUM_FLAGS,
             f"--user-data-dir={profile}",
             f"--window-size=1100,{height}",
             f"--screenshot={shot}",
@@ -68,7 +56,13 @@ def test_the_html_report_renders_in_a_headless_browser(sample_build: Path, tmp_p
         "the page must be viewable without a network"
     )
     dom = subprocess.run(
-        [CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", page.as_uri()],
+        [
+            CHROMIUM,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--dump-dom",
+            page.as_uri(),
+        ],
         capture_output=True,
         text=True,
         timeout=120,
@@ -114,7 +108,13 @@ def test_the_history_charts_render_thirty_builds(sample_build: Path, tmp_path: P
     page = tmp_path / "report.html"
     page.write_text(report_html.render_html(summary).replace("</body>", MEASURE))
     dom = subprocess.run(
-        [CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'p1'}", "--dump-dom", page.as_uri()],
+        [
+            CHROMIUM,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={tmp_path / 'p1'}",
+            "--dump-dom",
+            page.as_uri(),
+        ],
         capture_output=True,
         text=True,
         timeout=120,

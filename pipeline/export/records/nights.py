@@ -108,14 +108,7 @@ def _comment(con: duckdb.DuckDBPyConnection, view: str, table: SqlFile) -> None:
     mart = SqlFile(f"marts/{table.name}")
     columns = mart.column_comments if mart.file.is_file() else {}
     columns = {**table.column_comments, **columns}
-    existing = set(con.table(view).columns)
-    statements = [f"COMMENT ON VIEW {view} IS {db.literal(table.table_comment)}"]
-    statements += [
-        f"COMMENT ON COLUMN {view}.{db.quote(column)} IS {db.literal(comment)}"
-        for column, comment in columns.items()
-        if column in existing
-    ]
-    con.execute(";\n".join(statements))
+    db.comment_table(con, view, table.table_comment, columns, kind="VIEW")
 
 
 def tidy(output: Path, nights: set[str], followed: str | None, keep_files: int) -> list[str]:
