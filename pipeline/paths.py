@@ -75,12 +75,3 @@ def set_aside(folder: Path) -> Path:
     aside = folder.with_name(f"{DISCARDED}{folder.name}-{secrets.token_hex(4)}")
     os.rename(folder, aside)
     return aside
-
-
-def is_page(path: Path) -> bool:
-    """Whether a materialised page's file is there: a name longer than the file system allows
-    (a request's own query) was never materialised."""
-    try:
-        return path.is_file()
-    except OSError:
-        return False
