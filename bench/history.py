@@ -8,6 +8,10 @@ Prints, for night 2 and the last night: the build's seconds, the bytes it added 
 bytes; and the seconds of the three example queries of docs/analysts.md ("History across
 nights") on the warehouse after each. The earlier nights' history files must be untouched by
 the later nights (same inode and mtime): the run stops otherwise.
+
+The nights keep one release (`build.releases_kept = 1`), so that every night from the 2nd on
+does the same work: it builds, publishes, and removes the release before it. With the default
+of 3, nights 2 and 3 would remove none, and compare with no later night.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import duckdb
 import polars as pl
 
 from bench.run import run_build
+from pipeline.export.records.nights import PARTITION
 from pipeline.paths import NIGHTS, WAREHOUSE
 
 # docs/analysts.md's three history queries, with the SKU and the store as parameters.
@@ -125,17 +130,20 @@ def history_nights(input_dir: Path, work: Path, nights: int = 30) -> dict[str, A
     output = work / "out"
     work.mkdir(parents=True)
     figures: dict[str, Any] = {"history_nights": nights}
+    config = work / "pipeline.toml"
+    config.write_text("[build]\nreleases_kept = 1\n")
     first_files: dict[str, tuple[int, int]] = {}
     for night in range(1, nights + 1):
         night_dir = night_input(input_dir, night, work)
         before = _files(output) if output.exists() else {}
-        span, _, report = run_build(night_dir, output)
+        span, _, report = run_build(night_dir, output, "--config", str(config))
         if night == 1:
             first_files = _history_stats(output)
         if night not in (2, nights):
             continue
         added = {i: b for i, b in _files(output).items() if i not in before}
-        history = sum(f.stat().st_size for f in (output / NIGHTS).rglob(f"{report.build_id}*"))
+        folder = output / NIGHTS / f"{PARTITION}{report.build_id}"
+        history = sum(f.stat().st_size for f in folder.iterdir())
         kept = _history_stats(output)
         untouched = all(kept.get(path) == stat for path, stat in first_files.items())
         assert untouched, "a later night rewrote the first night's history files"

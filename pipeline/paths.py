@@ -28,7 +28,7 @@ BUCKET_RELEASE = "bucket-release.json"
 
 CURRENT = "current"  # -> releases/<build_id>, the published release, switched by one rename
 RELEASES = "releases"
-NIGHTS = "history"  # <table>/<build_id>.parquet: each published night's rows of history.*
+NIGHTS = "history"  # build_id=<build_id>/<table>.parquet: each published night's history.*
 POOL = "pages"  # stores' page folders, shared by the releases that link to them
 WORK = ".work"  # <build_id>/ in it: a build in progress, or the last failed one
 INPUT = "input"  # in a build's work folder: the objects of an object-store input (`ingest.remote`)

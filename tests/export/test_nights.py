@@ -4,7 +4,6 @@ night lost to a failed build, a damaged release or a state-format upgrade."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -75,8 +74,17 @@ def _listed(output: Path) -> dict[str, list[str]]:
 
 
 def _files(output: Path) -> dict[str, list[str]]:
-    """table -> every file name in its folder, hidden ones included."""
-    return {t: sorted(os.listdir(output / NIGHTS / t)) for t in TABLES}
+    """table -> every file of it under history/ (hidden ones included), by its path there."""
+    root = output / NIGHTS
+    files = [p.relative_to(root) for p in root.rglob("*") if p.is_file()]
+    return {
+        t: sorted(str(f) for f in files if t in (f.parts[0], _table_of(f.name))) for t in TABLES
+    }
+
+
+def _table_of(name: str) -> str:
+    """The table of a night's file name (`sku_market.parquet`, `.sku_market.parquet.writing`)."""
+    return name.lstrip(".").split(".")[0]
 
 
 def _build_runs(output: Path) -> list[str]:
@@ -84,7 +92,7 @@ def _build_runs(output: Path) -> list[str]:
 
 
 def _night_names(ids: list[str]) -> dict[str, list[str]]:
-    return {t: [f"{i}.parquet" for i in ids] for t in TABLES}
+    return {t: [f"build_id={i}/{t}.parquet" for i in ids] for t in TABLES}
 
 
 def test_each_night_s_figures_are_kept_row_for_row_and_never_copied(
@@ -188,11 +196,69 @@ def test_a_failed_build_adds_no_night_and_loses_none(tmp_path: Path) -> None:
     # kill): the next build lists them not, and removes them.
     orphan = "29990101T000000.000000Z-0rphan"
     for table in TABLES:
-        (output / NIGHTS / table / f"{orphan}.parquet").write_bytes(b"not even Parquet")
-        (output / NIGHTS / table / f".{orphan}.parquet.writing").write_bytes(b"half")
+        night_file(output, table, orphan).parent.mkdir(exist_ok=True)
+        night_file(output, table, orphan).write_bytes(b"not even Parquet")
+        writing = night_file(output, table, first.build_id).with_name(f".{table}.parquet.writing")
+        writing.write_bytes(b"half")
     second = _night(tmp_path, 1)
     assert _listed(output) == {t: [first.build_id, second.build_id] for t in TABLES}
     assert _files(output) == _night_names([first.build_id, second.build_id])
+    assert not night_file(output, TABLES[0], orphan).parent.exists()
+
+
+def test_a_query_of_some_nights_opens_only_their_files(tmp_path: Path) -> None:
+    """The middle night's file of sku_market made unreadable: a query that filters on the last
+    night, by value or by history.nights, never opens it; one over every night names it."""
+    ids = [_night(tmp_path, n).build_id for n in range(3)]
+    output = tmp_path / "out"
+    night_file(output, "sku_market", ids[1]).write_bytes(b"PAR1 not Parquet PAR1")
+    last = "SELECT build_id FROM history.nights ORDER BY build_id DESC LIMIT 1"
+    for nights in (f"'{ids[2]}'", last):
+        rows = _rows(
+            output,
+            "SELECT build_id, sku_id, low_price::varchar FROM history.sku_market "
+            f"WHERE build_id IN ({nights}) AND sku_id = 1000",
+        )
+        assert rows == [(ids[2], 1000, "0.90")]
+    with pytest.raises(duckdb.Error, match=ids[1]):
+        _rows(output, "SELECT count(*) FROM history.sku_market")
+
+
+def test_the_layout_before_is_read_in_place_and_its_nights_age_out(tmp_path: Path) -> None:
+    """Nights written as `history/<table>/<build_id>.parquet` (the layout before a night's
+    folder): the next build lists them as they are, beside its own night, and removes them as
+    they age out; the one it keeps is not moved or touched."""
+    kept = {"releases_kept": 1, "history_nights": 2}
+    ids = [_night(tmp_path, n, build=kept).build_id for n in (0, 1)]
+    output = tmp_path / "out"
+    before = {}
+    for table in TABLES:
+        (output / NIGHTS / table).mkdir()
+        for night in ids:
+            old = output / NIGHTS / table / f"{night}.parquet"
+            night_file(output, table, night).rename(old)
+            before[old] = old.stat().st_ino, old.stat().st_mtime_ns
+    for night in ids:
+        night_file(output, TABLES[0], night).parent.rmdir()
+    third = _night(tmp_path, 2, build=kept).build_id
+    assert _listed(output) == {t: [ids[1], third] for t in TABLES}
+    assert _files(output) == {
+        t: sorted([f"{t}/{ids[1]}.parquet", f"build_id={third}/{t}.parquet"]) for t in TABLES
+    }
+    untouched = [
+        (p.stat().st_ino, p.stat().st_mtime_ns) == s for p, s in before.items() if ids[1] in p.name
+    ]
+    assert untouched == [True] * len(TABLES)
+    assert _rows(
+        output,
+        "SELECT build_id, low_price::varchar FROM history.sku_market WHERE sku_id = 1000 "
+        "ORDER BY build_id",
+    ) == [(ids[1], "0.90"), (third, "0.90")]
+    fourth = _night(tmp_path, 0, build=kept).build_id
+    assert _files(output) == _night_names([third, fourth])
+    assert sorted(p.name for p in (output / NIGHTS).iterdir()) == [
+        f"build_id={n}" for n in (third, fourth)
+    ]
 
 
 def test_a_damaged_release_loses_no_published_night(tmp_path: Path) -> None:

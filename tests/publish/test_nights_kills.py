@@ -8,13 +8,13 @@ test_publish_kills.py (tests/support/proxy.py, `run_build`)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from pipeline.build import build
+from pipeline.export.records.nights import night_file
 from pipeline.paths import CURRENT, NIGHTS, WAREHOUSE
 from pipeline.settings import load_settings
 from pipeline.transform.steps import NIGHT_TABLES
@@ -104,6 +104,7 @@ def test_a_kill_or_a_failure_at_any_event_of_a_night_s_history_loses_no_publishe
     assert code == 0, err
     published.append(_live(output))
     assert _listed(output) == published[-NIGHTS_LISTED:]
-    for table in TABLES:
-        names = sorted(os.listdir(output / NIGHTS / table))
-        assert names == [f"{n}.parquet" for n in published[-NIGHTS_LISTED:]], table
+    kept = published[-NIGHTS_LISTED:]
+    files = [night_file(output, t, n) for n in kept for t in TABLES]
+    left = sorted((output / NIGHTS).rglob("*"))
+    assert left == sorted([*files, *{f.parent for f in files}])

@@ -14,6 +14,7 @@ import pytest
 
 from pipeline.build import build
 from pipeline.distributed.finalize import SHARDS_DIR
+from pipeline.export.records.nights import PARTITION, SUFFIX
 from pipeline.paths import MANIFEST, NIGHTS, WAREHOUSE
 from pipeline.settings import load_settings
 from pipeline.tools.generate import generate
@@ -73,7 +74,8 @@ def assert_same_build(one_machine: Path, distributed: Path) -> None:
         assert _differences(con, f"one.{table}", other) == 0, table
     # The same market history: each night's rows but its build and start, one night each.
     for table in NIGHT_TABLES:
-        files = [sorted((output / NIGHTS / table.name).iterdir()) for output in (one, distributed)]
+        night = f"{PARTITION}*/{table.name}{SUFFIX}"
+        files = [sorted((output / NIGHTS).glob(night)) for output in (one, distributed)]
         assert [len(f) for f in files] == [1, 1], files
         rows = [
             f"(SELECT * EXCLUDE (build_id, built_at) FROM {db}.history.{table.name})"

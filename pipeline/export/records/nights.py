@@ -1,10 +1,16 @@
 """The market history across nights: each published night's rows of `history.*`, written once to
-`OUTPUT/history/<table>/<build_id>.parquet` and never rewritten, and the warehouse's views over
-the published nights' files. (docs/analysts.md, "History across nights"; not the build history,
-`meta.build_run`, which `history` carries.)"""
+`OUTPUT/history/build_id=<build_id>/<table>.parquet` and never rewritten, and the warehouse's
+views over the published nights' files. (docs/analysts.md, "History across nights"; not the build
+history, `meta.build_run`, which `history` carries.)
+
+A night's folder is named as a Hive partition, so that DuckDB reads `build_id` from the path and
+opens only the files of the nights a query filters on. Outputs written before kept one folder per
+table (`history/<table>/<build_id>.parquet`): those files are read where they are, never moved
+(the views of the releases kept name them), and leave as their nights age out."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -18,8 +24,11 @@ from pipeline.paths import NIGHTS, RELEASES, marked_releases, published_release
 from pipeline.transform.steps import NIGHT_TABLES, NIGHTS_PUBLISHED
 
 SUFFIX = ".parquet"
-_WRITING = ".writing"  # a night's file being written: `.<build_id>.parquet.writing`
-_COPY = "COPY (\n{sql}) TO $path (FORMAT parquet, COMPRESSION zstd)"
+PARTITION = "build_id="  # a night's folder: `build_id=<build_id>`
+_WRITING = ".writing"  # a night's file being written: `.<table>.parquet.writing`
+# Row groups of 32,768 rows: a query for one SKU reads a quarter of DuckDB's default group a
+# night, and the footer stays small (docs/benchmarks.md, "History").
+_COPY = "COPY (\n{sql}) TO $path (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 32768)"
 _SQL = {table.name: table.sql for table in NIGHT_TABLES}
 NIGHTS_COMMENT = (
     "The nights history.* lists, one row each, read from no file: filter a history view by "
@@ -29,8 +38,8 @@ BUILD_ID_COMMENT = "The night's build (meta.build_run.build_id); build ids sort 
 
 
 def night_file(output: Path, table: str, build_id: str) -> Path:
-    """Where night `build_id`'s rows of history.`table` are."""
-    return output / NIGHTS / table / f"{build_id}{SUFFIX}"
+    """Where night `build_id`'s rows of history.`table` are written."""
+    return output / NIGHTS / f"{PARTITION}{build_id}" / f"{table}{SUFFIX}"
 
 
 def write_night(
@@ -49,20 +58,34 @@ def write_night(
         os.replace(writing, target)
 
 
-def on_disk(output: Path) -> dict[str, set[str]]:
-    """table -> the nights whose file of it is there (one listing of each table's folder)."""
-    found: dict[str, set[str]] = {}
-    for table in NIGHT_TABLES:
-        try:
-            names = os.listdir(output / NIGHTS / table.name)
-        except FileNotFoundError:
-            names = []
-        found[table.name] = {n.removesuffix(SUFFIX) for n in names if _is_night(n)}
+def on_disk(output: Path) -> dict[str, dict[str, Path]]:
+    """table -> night -> its file: one listing of the history folder and of each night's folder,
+    and of the table folders of the layout before (read in place)."""
+    found: dict[str, dict[str, Path]] = {table.name: {} for table in NIGHT_TABLES}
+    root = output / NIGHTS
+    for table in NIGHT_TABLES:  # the layout before: history/<table>/<build_id>.parquet
+        for name in _names(root / table.name):
+            if _is_night(name):
+                found[table.name][name.removesuffix(SUFFIX)] = root / table.name / name
+    for folder in _names(root):
+        if folder.startswith(PARTITION):
+            night = folder.removeprefix(PARTITION)
+            names = set(_names(root / folder))
+            for table in NIGHT_TABLES:
+                if f"{table.name}{SUFFIX}" in names:
+                    found[table.name][night] = night_file(output, table.name, night)
     return found
 
 
 def _is_night(name: str) -> bool:
     return name.endswith(SUFFIX) and not name.startswith(".")
+
+
+def _names(folder: Path) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
 
 
 def published(con: duckdb.DuckDBPyConnection, output: Path) -> set[str]:
@@ -78,21 +101,18 @@ def listed(output: Path, nights: set[str], keep: int) -> list[str]:
     """The nights history.* lists, oldest first: the last `keep` of `nights` (the published
     ones) with a file of every table."""
     files = on_disk(output).values()
-    whole = nights.intersection(*files)
+    whole = nights.intersection(*(f.keys() for f in files))
     return sorted(whole)[-keep:]  # build ids sort by their start time
 
 
 def create_views(con: duckdb.DuckDBPyConnection, output: Path, nights: list[str]) -> None:
     """history.<table> over the files of `nights` (absolute paths, so that the warehouse is
     read alike from any working directory), documented as the marts they copy."""
-    root = output.resolve()
+    found = on_disk(output.resolve())
     for table in NIGHT_TABLES:
-        files = ", ".join(db.literal(str(night_file(root, table.name, n))) for n in nights)
+        files = [found[table.name][n] for n in nights]
         view = f"history.{table.name}"
-        con.execute(
-            f"CREATE OR REPLACE VIEW {view} AS\n"
-            f"SELECT * FROM read_parquet([{files}], union_by_name = true)"
-        )
+        con.execute(f"CREATE OR REPLACE VIEW {view} AS\n{_read_nights(con, files)}")
         _comment(con, view, table)
     ids = ", ".join(f"({db.literal(n)})" for n in nights) or "(NULL)"
     con.execute(
@@ -101,6 +121,29 @@ def create_views(con: duckdb.DuckDBPyConnection, output: Path, nights: list[str]
     )
     con.execute(f"COMMENT ON VIEW history.nights IS {db.literal(NIGHTS_COMMENT)}")
     con.execute(f"COMMENT ON COLUMN history.nights.build_id IS {db.literal(BUILD_ID_COMMENT)}")
+
+
+def _read_nights(con: duckdb.DuckDBPyConnection, files: list[Path]) -> str:
+    """A SELECT of every row of `files`: one read_parquet per layout and schema, so that DuckDB
+    binds a view by one file of each (not every night's) and, with `build_id` in the path, opens
+    only the nights a query filters on; then their union by column name (a column a later night
+    added reads as NULL in the nights before it)."""
+    schemas = con.execute(
+        "SELECT file_name, list(name || ' ' || coalesce(type, '') ORDER BY name)::varchar "
+        "FROM parquet_schema($files) GROUP BY file_name",
+        {"files": [str(f) for f in files]},
+    ).fetchall()
+    schema_of = dict(schemas)
+    groups: dict[tuple[bool, str], list[str]] = {}
+    for file in files:
+        hive = file.parent.name.startswith(PARTITION)
+        groups.setdefault((hive, schema_of[str(file)]), []).append(str(file))
+    reads = [
+        f"SELECT * FROM read_parquet([{', '.join(map(db.literal, paths))}]"
+        + (", hive_partitioning = true)" if hive else ")")
+        for (hive, _), paths in groups.items()
+    ]
+    return "\nUNION ALL BY NAME\n".join(reads)
 
 
 def _comment(con: duckdb.DuckDBPyConnection, view: str, table: SqlFile) -> None:
@@ -114,25 +157,30 @@ def _comment(con: duckdb.DuckDBPyConnection, view: str, table: SqlFile) -> None:
 def tidy(output: Path, nights: set[str], followed: str | None, keep_files: int) -> list[str]:
     """After the swap: remove the files of nights that were not published (newer than the
     release this build followed, `followed`: a killed or failed build's), those older than
-    the last `keep_files` published nights, and files a kill left half written. What could
-    not be removed, for the log; the next build tries again."""
+    the last `keep_files` published nights, files a kill left half written, and the folders
+    that leaves empty. What could not be removed, for the log; the next build tries again."""
     releases = output / RELEASES
     pending = {r.name for r in releases.iterdir()} if releases.is_dir() else set()
     found = on_disk(output)
-    kept = sorted(nights.intersection(*found.values()))[-keep_files:]
+    kept = sorted(nights.intersection(*(f.keys() for f in found.values())))[-keep_files:]
     oldest = kept[0] if kept else None
-    problems: list[str] = []
-    for table in NIGHT_TABLES:
-        folder = output / NIGHTS / table.name
-        stale = [
-            folder / f"{n}{SUFFIX}"
-            for n in found[table.name]
-            if (oldest is not None and n < oldest)
-            or (n not in nights and n not in pending and (followed is None or n > followed))
-        ]
-        if folder.is_dir():
-            stale += [folder / n for n in os.listdir(folder) if n.endswith(_WRITING)]
-        problems += _remove(stale)
+    stale = [
+        path
+        for files in found.values()
+        for n, path in files.items()
+        if (oldest is not None and n < oldest)
+        or (n not in nights and n not in pending and (followed is None or n > followed))
+    ]
+    root = output / NIGHTS
+    folders = [root / t.name for t in NIGHT_TABLES] + [
+        root / f for f in _names(root) if f.startswith(PARTITION)
+    ]
+    stale += [f / n for f in folders for n in _names(f) if n.endswith(_WRITING)]
+    problems = _remove(stale)
+    for folder in folders:
+        if folder.is_dir() and not _names(folder):
+            with contextlib.suppress(OSError):  # the next build tries again
+                folder.rmdir()
     return problems
 
 
