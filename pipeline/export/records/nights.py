@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
+import pyarrow.parquet as pq  # type: ignore[import-untyped]  # no stubs
 
 from pipeline import db
 from pipeline.db import SqlFile
@@ -112,7 +113,7 @@ def create_views(con: duckdb.DuckDBPyConnection, output: Path, nights: list[str]
     for table in NIGHT_TABLES:
         files = [found[table.name][n] for n in nights]
         view = f"history.{table.name}"
-        con.execute(f"CREATE OR REPLACE VIEW {view} AS\n{_read_nights(con, files)}")
+        con.execute(f"CREATE OR REPLACE VIEW {view} AS\n{_read_nights(files)}")
         _comment(con, view, table)
     ids = ", ".join(f"({db.literal(n)})" for n in nights) or "(NULL)"
     con.execute(
@@ -123,21 +124,18 @@ def create_views(con: duckdb.DuckDBPyConnection, output: Path, nights: list[str]
     con.execute(f"COMMENT ON COLUMN history.nights.build_id IS {db.literal(BUILD_ID_COMMENT)}")
 
 
-def _read_nights(con: duckdb.DuckDBPyConnection, files: list[Path]) -> str:
+def _read_nights(files: list[Path]) -> str:
     """A SELECT of every row of `files`: one read_parquet per layout and schema, so that DuckDB
     binds a view by one file of each (not every night's) and, with `build_id` in the path, opens
     only the nights a query filters on; then their union by column name (a column a later night
-    added reads as NULL in the nights before it)."""
-    schemas = con.execute(
-        "SELECT file_name, list(name || ' ' || coalesce(type, '') ORDER BY name)::varchar "
-        "FROM parquet_schema($files) GROUP BY file_name",
-        {"files": [str(f) for f in files]},
-    ).fetchall()
-    schema_of = dict(schemas)
+    added reads as NULL in the nights before it). An output whose own path holds a `=` would
+    lend DuckDB more partition columns: its nights are read without."""
     groups: dict[tuple[bool, str], list[str]] = {}
     for file in files:
-        hive = file.parent.name.startswith(PARTITION)
-        groups.setdefault((hive, schema_of[str(file)]), []).append(str(file))
+        folder = file.parent
+        hive = folder.name.startswith(PARTITION) and "=" not in str(folder.parent)
+        schema = pq.read_schema(file).remove_metadata().to_string()
+        groups.setdefault((hive, schema), []).append(str(file))
     reads = [
         f"SELECT * FROM read_parquet([{', '.join(map(db.literal, paths))}]"
         + (", hive_partitioning = true)" if hive else ")")
