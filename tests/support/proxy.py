@@ -255,9 +255,9 @@ def run_build(
         return process.exitcode, err.read_text()
 
 
-def fork_cli(*args: str) -> subprocess.CompletedProcess[str]:
+def fork_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """`pipeline ARGS` as `run_cli` runs it (tests/support/runs.py), this process's
-    environment included, in a child forked from the server that imported the pipeline (see
+    environment included (with `env` added), in a child forked from the server that imported the pipeline (see
     FORKS): the same program and the same exit, without a fresh interpreter's start. What
     needs a process of its own from the start (the interpreter's shutdown, standard output
     closed) keeps `run_cli`."""
@@ -265,7 +265,7 @@ def fork_cli(*args: str) -> subprocess.CompletedProcess[str]:
         err, out = Path(tmp) / "stderr", Path(tmp) / "stdout"
         process = FORKS.Process(
             target=_build_child,
-            args=(list(args), dict(os.environ), 0, err, PUBLISH_STEP, False, out),
+            args=(list(args), {**os.environ, **(env or {})}, 0, err, PUBLISH_STEP, False, out),
         )
         process.start()
         process.join(300)
