@@ -38,6 +38,7 @@ LISTINGS = [
     {"storeKey": "alpha", "skuId": 1000, "price": "3.00", "quantity": 2},
     {"storeKey": "beta", "skuId": 1001, "price": "1.25", "quantity": 4},
 ]
+CHANGED = [LISTINGS[0], {**LISTINGS[1], "price": "2.50"}]  # beta dearer, alpha as it was
 
 
 def _format_three(path: Path) -> None:
@@ -54,7 +55,7 @@ def _format_three(path: Path) -> None:
     ],
 )
 def test_a_damaged_previous_release_is_rebuilt_from_scratch_and_said(
-    tmp_path: Path, name: str, damage: Callable[[Path], None]
+    tmp_path: Path, name: str, damage: Callable[[Path], None], clean_changes: bytes
 ) -> None:
     output = tmp_path / "out"
     first = build(
@@ -62,7 +63,7 @@ def test_a_damaged_previous_release_is_rebuilt_from_scratch_and_said(
     ).release
     damage(first / name)
     # beta changes, alpha would be carried over from the damaged release
-    changed = [LISTINGS[0], {**LISTINGS[1], "price": "2.50"}]
+    changed = CHANGED
     second = build(
         load_settings(None, input=write_inputs(tmp_path / "b", listings=changed), output=output)
     )
@@ -78,7 +79,7 @@ def test_a_damaged_previous_release_is_rebuilt_from_scratch_and_said(
     if name == FORMAT:  # nothing of it trusted: the changes are against no release
         assert second.report.site.files_unchanged == 0
     else:  # its manifest is whole: the changes are against it, as a clean night's
-        assert (second.release / CHANGES).read_bytes() == _clean_changes(tmp_path, changed)
+        assert (second.release / CHANGES).read_bytes() == clean_changes
     # and the next build trusts the new release again
     third = build(
         load_settings(None, input=write_inputs(tmp_path / "b", listings=changed), output=output)
@@ -88,11 +89,13 @@ def test_a_damaged_previous_release_is_rebuilt_from_scratch_and_said(
     assert (third.release / MANIFEST).read_bytes() == (second.release / MANIFEST).read_bytes()
 
 
-def _clean_changes(tmp_path: Path, changed: list[dict[str, object]]) -> bytes:
-    """The `changes.json` of a night that changed `LISTINGS` to `changed`, in an output of its
-    own where nothing was damaged."""
+@pytest.fixture(scope="module")
+def clean_changes(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """The `changes.json` of a night that changed `LISTINGS` to `CHANGED`, in an output of its
+    own where nothing was damaged: built once for every test that compares with it."""
+    tmp_path = tmp_path_factory.mktemp("clean")
     output = tmp_path / "clean"
-    for name, listings in (("clean-a", LISTINGS), ("clean-b", changed)):
+    for name, listings in (("clean-a", LISTINGS), ("clean-b", CHANGED)):
         inputs = write_inputs(tmp_path / name, listings=listings)
         release = build(load_settings(None, input=inputs, output=output)).release
     return (release / CHANGES).read_bytes()
@@ -100,7 +103,7 @@ def _clean_changes(tmp_path: Path, changed: list[dict[str, object]]) -> bytes:
 
 @pytest.mark.parametrize("damage", [truncate, flip_a_bit])
 def test_a_damaged_manifest_parquet_is_read_from_manifest_json_and_the_changes_stay_true(
-    tmp_path: Path, damage: Callable[[Path], None]
+    tmp_path: Path, damage: Callable[[Path], None], clean_changes: bytes
 ) -> None:
     """The previous release's manifest.json makes the very Parquet its seal names: it is read
     instead, with one warning, and nothing is lost (its pages are carried, changes.json lists
@@ -111,7 +114,7 @@ def test_a_damaged_manifest_parquet_is_read_from_manifest_json_and_the_changes_s
         load_settings(None, input=write_inputs(tmp_path / "a", listings=LISTINGS), output=output)
     ).release
     damage(first / MANIFEST_PARQUET)
-    changed = [LISTINGS[0], {**LISTINGS[1], "price": "2.50"}]
+    changed = CHANGED
     second = build(
         load_settings(None, input=write_inputs(tmp_path / "b", listings=changed), output=output)
     )
@@ -119,8 +122,7 @@ def test_a_damaged_manifest_parquet_is_read_from_manifest_json_and_the_changes_s
         f"{first / MANIFEST_PARQUET}: damaged since it was published (its SHA-256 is not the one "
         f"in {SEAL}); read from its {MANIFEST} instead, which its seal vouches for"
     ]
-    clean = _clean_changes(tmp_path, changed)
-    assert (second.release / CHANGES).read_bytes() == clean
+    assert (second.release / CHANGES).read_bytes() == clean_changes
     assert 0 < second.report.site.files_unchanged < second.report.site.files  # alpha carried
 
     damage(second.release / MANIFEST_PARQUET)

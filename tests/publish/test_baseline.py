@@ -16,7 +16,7 @@ from pipeline.errors import BuildError
 from pipeline.paths import CURRENT, RELEASES, WAREHOUSE
 from pipeline.settings import load_settings
 from tests.support.inputs import write_inputs
-from tests.support.runs import run_cli
+from tests.support.proxy import fork_cli
 
 SKUS = (1000, 1001, 1010)
 LISTINGS = [
@@ -61,7 +61,7 @@ def test_without_current_the_last_published_release_is_the_baseline(
 
     # 30% of the listings: the volume guard compares with the last release published.
     small = write_inputs(tmp_path / "small", listings=LISTINGS[:3])
-    failed = run_cli(
+    failed = fork_cli(
         "build",
         "--input",
         str(small),

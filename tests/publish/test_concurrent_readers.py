@@ -16,7 +16,7 @@ import pytest
 from pipeline.build import build
 from pipeline.settings import load_settings
 from tests.support.inputs import SAMPLE
-from tests.support.runs import run_cli
+from tests.support.proxy import fork_cli
 
 READER = r"""
 import hashlib, json, os, sys
@@ -91,7 +91,7 @@ def test_readers_never_see_an_error_a_partial_file_or_a_mix(tmp_path: Path) -> N
     try:
         read_by_the_reader(published[-1])
         for n in range(4):
-            result = run_cli(
+            result = fork_cli(
                 "build", "--input", str(other if n % 2 == 0 else SAMPLE), "--output", str(output)
             )
             assert result.returncode == 0, result.stderr

@@ -34,7 +34,7 @@ from pipeline.serve.reader import RELEASE_MAP, BucketReader, resolve, site_path,
 from pipeline.settings import ServeSettings, load_settings
 from tests.support.around import assert_error_headers, assert_http_around
 from tests.support.inputs import SAMPLE, raise_prices
-from tests.support.runs import run_cli
+from tests.support.proxy import fork_cli
 from tests.support.s3 import S3Server
 from tests.support.servers import (
     NGINX,
@@ -136,7 +136,7 @@ def test_nginx_in_front_of_the_bucket_answers_as_local_nginx_and_one_release_at_
     ):
         # With no live upstream (a socket nobody listens on), every page comes from the bucket.
         no_live = f"unix:{folder / 'nobody.sock'}"
-        done = run_cli(
+        done = fork_cli(
             "nginx-bucket",
             "--to",
             url,

@@ -30,7 +30,7 @@ from pipeline.serve.reader import BucketReader
 from pipeline.settings import load_settings
 from pipeline.tools.generate import generate
 from tests.support.bucket import Build, bucket_keys, check_bucket, only_kept_left, pointer, url_of
-from tests.support.proxy import relay, reply
+from tests.support.proxy import fork_cli, relay, reply
 from tests.support.runs import run_cli
 from tests.support.s3 import S3Server
 
@@ -82,7 +82,7 @@ def test_a_first_publish_then_a_republish_of_5_percent_of_the_stores(
     # 5% of the stores changed: the CLI publishes OUTPUT/current; only that store gets a new
     # version (every one of its pages), the others keep theirs, and the common pages get one
     # (the store's listings move the marketplace's prices).
-    done = run_cli("publish", "--output", str(second.parent.parent), "--to", url, "--grace", "0")
+    done = fork_cli("publish", "--output", str(second.parent.parent), "--to", url, "--grace", "0")
     assert done.returncode == 0, done.stderr
     manifest = Manifest.load(second)
     mine = len(manifest.slice_under(f"v1.39.0/stores/{CHANGED_STORE}"))
@@ -293,7 +293,7 @@ def test_a_failed_upload_is_retried(
 def test_a_target_that_is_not_a_plain_bucket_and_prefix_is_refused(
     s3: S3Server, releases: tuple[Path, Path], target: str
 ) -> None:
-    done = run_cli("publish", "--output", str(releases[0].parent.parent), "--to", target)
+    done = fork_cli("publish", "--output", str(releases[0].parent.parent), "--to", target)
     assert done.returncode == 1
     assert done.stderr.startswith(f"publish failed: {target}: not ")
     assert done.stderr.count("\n") == 1 and done.stdout == ""
@@ -309,14 +309,14 @@ def test_a_damaged_lease_or_pointer_is_one_line_and_cleared_by_take_over(
     publish_release(first, url)
     for key, body in ((LEASE, b"{not json"), (POINTER, b'{"release": 1}')):
         obs.put(store, key, body)
-        done = run_cli("publish", "--output", output, "--to", url)
+        done = fork_cli("publish", "--output", output, "--to", url)
         assert done.returncode == 1, done.stderr
         assert done.stderr == (
             f"publish failed: {url}/{key}: damaged (not a "
             f"{'lease' if key == LEASE else 'release pointer'}); if no publish is running, "
             "publish again with --take-over to replace it\n"
         )
-        done = run_cli("publish", "--output", output, "--to", url, "--take-over")
+        done = fork_cli("publish", "--output", output, "--to", url, "--take-over")
         assert done.returncode == 0, done.stderr
         assert check_bucket(url, _builds(first, second)) == second.name
     assert LEASE not in bucket_keys(url)
@@ -444,7 +444,7 @@ def test_a_damaged_object_is_refused_by_the_reader_and_uploaded_again_by_the_nex
         with pytest.raises(bucket.Damaged, match=f"^{url}/{release.key(path)}: missing, or not"):
             reader.read(release, [url_of(path)])
 
-    done = run_cli("publish", "--output", str(second.parent.parent), "--to", url, "--grace", "0")
+    done = fork_cli("publish", "--output", str(second.parent.parent), "--to", url, "--grace", "0")
     assert done.returncode == 0, done.stderr
     assert done.stdout.endswith(" (2 damaged versions in the bucket uploaded again)\n")
     now = BucketReader(url).snapshot()

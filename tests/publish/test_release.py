@@ -18,7 +18,7 @@ from pipeline.paths import CURRENT, FORMAT, POOL, PUBLISHED, RELEASES, SITE
 from pipeline.publish.release import check_release, missing_files, new_build_id, store_folders
 from pipeline.settings import load_settings
 from tests.support.inputs import SAMPLE, write_inputs
-from tests.support.runs import run_cli
+from tests.support.proxy import fork_cli
 
 LISTINGS = [
     {"storeKey": "alpha", "skuId": 1000, "price": "3.00", "quantity": 2},
@@ -169,7 +169,7 @@ def test_an_output_copied_with_links_followed_is_refused_in_one_line(tmp_path: P
     copy = tmp_path / "copy"
     shutil.copytree(tmp_path / "out", copy, symlinks=False)  # cp -rL: `current` is a folder
     releases = sorted((copy / RELEASES).iterdir())
-    result = run_cli("build", "--input", str(inputs), "--output", str(copy))
+    result = fork_cli("build", "--input", str(inputs), "--output", str(copy))
     assert result.returncode == 1, result.stderr
     assert result.stderr == (
         f"build failed: {copy / CURRENT}: a folder, not the link to the published release (was "

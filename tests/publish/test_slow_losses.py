@@ -17,7 +17,7 @@ from pipeline.errors import BuildError
 from pipeline.paths import REPORT_JSON, WAREHOUSE
 from pipeline.settings import load_settings
 from tests.support.inputs import write_inputs
-from tests.support.runs import run_cli
+from tests.support.proxy import fork_cli
 from tests.support.volumes import LISTINGS, SMALL, published
 
 
@@ -45,10 +45,10 @@ def test_one_store_of_twenty_disappearing_stops_the_build_and_names_it(tmp_path:
     assert published(output) == first
     # The operator says the change is real, on the command line.
     args = ("build", "--input", str(cut), "--output", str(output))
-    refused = run_cli(*args)
+    refused = fork_cli(*args)
     assert refused.returncode == 1
     assert f"\nbuild failed: {move}; if the change is real" in refused.stderr
-    accepted = run_cli(*args, "--accept-volume-change")
+    accepted = fork_cli(*args, "--accept-volume-change")
     assert accepted.returncode == 0, accepted.stderr
     assert published(output) != first
     assert _report(output)["build_warnings"] == [f"{move}: accepted (build.accept_volume_change)"]

@@ -9,6 +9,7 @@ import http.client
 import multiprocessing
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -185,13 +186,15 @@ def _build_child(
     err: Path,
     steps: tuple[str, ...],
     fail: bool,
+    out: Path | None = None,
 ) -> None:
-    """`pipeline ARGS` as a forked child's program, its standard error into `err`; with
+    """`pipeline ARGS` as a forked child's program, its standard error into `err` (and its
+    standard output into `out`, or nowhere); with
     `kill_at` > 0, SIGKILLed by itself at the `kill_at`-th filesystem event of its `steps`
     (names in `pipeline.conductor`, dotted: `publish`, `nights.tidy`), or, with `fail`, that
     event failing with an OSError instead."""
     os.dup2(os.open(err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
-    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    os.dup2(os.open(out or os.devnull, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 1)
     os.environ.update(env)
     os.chdir(ROOT)
     import pipeline.cli
@@ -250,6 +253,26 @@ def run_build(
         process.join(300)
         assert process.exitcode is not None, "the build did not end in 300 s"
         return process.exitcode, err.read_text()
+
+
+def fork_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`pipeline ARGS` as `run_cli` runs it (tests/support/runs.py), this process's
+    environment included (with `env` added), in a child forked from the server that imported the pipeline (see
+    FORKS): the same program and the same exit, without a fresh interpreter's start. What
+    needs a process of its own from the start (the interpreter's shutdown, standard output
+    closed) keeps `run_cli`."""
+    with tempfile.TemporaryDirectory() as tmp:
+        err, out = Path(tmp) / "stderr", Path(tmp) / "stdout"
+        process = FORKS.Process(
+            target=_build_child,
+            args=(list(args), {**os.environ, **(env or {})}, 0, err, PUBLISH_STEP, False, out),
+        )
+        process.start()
+        process.join(300)
+        assert process.exitcode is not None, "the command did not end in 300 s"
+        return subprocess.CompletedProcess(
+            ["pipeline", *args], process.exitcode, out.read_text(), err.read_text()
+        )
 
 
 def start_build(args: list[str], err: Path) -> BaseProcess:
