@@ -10,12 +10,13 @@ import threading
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import parse_qs, unquote
 
 import obstore as obs
+import pytest
 
 from pipeline.publish.bucket import open_bucket
 
@@ -24,9 +25,13 @@ from pipeline.publish.bucket import open_bucket
 class S3Server:
     endpoint: str
     log: Path
+    names: set[str] = field(default_factory=set)  # the buckets created, to keep each new
 
     def bucket(self, name: str) -> str:
-        """Create a bucket; its URL with the prefix `site`."""
+        """Create a bucket of a name the server has not had (a server may serve several
+        modules' tests); its URL with the prefix `site`."""
+        assert name not in self.names, f"bucket {name} already created on this server"
+        self.names.add(name)
         request = urllib.request.Request(f"{self.endpoint}/{name}", method="PUT")
         urllib.request.urlopen(request, timeout=30).read()
         return f"s3://{name}/site"
@@ -44,6 +49,22 @@ class S3Server:
         found = re.findall(rf'"GET /{bucket}\?(\S+) HTTP/1\.1" 200', self.log.read_text())
         queries = [parse_qs(q, keep_blank_values=True) for q in found if "list-type=2" in q]
         return [q.get("prefix", [""])[0].removeprefix(f"{base}/") for q in queries]
+
+
+@contextmanager
+def pointed_at(endpoint: str) -> Iterator[None]:
+    """The AWS_* settings that point every client at the test S3 server at `endpoint`, in the
+    environment until the block ends."""
+    with pytest.MonkeyPatch.context() as env:
+        for name, value in {
+            "AWS_ENDPOINT_URL": endpoint,
+            "AWS_ALLOW_HTTP": "true",
+            "AWS_REGION": "us-east-1",
+            "AWS_ACCESS_KEY_ID": "test",
+            "AWS_SECRET_ACCESS_KEY": "test",
+        }.items():
+            env.setenv(name, value)
+        yield
 
 
 @contextmanager
