@@ -291,7 +291,8 @@ def test_a_killed_worker_a_stale_attempt_and_killed_drivers_leave_the_bucket_who
     output, scratch = tmp_path / "out", tmp_path / "scratch"
     inputs, one_machine = nights["same"]
     ray_cluster.touch()
-    settings = _night(inputs, output, url, 3, scratch)
+    shards = 3  # all its nights: the killed drivers' run the changed store's shard alone
+    settings = _night(inputs, output, url, shards, scratch)
     result = build_on_ray(settings)
     assert not ray_cluster.exists()  # a worker was killed, and its shard run again
     _check_first_night(s3, url, one_machine, output, scratch, result)
@@ -300,7 +301,8 @@ def test_a_killed_worker_a_stale_attempt_and_killed_drivers_leave_the_bucket_who
     _check_stale_attempts(s3, settings, inputs, one_machine)
 
     changed_inputs, changed = nights["changed"]
-    driver = _killed_night(url, scratch, changed_inputs, tmp_path / "killed-out", after=False)
+    killed_out = tmp_path / "killed-out"
+    driver = _killed_night(url, scratch, changed_inputs, killed_out, shards, after=False)
     assert driver.returncode == -9, driver.stderr[-2000:]
     after_kill = BucketReader(url).snapshot()
     assert after_kill is not None and after_kill.release == first.release
@@ -308,7 +310,7 @@ def test_a_killed_worker_a_stale_attempt_and_killed_drivers_leave_the_bucket_who
     assert check_bucket(url, {first.build_id: Build.of(_release(one_machine))})
 
     before = _release(output)
-    driver = _killed_night(url, scratch, changed_inputs, output, after=True)
+    driver = _killed_night(url, scratch, changed_inputs, output, shards, after=True)
     assert driver.returncode == -9, driver.stderr[-2000:]
     killed = BucketReader(url).snapshot()
     assert killed is not None and killed.build_id != before.name
@@ -316,7 +318,7 @@ def test_a_killed_worker_a_stale_attempt_and_killed_drivers_leave_the_bucket_who
     waiting = output / "releases" / killed.build_id
     assert (waiting / BUCKET_RELEASE).is_file()
 
-    result = build_on_ray(_night(changed_inputs, output, url, 2, scratch))
+    result = build_on_ray(_night(changed_inputs, output, url, shards, scratch))
     _check_night(url, changed, output, scratch)
     assert _build_runs(output) == [before.name, killed.build_id, result.build_id]
     said = [w for w in result.report.build_warnings if str(waiting) in w]
@@ -404,7 +406,7 @@ def _build_runs(output: Path) -> list[str]:
 
 
 def _killed_night(
-    url: str, scratch: Path, inputs: Path, output: Path, *, after: bool
+    url: str, scratch: Path, inputs: Path, output: Path, shards: int, *, after: bool
 ) -> subprocess.CompletedProcess[str]:
     """A night of `inputs` on the test cluster, its driver (a process of its own) SIGKILLed at
     its commit: before the pointer is written, or right `after` the bucket's commit (before its
@@ -421,7 +423,7 @@ def _killed_night(
         + ("    commit(*args, **kwargs)\n" if after else "")
         + f"    {kill}\n"
         "n.commit_night = killed\n"
-        f"ray = {{'shards': 2, 'scratch': {str(scratch)!r}, 'address': {address!r}}}\n"
+        f"ray = {{'shards': {shards}, 'scratch': {str(scratch)!r}, 'address': {address!r}}}\n"
         f"d.build_on_ray(load_settings(None, input={str(inputs)!r}, "
         f"output={str(output)!r}, ray=ray, publish={{'to': {url!r}}}))\n"
     )

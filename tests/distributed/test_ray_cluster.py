@@ -170,11 +170,11 @@ def test_with_no_address_the_build_starts_a_cluster_of_its_own(
 @pytest.mark.slow
 def test_an_address_with_token_authentication(head: Head, s3: S3Server, tmp_path: Path) -> None:
     """A cluster with token authentication, named by its address: without the token mode, one
-    line that says what to set; with it, the build runs there."""
+    line that says what to set (the first build of
+    `test_a_named_cluster_is_refused_before_anything_starts_or_said_unreachable`); with a token
+    it does not hold, one line that says so; with its token, the build runs there, and says
+    what it published in one line."""
     output, url = str(tmp_path / "out"), s3.bucket("token")
-    refused = _build(head.tmp, url, "--address", head.address, "--output", output)
-    assert refused.returncode == 1, refused.stderr
-    assert _lines(refused) == [_not_joined(head.address)]
     # A token the cluster does not hold: said as such (Ray's tries cut short: QUICK).
     wrong = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(16), **QUICK}
     refused = _build(head.tmp, url, "--address", head.address, "--output", output, **wrong)
@@ -193,6 +193,8 @@ def test_an_address_with_token_authentication(head: Head, s3: S3Server, tmp_path
     assert done.returncode == 0, done.stderr
     assert _sessions(head.tmp) == sessions  # on that cluster
     assert (tmp_path / "out" / "current").is_dir()
+    assert done.stdout.startswith("published build ") and done.stdout.count("\n") == 1
+    assert done.stdout.endswith(f" -> {output} and {url}\n"), done.stdout
 
 
 # Ray's tries to reach a cluster's GCS, and how long each waits: one try of 2 s (Ray's own:
@@ -219,20 +221,21 @@ def _lines(done: subprocess.CompletedProcess[str]) -> list[str]:
 
 
 def test_a_named_cluster_is_refused_before_anything_starts_or_said_unreachable(
-    ray_tmp: Path, s3: S3Server, tmp_path: Path
+    head: Head, ray_tmp: Path, s3: S3Server, tmp_path: Path
 ) -> None:
-    """An address with the token mode unsaid: the one line, and nothing else, at once: Ray was
-    never started or joined (it would try for 20 s, with a warning a try). With the mode said,
-    a cluster that cannot be reached (a port that refuses connections) is a connection failure
-    in one line, not a token problem."""
+    """An address with the token mode unsaid (that of a cluster with token authentication):
+    the one line that says what to set, and nothing else, at once: Ray was never started or
+    joined (it would try for 20 s, with a warning a try). With the mode said, a cluster that
+    cannot be reached (a port that refuses connections) is a connection failure in one line,
+    not a token problem."""
+    output, url = str(tmp_path / "out"), s3.bucket("unreachable")
+    refused = _build(ray_tmp, url, "--address", head.address, "--output", output)
+    assert refused.returncode == 1, refused.stderr
+    assert _lines(refused) == [_not_joined(head.address)]
+    assert not (ray_tmp / "ray").exists()  # no session of Ray's, started or joined
     with socket.socket() as nobody:  # bound, never listening: a connection is refused
         nobody.bind(("127.0.0.1", 0))
         address = f"127.0.0.1:{nobody.getsockname()[1]}"
-        output, url = str(tmp_path / "out"), s3.bucket("unreachable")
-        refused = _build(ray_tmp, url, "--address", address, "--output", output)
-        assert refused.returncode == 1, refused.stderr
-        assert _lines(refused) == [_not_joined(address)]
-        assert not (ray_tmp / "ray").exists()  # no session of Ray's, started or joined
         unreachable = _build(
             ray_tmp,
             url,
