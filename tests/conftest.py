@@ -19,7 +19,7 @@ from pipeline.settings import load_settings
 from tests.support.golden import pin_build_time
 from tests.support.inputs import SAMPLE, build_sample_nights, write_inputs
 from tests.support.runs import run_pipeline
-from tests.support.s3 import S3Server, moto_server
+from tests.support.s3 import S3Server, moto_server, pointed_at
 
 pin_build_time()  # the same input, the same site: the bulk index's builtAt included
 
@@ -81,13 +81,5 @@ def sample_nights(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
     """The test S3 server, and the AWS_* settings that point every client at it."""
     log = tmp_path_factory.mktemp("s3") / "requests.log"
-    with moto_server(log) as endpoint, pytest.MonkeyPatch.context() as env:
-        for name, value in {
-            "AWS_ENDPOINT_URL": endpoint,
-            "AWS_ALLOW_HTTP": "true",
-            "AWS_REGION": "us-east-1",
-            "AWS_ACCESS_KEY_ID": "test",
-            "AWS_SECRET_ACCESS_KEY": "test",
-        }.items():
-            env.setenv(name, value)
+    with moto_server(log) as endpoint, pointed_at(endpoint):
         yield S3Server(endpoint, log)

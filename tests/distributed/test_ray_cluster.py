@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.distributed.reaper import Processes, descendants
+from pipeline.serve.reader import BucketReader
 from tests.support.inputs import ROOT, SAMPLE
-from tests.support.runs import run_cli
 from tests.support.s3 import S3Server
 
 RAY = Path(sys.executable).parent / "ray"
@@ -67,6 +67,22 @@ def _build(ray_tmp: Path, url: str, *args: str, **env: str) -> subprocess.Comple
     )
 
 
+# Put on the PYTHONPATH of the token cluster (`head`), and so of its Ray workers (they inherit
+# its environment): while the trigger file exists, a shard's task kills its own worker as it
+# starts its site (in its scratch folder).
+KILL_EVERY_SHARD = """
+import os, signal, sys
+
+def _hook(event, args):
+    path = str(args[0]) if args else ""
+    if event == "os.mkdir" and path.endswith("/site") and "/pipeline-shard-" in path:
+        if os.path.exists(os.environ.get("PIPELINE_TEST_KILL_EVERY_SHARD", "")):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+sys.addaudithook(_hook)
+"""
+
+
 @dataclass
 class Head:
     """A cluster that `ray start` left running, with token authentication."""
@@ -74,13 +90,23 @@ class Head:
     tmp: Path  # its TMPDIR
     address: str  # its GCS
     token: str
+    kill_every_shard: Path  # while this file exists, every shard's task kills its worker
 
 
 @pytest.fixture(scope="module")
 def head(s3: S3Server) -> Iterator[Head]:
-    """`ray start`'s cluster, whose workers reach the test bucket (their environment is its)."""
+    """`ray start`'s cluster, whose workers reach the test bucket (their environment is its),
+    and import `KILL_EVERY_SHARD` (through the PYTHONPATH of the cluster's environment)."""
     with tempfile.TemporaryDirectory(prefix="r", dir=SHORT_TMP) as directory:
         tmp, token = Path(directory), secrets.token_hex(16)
+        hooks = tmp / "hooks"
+        hooks.mkdir()
+        (hooks / "sitecustomize.py").write_text(KILL_EVERY_SHARD)
+        trigger = tmp / "kill-every-shard"
+        hooked = {
+            "PYTHONPATH": f"{hooks}{os.pathsep}{ROOT}",
+            "PIPELINE_TEST_KILL_EVERY_SHARD": str(trigger),
+        }
         # Ray starts a Ray Client server with every head (ray[client] is installed) and takes no
         # port 0 for it: a port the system had free, so that two heads never ask for 10001.
         with socket.socket() as probe:
@@ -98,7 +124,7 @@ def head(s3: S3Server) -> Iterator[Head]:
                 "--disable-usage-stats",
                 f"--ray-client-server-port={port}",
             ],
-            env={**os.environ, **_env(tmp, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=token)},
+            env={**os.environ, **_env(tmp, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=token, **hooked)},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -111,7 +137,7 @@ def head(s3: S3Server) -> Iterator[Head]:
                 time.sleep(0.2)
             assert address.exists(), "ray start failed"
             cluster = descendants({process.pid})
-            yield Head(tmp, address.read_text().strip(), token)
+            yield Head(tmp, address.read_text().strip(), token, trigger)
             assert process.poll() is None and set(_alive(cluster)) == set(cluster)
         finally:
             cluster.update(descendants({process.pid}))
@@ -144,11 +170,11 @@ def test_with_no_address_the_build_starts_a_cluster_of_its_own(
 @pytest.mark.slow
 def test_an_address_with_token_authentication(head: Head, s3: S3Server, tmp_path: Path) -> None:
     """A cluster with token authentication, named by its address: without the token mode, one
-    line that says what to set; with it, the build runs there."""
+    line that says what to set (the first build of
+    `test_a_named_cluster_is_refused_before_anything_starts_or_said_unreachable`); with a token
+    it does not hold, one line that says so; with its token, the build runs there, and says
+    what it published in one line."""
     output, url = str(tmp_path / "out"), s3.bucket("token")
-    refused = _build(head.tmp, url, "--address", head.address, "--output", output)
-    assert refused.returncode == 1, refused.stderr
-    assert _lines(refused) == [_not_joined(head.address)]
     # A token the cluster does not hold: said as such (Ray's tries cut short: QUICK).
     wrong = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(16), **QUICK}
     refused = _build(head.tmp, url, "--address", head.address, "--output", output, **wrong)
@@ -167,6 +193,8 @@ def test_an_address_with_token_authentication(head: Head, s3: S3Server, tmp_path
     assert done.returncode == 0, done.stderr
     assert _sessions(head.tmp) == sessions  # on that cluster
     assert (tmp_path / "out" / "current").is_dir()
+    assert done.stdout.startswith("published build ") and done.stdout.count("\n") == 1
+    assert done.stdout.endswith(f" -> {output} and {url}\n"), done.stdout
 
 
 # Ray's tries to reach a cluster's GCS, and how long each waits: one try of 2 s (Ray's own:
@@ -193,20 +221,21 @@ def _lines(done: subprocess.CompletedProcess[str]) -> list[str]:
 
 
 def test_a_named_cluster_is_refused_before_anything_starts_or_said_unreachable(
-    ray_tmp: Path, s3: S3Server, tmp_path: Path
+    head: Head, ray_tmp: Path, s3: S3Server, tmp_path: Path
 ) -> None:
-    """An address with the token mode unsaid: the one line, and nothing else, at once: Ray was
-    never started or joined (it would try for 20 s, with a warning a try). With the mode said,
-    a cluster that cannot be reached (a port that refuses connections) is a connection failure
-    in one line, not a token problem."""
+    """An address with the token mode unsaid (that of a cluster with token authentication):
+    the one line that says what to set, and nothing else, at once: Ray was never started or
+    joined (it would try for 20 s, with a warning a try). With the mode said, a cluster that
+    cannot be reached (a port that refuses connections) is a connection failure in one line,
+    not a token problem."""
+    output, url = str(tmp_path / "out"), s3.bucket("unreachable")
+    refused = _build(ray_tmp, url, "--address", head.address, "--output", output)
+    assert refused.returncode == 1, refused.stderr
+    assert _lines(refused) == [_not_joined(head.address)]
+    assert not (ray_tmp / "ray").exists()  # no session of Ray's, started or joined
     with socket.socket() as nobody:  # bound, never listening: a connection is refused
         nobody.bind(("127.0.0.1", 0))
         address = f"127.0.0.1:{nobody.getsockname()[1]}"
-        output, url = str(tmp_path / "out"), s3.bucket("unreachable")
-        refused = _build(ray_tmp, url, "--address", address, "--output", output)
-        assert refused.returncode == 1, refused.stderr
-        assert _lines(refused) == [_not_joined(address)]
-        assert not (ray_tmp / "ray").exists()  # no session of Ray's, started or joined
         unreachable = _build(
             ray_tmp,
             url,
@@ -283,44 +312,23 @@ def _name(pid: int) -> str:
         return ""
 
 
-# Put on the PYTHONPATH of the build, and so of its Ray workers (they inherit the driver's
-# environment): in a process where the trigger file exists, a shard's task kills its own worker
-# as it starts its site (in its scratch folder).
-KILL_EVERY_SHARD = """
-import os, signal, sys
-
-def _hook(event, args):
-    path = str(args[0]) if args else ""
-    if event == "os.mkdir" and path.endswith("/site") and "/pipeline-shard-" in path:
-        if os.path.exists(os.environ.get("PIPELINE_TEST_KILL_EVERY_SHARD", "")):
-            os.kill(os.getpid(), signal.SIGKILL)
-
-sys.addaudithook(_hook)
-"""
-
-
 @pytest.mark.slow
 def test_a_task_out_of_retries_is_a_handled_failure(
-    ray_tmp: Path, s3: S3Server, tmp_path: Path
+    head: Head, s3: S3Server, tmp_path: Path
 ) -> None:
-    """Every attempt of a shard's task dies with its worker: the build fails with one line and
-    exit 1 (not a crash), and publishes nothing."""
-    hooks = tmp_path / "hooks"
-    hooks.mkdir()
-    (hooks / "sitecustomize.py").write_text(KILL_EVERY_SHARD)
-    trigger = tmp_path / "kill"
-    trigger.touch()
-    output = tmp_path / "out"
-    failed = run_cli(
-        "ray-build", "--to", s3.bucket("out-of-retries"), "--shards", "1",
-        "--input", str(SAMPLE), "--output", str(output),
-        env=_env(
-            ray_tmp,
-            PYTHONPATH=f"{hooks}{os.pathsep}{ROOT}",
-            PIPELINE_TEST_KILL_EVERY_SHARD=str(trigger),
-            PIPELINE_RAY__RETRIES="1",
-        ),
-    )  # fmt: skip
+    """Every attempt of a shard's task dies with its worker (on the token cluster, joined by
+    its address, while its workers' hook is armed): the build fails with one line and exit 1
+    (not a crash), and publishes nothing."""
+    output, url = tmp_path / "out", s3.bucket("out-of-retries")
+    token = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": head.token}
+    head.kill_every_shard.touch()
+    try:
+        failed = _build(
+            head.tmp, url, "--address", head.address, "--shards", "1", "--output", str(output),
+            PIPELINE_RAY__RETRIES="1", **token,
+        )  # fmt: skip
+    finally:
+        head.kill_every_shard.unlink()
     assert failed.returncode == 1, failed.stderr
     last = failed.stderr.strip().splitlines()[-1]
     assert last.startswith(
@@ -329,3 +337,4 @@ def test_a_task_out_of_retries_is_a_handled_failure(
     ), last
     assert last.endswith("Nothing was published."), last
     assert not (output / "current").exists()
+    assert BucketReader(url).snapshot() is None  # no pointer

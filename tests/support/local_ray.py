@@ -46,8 +46,9 @@ def kill_a_shard_once() -> None:
 def local_cluster(trigger: Path | None = None) -> Iterator[None]:
     """A local Ray cluster of its own (never one that `ray start` left running on the machine),
     of two CPUs, no dashboard, no usage statistics. Its workers import the tests from the
-    project's root and get the test bucket's AWS_* settings, if set; with `trigger`, the hook
-    above."""
+    project's root and get the test bucket's AWS_* settings, if set when it starts (its raylet
+    passes its environment to every worker it starts, of any job; the job of this process sets
+    them in its `runtime_env` too); with `trigger`, the hook above, in this job's workers."""
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
     env = {k: v for k, v in os.environ.items() if k.startswith("AWS_")}
     env["PYTHONPATH"] = str(ROOT)

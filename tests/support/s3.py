@@ -10,12 +10,13 @@ import threading
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import parse_qs, unquote
 
 import obstore as obs
+import pytest
 
 from pipeline.publish.bucket import open_bucket
 
@@ -24,9 +25,13 @@ from pipeline.publish.bucket import open_bucket
 class S3Server:
     endpoint: str
     log: Path
+    names: set[str] = field(default_factory=set)  # the buckets created, to keep each new
 
     def bucket(self, name: str) -> str:
-        """Create a bucket; its URL with the prefix `site`."""
+        """Create a bucket of a name the server has not had (a server may serve several
+        modules' tests); its URL with the prefix `site`."""
+        assert name not in self.names, f"bucket {name} already created on this server"
+        self.names.add(name)
         request = urllib.request.Request(f"{self.endpoint}/{name}", method="PUT")
         urllib.request.urlopen(request, timeout=30).read()
         return f"s3://{name}/site"
@@ -47,12 +52,43 @@ class S3Server:
 
 
 @contextmanager
+def pointed_at(endpoint: str) -> Iterator[None]:
+    """The AWS_* settings that point every client at the test S3 server at `endpoint`, in the
+    environment until the block ends."""
+    with pytest.MonkeyPatch.context() as env:
+        for name, value in {
+            "AWS_ENDPOINT_URL": endpoint,
+            "AWS_ALLOW_HTTP": "true",
+            "AWS_REGION": "us-east-1",
+            "AWS_ACCESS_KEY_ID": "test",
+            "AWS_SECRET_ACCESS_KEY": "test",
+        }.items():
+            env.setenv(name, value)
+        yield
+
+
+# `moto_server`, with its list of services read once: moto lists its package's folders again
+# for every request it answers (a `listdir` and a `stat` a service, twice), which was over half
+# of its time for an object's GET.
+MOTO_SERVER = """
+import sys
+
+import moto.backends
+from moto.server import main
+
+services = tuple(moto.backends.list_of_moto_modules())
+moto.backends.list_of_moto_modules = lambda: services
+main(sys.argv[1:])
+"""
+
+
+@contextmanager
 def moto_server(log: Path) -> Iterator[str]:
     """moto's S3 server on 127.0.0.1, on a port it picks itself (read from its log line, which
     goes to `log`): its endpoint, until the block ends."""
     with log.open("w") as stderr:
         server = subprocess.Popen(
-            [Path(sys.executable).parent / "moto_server", "-H", "127.0.0.1", "-p", "0"],
+            [sys.executable, "-c", MOTO_SERVER, "-H", "127.0.0.1", "-p", "0"],
             stdout=subprocess.DEVNULL,
             stderr=stderr,
         )
