@@ -11,7 +11,9 @@ the later nights (same inode and mtime): the run stops otherwise.
 
 The nights keep one release (`build.releases_kept = 1`), so that every night from the 2nd on
 does the same work: it builds, publishes, and removes the release before it. With the default
-of 3, nights 2 and 3 would remove none, and compare with no later night.
+of 3, nights 2 and 3 would remove none, and compare with no later night. The two timed nights
+start on a settled disk, as the other timings do (`--settle`): this disk creates files slower
+for minutes after a mass delete, and every night before them removed a release.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from bench.run import run_build
+from bench.run import SETTLE_SECONDS, run_build, settle
 from pipeline.export.records.nights import PARTITION
 from pipeline.paths import NIGHTS, WAREHOUSE
 
@@ -123,7 +125,9 @@ def query_seconds(output: Path) -> dict[str, float]:
         con.close()
 
 
-def history_nights(input_dir: Path, work: Path, nights: int = 30) -> dict[str, Any]:
+def history_nights(
+    input_dir: Path, work: Path, nights: int = 30, settle_seconds: float = SETTLE_SECONDS
+) -> dict[str, Any]:
     """Build `nights` nights into `work`/out; the figures of night 2 and the last night."""
     if work.exists():
         shutil.rmtree(work)
@@ -136,6 +140,8 @@ def history_nights(input_dir: Path, work: Path, nights: int = 30) -> dict[str, A
     for night in range(1, nights + 1):
         night_dir = night_input(input_dir, night, work)
         before = _files(output) if output.exists() else {}
+        if night in (2, nights):
+            settle(settle_seconds)
         span, _, report = run_build(night_dir, output, "--config", str(config))
         if night == 1:
             first_files = _history_stats(output)
@@ -166,8 +172,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--input", type=Path, required=True, help="the first night's input")
     parser.add_argument("--nights", type=int, default=30)
     parser.add_argument("--dir", type=Path, default=Path(".bench/history"), help="work folder")
+    parser.add_argument(
+        "--settle", type=float, default=SETTLE_SECONDS, help="seconds to wait before a timing"
+    )
     args = parser.parse_args(argv)
-    figures = history_nights(args.input, args.dir, args.nights)
+    figures = history_nights(args.input, args.dir, args.nights, args.settle)
     width = max(map(len, figures))
     for key, value in figures.items():
         print(f"{key:<{width}}  {value}")

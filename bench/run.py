@@ -158,7 +158,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     # build, the bytes and the example queries of night 2 against the last (`bench.history`).
     from bench.history import history_nights
 
-    results |= history_nights(work.input, work.base / "history", args.history_nights)
+    history = work.base / "history"
+    results |= history_nights(work.input, history, args.history_nights, args.settle)
     results["cores"] = os.cpu_count()
     (work.base / "results.json").write_text(json.dumps(results, indent=2))
     shutil.rmtree(work.trash)

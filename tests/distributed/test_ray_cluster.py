@@ -107,8 +107,26 @@ def head(s3: S3Server) -> Iterator[Head]:
             "PYTHONPATH": f"{hooks}{os.pathsep}{ROOT}",
             "PIPELINE_TEST_KILL_EVERY_SHARD": str(trigger),
         }
-        # Ray starts a Ray Client server with every head (ray[client] is installed) and takes no
-        # port 0 for it: a port the system had free, so that two heads never ask for 10001.
+        env = {**os.environ, **_env(tmp, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=token, **hooked)}
+        process, address = _start_head(env, tmp / "ray" / "ray_current_cluster")
+        cluster: Processes = {}
+        try:
+            cluster = descendants({process.pid})
+            yield Head(tmp, address, token, trigger)
+            assert process.poll() is None and set(_alive(cluster)) == set(cluster)
+        finally:
+            cluster.update(descendants({process.pid}))
+            process.kill()
+            process.wait()
+            _kill(cluster)
+
+
+def _start_head(env: dict[str, str], written: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """`ray start --head` and the address it wrote to `written` (what `ray.init()` reads).
+    Ray starts a Ray Client server with every head (ray[client] is installed) and takes no port
+    0 for it: it gets a port the system had free, and, should another process take that port
+    before Ray binds it (the head then exits), another, up to three times."""
+    for _ in range(3):
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
@@ -124,26 +142,17 @@ def head(s3: S3Server) -> Iterator[Head]:
                 "--disable-usage-stats",
                 f"--ray-client-server-port={port}",
             ],
-            env={**os.environ, **_env(tmp, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=token, **hooked)},
+            env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        cluster: Processes = {}
-        try:
-            address = tmp / "ray" / "ray_current_cluster"  # what `ray.init()` reads
-            deadline = time.monotonic() + 120
-            while not address.exists() and process.poll() is None:
-                assert time.monotonic() < deadline, "ray start did not come up"
-                time.sleep(0.2)
-            assert address.exists(), "ray start failed"
-            cluster = descendants({process.pid})
-            yield Head(tmp, address.read_text().strip(), token, trigger)
-            assert process.poll() is None and set(_alive(cluster)) == set(cluster)
-        finally:
-            cluster.update(descendants({process.pid}))
-            process.kill()
-            process.wait()
-            _kill(cluster)
+        deadline = time.monotonic() + 120
+        while not written.exists() and process.poll() is None:
+            assert time.monotonic() < deadline, "ray start did not come up"
+            time.sleep(0.2)
+        if written.exists():
+            return process, written.read_text().strip()
+    raise AssertionError("ray start failed three times")
 
 
 def _sessions(tmp: Path) -> set[Path]:
