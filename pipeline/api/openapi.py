@@ -3,6 +3,7 @@ generated from the response models, the parameters' definitions and the store op
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import orjson
@@ -143,6 +144,7 @@ def openapi_document() -> dict[str, Any]:
     }
 
 
+@functools.cache  # the models' schemas take pydantic 50 ms: once a process
 def openapi_json() -> bytes:
     """The OpenAPI document as published at /v1.39.0/help/openapi.json."""
     return orjson.dumps(openapi_document(), option=orjson.OPT_INDENT_2)
