@@ -52,14 +52,10 @@ from pipeline.settings import Settings, load_settings
 from pipeline.transform.steps import CATALOG_STEPS, STORE_TABLES
 from tests.support.bucket import Build, check_bucket, only_kept_left
 from tests.support.inputs import ROOT
-from tests.support.local_ray import ONE_WORKER
 from tests.support.nights import Nights, assert_same_build, two_nights
 from tests.support.s3 import S3Server
 
-pytestmark = [
-    pytest.mark.usefixtures("ray_cluster"),
-    ONE_WORKER,
-]  # the session's (tests/distributed/conftest.py)
+pytestmark = pytest.mark.usefixtures("ray_cluster")  # the session's (tests/distributed/conftest.py)
 
 CHANGED = {"store-00003"}  # 1 store of 10: 10%
 # Each page is an object a night PUTs and a check GETs, so the input is small: 10 stores, at

@@ -23,10 +23,7 @@ import pytest
 from pipeline.distributed.reaper import Processes, descendants
 from pipeline.serve.reader import BucketReader
 from tests.support.inputs import ROOT, SAMPLE
-from tests.support.local_ray import ONE_WORKER
 from tests.support.s3 import S3Server
-
-pytestmark = ONE_WORKER
 
 RAY = Path(sys.executable).parent / "ray"
 # A Ray installation's files: its sockets' paths must stay short (a Unix socket's path is at

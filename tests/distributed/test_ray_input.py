@@ -22,14 +22,10 @@ from pipeline.ingest.remote import list_input
 from pipeline.remote import open_bucket
 from pipeline.settings import load_settings
 from tests.support.inputs import SAMPLE, write_inputs
-from tests.support.local_ray import ONE_WORKER
 from tests.support.nights import assert_same_build
 from tests.support.s3 import S3Server, upload
 
-pytestmark = [
-    pytest.mark.usefixtures("ray_cluster"),
-    ONE_WORKER,
-]  # the session's: its workers reach the bucket
+pytestmark = pytest.mark.usefixtures("ray_cluster")  # the session's: its workers reach the bucket
 
 
 def test_a_ray_build_of_a_bucket_is_the_build_of_the_directory(

@@ -9,16 +9,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import pytest
 import ray
 
 from tests.support.inputs import ROOT
 
 TRIGGER = "PIPELINE_TEST_KILL_TRIGGER"
-# The Ray tests' pytest-xdist group (`make test` runs `--dist loadgroup`): one worker runs them
-# one after another, so that two Ray clusters never share the machine's cores, and the
-# session's cluster starts once.
-ONE_WORKER = pytest.mark.xdist_group("ray")
 
 
 def kill_a_shard_once() -> None:
