@@ -45,7 +45,7 @@ build: setup ## Build INPUT (default: the shipped sample in data/) into OUTPUT (
 	$(BIN)/pipeline build --input $(INPUT) --output $(OUTPUT) $(if $(CONFIG),--config $(CONFIG))
 
 test: lint system-deps ## Lint, then run the test suite
-	$(BIN)/pytest -q -n auto --dist loadgroup
+	$(BIN)/pytest -q -n auto --dist worksteal
 
 bench: setup ## Benchmark: SCALE=quick (1M listings, default), full (10M) or tiny
 	$(BIN)/python -m bench --scale $(or $(SCALE),quick)

@@ -44,13 +44,3 @@ def ray_cluster(ray_s3: S3Server, tmp_path_factory: pytest.TempPathFactory) -> I
         with pointed_at(ray_s3.endpoint):
             cluster.enter_context(local_cluster(trigger))
         yield trigger
-
-
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every Ray test in one pytest-xdist group (`make test` runs `--dist loadgroup`): one
-    worker runs them one after another, so that two Ray clusters never share the machine's
-    cores and the session's cluster starts once."""
-    for item in items:
-        if item.path.parent == Path(__file__).parent and item.path.name.startswith("test_ray"):
-            item.add_marker(pytest.mark.xdist_group("ray"))
