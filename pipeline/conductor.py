@@ -140,8 +140,9 @@ class Conductor:
     ) -> BuildResult:
         """From a written site to a published release, in order: the history and the site's
         guards; the release's files, report and history row; the night's history files and
-        views; the seal; `commit` (a Ray night's bucket commit, which the local swap follows);
-        the swap; the nights' files no warehouse kept lists removed. Closes `con`."""
+        views; the warehouse's comments and indexes; the seal; `commit` (a Ray night's bucket
+        commit, which the local swap follows); the swap; the nights' files no warehouse kept
+        lists removed. Closes `con`."""
         settings, release = self.settings, self.release
         self.warn(site.previous_problem)
         try:
@@ -174,6 +175,7 @@ class Conductor:
                 published = self.write_night(con)
                 summary.write(release)
                 report_html.write(release, summary)
+                transform.document(con)
                 transform.create_indexes(con)
                 con.execute("CHECKPOINT")
                 written.result()

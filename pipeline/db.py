@@ -178,18 +178,12 @@ def header(file: Path) -> tuple[str, dict[str, str]]:
 
 
 def build_table(
-    con: duckdb.DuckDBPyConnection,
-    model: SqlFile,
-    params: dict[str, object] | None = None,
-    column_comments: dict[str, str] | None = None,
+    con: duckdb.DuckDBPyConnection, model: SqlFile, params: dict[str, object] | None = None
 ) -> int:
     """CREATE OR REPLACE TABLE <schema>.<name> AS <the file's SELECT>; returns its row count.
-    Column comments come from the file's header, or from `column_comments` (the contract's, for
-    staging tables) with the header's added."""
+    Its comments are written with the warehouse's others (`pipeline.transform.document`)."""
     target = model.table
     con.execute(f"CREATE OR REPLACE TABLE {target} AS\n{model.sql}", params or {})
-    comments = (column_comments or {}) | model.column_comments
-    comment_table(con, target, model.table_comment, comments)
     return count_rows(con, target)
 
 
@@ -236,16 +230,33 @@ def comment_table(
     columns: dict[str, str],
     kind: str = "TABLE",
 ) -> None:
-    """The table's and its columns' COMMENTs (columns it lacks are skipped), sent as one batch
-    in one transaction (a commit each would cost twice the statements). COMMENT ON takes no
-    bind parameters; comments come from the code and the SQL headers."""
+    """The table's and its columns' COMMENTs (columns it lacks are skipped), in one
+    transaction."""
     existing = set(con.table(target).columns)
+    run_in_one_transaction(con, comments(target, table_comment, columns, existing, kind))
+
+
+def comments(
+    target: str,
+    table_comment: str,
+    columns: dict[str, str],
+    existing: set[str],
+    kind: str = "TABLE",
+) -> list[str]:
+    """The COMMENT statements of a table and of those of `columns` it has (`existing`).
+    COMMENT ON takes no bind parameters; comments come from the code and the SQL headers."""
     statements = [f"COMMENT ON {kind} {target} IS {literal(table_comment)}"]
     statements += [
         f"COMMENT ON COLUMN {target}.{quote(column)} IS {literal(comment)}"
         for column, comment in columns.items()
         if column in existing
     ]
+    return statements
+
+
+def run_in_one_transaction(con: duckdb.DuckDBPyConnection, statements: list[str]) -> None:
+    """`statements` as one batch in one transaction (a commit each would cost twice the
+    statements)."""
     con.begin()
     try:
         con.execute(";\n".join(statements))

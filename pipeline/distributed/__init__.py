@@ -23,7 +23,7 @@ from pipeline.errors import BuildError
 from pipeline.export.records.digests import add_sums
 from pipeline.ingest import IngestedTable, check_input, ingest_table, raw_types, remote, table_files
 from pipeline.ingest.files import InputFile
-from pipeline.ingest.raw import comment_raw_table, create_raw_table
+from pipeline.ingest.raw import create_raw_table
 from pipeline.ingest.remote import RemoteFile, RemoteInput, downloaded, list_input
 from pipeline.paths import INPUT
 from pipeline.progress import SILENT, Reporter
@@ -160,13 +160,12 @@ def _other_tables(listed: _Listings, scratch: Path) -> AbstractContextManager[Pa
 
 
 def _store_tables_emptied(con: duckdb.DuckDBPyConnection, typed: dict[str, str]) -> None:
-    """The stores' tables, empty and documented, for the shards' rows: the raw ones (their rows
+    """The stores' tables, empty, for the shards' rows: the raw ones (their rows
     were cut by shard; `raw.listings` with the listings files' types), and what the stores'
     steps build over them."""
     for name in STORE_TABLES:
         if name == LISTINGS.name:
             create_raw_table(con, LISTINGS, typed)
-            comment_raw_table(con, LISTINGS)
         else:
             con.execute(f"DELETE FROM raw.{name}")
     transform.run_steps(con, steps=STORE_STEPS)

@@ -35,8 +35,8 @@ FRAME_FILES = 1024  # files a frame
 # child measured no faster: both cores are busy already.)
 PROCESSES = min(max(1, (os.cpu_count() or 1) - 1), 4)
 _ENDED = "the file-creating process ended unexpectedly"
-Op = tuple[str, bytes | None, str | None]  # target, bytes, file to hard-link from
 Body = bytes | memoryview
+Op = tuple[str, Body | None, str | None]  # target, bytes, file to hard-link from
 Frame = tuple[list[str], list[Body], list[str | None]]  # ops as columns
 
 
@@ -44,29 +44,17 @@ class FileCreator:
     """The parent's side: `submit` queues a file, `close` waits for all of them.
 
     Frames go through a bounded queue to `processes` children, each fed by a thread of its
-    own, so the exporter runs ahead while the children catch up."""
+    own, so the exporter runs ahead while the children catch up. The children start with the
+    first frame: fewer files than a frame are created by `close` in this process."""
 
     def __init__(self, batch: int = FRAME_FILES, processes: int = PROCESSES) -> None:
         self._batch_size = batch
         self._batch: Frame = ([], [], [])
         self._frames: queue.Queue[list[Body] | None] = queue.Queue(maxsize=_QUEUED_FRAMES)
         self._broken = False
-        self._children = [
-            subprocess.Popen(
-                [sys.executable, "-I", __file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE
-            )
-            for _ in range(processes)
-        ]
-        self._feeders = []
-        for child in self._children:
-            assert child.stdin is not None
-            with suppress(OSError):  # fewer, larger hand-overs; the default 64 KiB also works
-                fcntl.fcntl(child.stdin.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
-            feeder = threading.Thread(
-                target=self._feed, args=(child.stdin,), name="file-feeder", daemon=True
-            )
-            feeder.start()
-            self._feeders.append(feeder)
+        self._processes = processes
+        self._children: list[subprocess.Popen[bytes]] = []
+        self._feeders: list[threading.Thread] = []
         self._closed = False
         self.linked = 0
 
@@ -85,6 +73,10 @@ class FileCreator:
         """Many files at once, their bodies as an Arrow binary column has them: `data` back to
         back, file i from `offsets[i]` to `offsets[i + 1]` (int64). Nothing is copied here:
         frames are slices of `data`, written to a child's pipe as they are."""
+        if not self._children and len(self._batch[0]) + len(targets) < self._batch_size:
+            for i, target in enumerate(targets):  # fewer than a frame yet: see `close`
+                self.submit((target, data[offsets[i] : offsets[i + 1]], sources[i]))
+            return
         if self._batch[0]:
             self._send_batch()
         for start in range(0, len(targets), self._batch_size):
@@ -96,6 +88,12 @@ class FileCreator:
         if self._closed:
             return
         self._closed = True
+        if not self._children:
+            try:
+                self.linked = create(self._batch, Folders())
+            except OSError as exc:
+                raise OSError(_described(exc)) from exc
+            return
         results: list[dict[str, Any]] = []
         try:
             if self._batch[0]:
@@ -141,12 +139,29 @@ class FileCreator:
     ) -> None:
         if self._broken:
             raise OSError(_ENDED)
+        if not self._children:
+            self._start_children()
         names = "\0".join(targets).encode()
         links = "\0".join(source or "" for source in sources).encode()
         body = data[offsets[0] : offsets[-1]]
         size = _HEADER.size + offsets.nbytes + len(names) + len(links) + body.nbytes
         header = _LENGTH.pack(size) + _HEADER.pack(len(targets), len(names), len(links))
         self._frames.put([header, offsets, names, links, body])
+
+    def _start_children(self) -> None:
+        for _ in range(self._processes):
+            child = subprocess.Popen(
+                [sys.executable, "-I", __file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            )
+            self._children.append(child)
+            assert child.stdin is not None
+            with suppress(OSError):  # fewer, larger hand-overs; the default 64 KiB also works
+                fcntl.fcntl(child.stdin.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+            feeder = threading.Thread(
+                target=self._feed, args=(child.stdin,), name="file-feeder", daemon=True
+            )
+            feeder.start()
+            self._feeders.append(feeder)
 
     def _feed(self, stdin: IO[bytes]) -> None:
         while (frame := self._frames.get()) is not None:
@@ -213,6 +228,11 @@ def create(frame: Frame, folders: Folders) -> int:
     return linked
 
 
+def _described(exc: OSError) -> str:
+    """A failure to create a file, as `close` raises it: the file's path, then the problem."""
+    return f"{exc.filename or ''}: {exc.strerror or exc}"
+
+
 def decode(payload: bytes) -> Frame:
     """The files of one frame's payload (its layout is described above `_LENGTH`)."""
     count, names_size, links_size = _HEADER.unpack_from(payload)
@@ -253,7 +273,7 @@ def _serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
             try:
                 linked += create(decode(payload), folders)
             except OSError as exc:
-                error = f"{exc.filename or ''}: {exc.strerror or exc}"
+                error = _described(exc)
     folders.close()
     pickle.dump({"linked": linked, "error": error}, stdout)
     stdout.flush()

@@ -19,7 +19,6 @@ from pipeline.ingest.raw import (
     SOURCE_FILE,
     append_frame,
     check_required,
-    comment_raw_table,
     conform,
     create_raw_table,
 )
@@ -47,7 +46,6 @@ def ingest_table(
     create_raw_table(con, table, typed)
     seen: set[str] = set()
     rows = sum(ingest_file(con, input_dir, table, f, typed, max_columns, seen) for f in files)
-    comment_raw_table(con, table)
     if any(c.keyed for c in table.columns):
         record_keyed_columns(con, table, seen)
     return IngestedTable(table, tuple(f.source(input_dir) for f in files), rows)

@@ -14,7 +14,7 @@ import orjson
 import polars as pl
 
 from pipeline.contract import NESTED_KINDS, Table
-from pipeline.db import comment_table, quote
+from pipeline.db import quote
 from pipeline.errors import InputError
 
 SOURCE_FILE = "_source_file"
@@ -189,11 +189,10 @@ def append(
     return int(added[0][0])
 
 
-def comment_raw_table(con: duckdb.DuckDBPyConnection, table: Table) -> None:
-    """raw.<table>'s comments: the contract's column docs and the bookkeeping columns'."""
-    comment_table(
-        con,
-        f"raw.{table.name}",
+def raw_comments(table: Table) -> tuple[str, dict[str, str]]:
+    """raw.<table>'s comments (the table's, and its columns'): the contract's column docs and
+    the bookkeeping columns'."""
+    return (
         f"{table.doc}: every row of {table.group}/{table.name} as loaded, values as text "
         "(Parquet columns of a type that holds the values: as typed)",
         {

@@ -9,9 +9,17 @@ from dataclasses import dataclass
 
 import duckdb
 
-from pipeline.contract import TABLES_BY_NAME
-from pipeline.db import build_table, comment_table, count_rows, create_index, quote
-from pipeline.ingest.raw import SOURCE_DOCS
+from pipeline.contract import TABLES, TABLES_BY_NAME
+from pipeline.db import (
+    build_table,
+    comment_table,
+    comments,
+    count_rows,
+    create_index,
+    quote,
+    run_in_one_transaction,
+)
+from pipeline.ingest.raw import SOURCE_DOCS, raw_comments
 from pipeline.progress import Advance
 from pipeline.transform.rules import Query, duplicate_key_check, parsed, row_checks
 from pipeline.transform.steps import STEPS, Staging, Step
@@ -76,9 +84,7 @@ def _run_staging(con: duckdb.DuckDBPyConnection, step: Staging) -> int:
         f"(SELECT source_file, source_row FROM meta.rejects WHERE table_name = '{table.name}') r "
         f"ON r.source_file = raw_row._source_file AND r.source_row = raw_row._source_row"
     )
-    # Column docs are the contract's, written once there; the SQL file documents the table.
-    docs = {c.staged_name: c.doc for c in table.columns} | STAGED_SOURCE_DOCS
-    build_table(con, step.file, column_comments=docs)
+    build_table(con, step.file)
     checks: list[tuple[Query, str, str]] = []
     if table.key:
         by_name = {c.name: c for c in table.columns}
@@ -113,6 +119,37 @@ def run_steps(
         if advance:
             advance(1)
     return results
+
+
+def document(con: duckdb.DuckDBPyConnection) -> None:
+    """The warehouse's comments on every raw table and every table the steps built, in one
+    transaction: a build writes them once, at its end (`Conductor.finish`); a run in memory
+    needs none."""
+    columns: dict[str, set[str]] = {}
+    for schema, table, column in con.execute(
+        "SELECT schema_name, table_name, column_name FROM duckdb_columns() "
+        "WHERE database_name = current_database()"
+    ).fetchall():
+        columns.setdefault(f"{schema}.{table}", set()).add(column)
+    documented = [(f"raw.{t.name}", *raw_comments(t)) for t in TABLES]
+    documented += [(s.file.table, s.file.table_comment, _column_docs(s)) for s in STEPS]
+    statements = [
+        statement
+        for target, table_comment, docs in documented
+        if target in columns
+        for statement in comments(target, table_comment, docs, columns[target])
+    ]
+    run_in_one_transaction(con, statements)
+
+
+def _column_docs(step: Step) -> dict[str, str]:
+    """A step's column comments: its SQL file's header; a staging table's columns are the
+    contract's, written once there."""
+    if isinstance(step, Staging):
+        table = TABLES_BY_NAME[step.table]
+        docs = {c.staged_name: c.doc for c in table.columns} | STAGED_SOURCE_DOCS
+        return docs | step.file.column_comments
+    return step.file.column_comments
 
 
 def staged_rows(steps: Sequence[StepResult]) -> dict[str, int]:

@@ -14,6 +14,7 @@ import pytest
 from pipeline import export
 from pipeline.api.urls import store_column, store_of
 from pipeline.build import build
+from pipeline.export import files
 from pipeline.export.files import FileCreator
 from pipeline.export.records import filestat
 from pipeline.export.records.manifest import Manifest, write_changes
@@ -86,8 +87,29 @@ def test_a_file_that_cannot_be_created_fails_with_its_name(tmp_path: Path) -> No
     assert (tmp_path / "taken.json").read_bytes() == b"published"
 
 
+def test_fewer_files_than_a_frame_are_created_without_a_child(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_child(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a child was started")
+
+    monkeypatch.setattr(files.subprocess, "Popen", no_child)
+    creator = FileCreator(batch=4)
+    data = memoryview(b"abc")
+    offsets = memoryview(struct.pack("<3q", 0, 1, 3)).cast("q")
+    creator.submit_many([f"{tmp_path}/a/0.json", f"{tmp_path}/a/1.json"], offsets, data, [None] * 2)
+    creator.submit((f"{tmp_path}/b/2.json", b"d", None))
+    creator.close()
+    assert [(tmp_path / p).read_bytes() for p in ("a/0.json", "a/1.json", "b/2.json")] == [
+        b"a",
+        b"bc",
+        b"d",
+    ]
+
+
 def test_a_killed_child_is_an_error_not_a_hang(tmp_path: Path) -> None:
     creator = FileCreator(batch=1, processes=2)
+    creator.submit((f"{tmp_path}/first.json", b"x", None))  # the first frame starts the children
     creator._children[1].kill()
     creator._children[1].wait()
     with pytest.raises(OSError, match="ended unexpectedly"):

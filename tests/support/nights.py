@@ -72,6 +72,7 @@ def assert_same_build(one_machine: Path, distributed: Path) -> None:
             shards = distributed.resolve() / "current" / SHARDS_DIR
             other = f"read_parquet('{shards}/*/raw.listings.parquet')"
         assert _differences(con, f"one.{table}", other) == 0, table
+    assert _comments(con, "other") == _comments(con, "one")  # every table's, as documented
     # The same market history: each night's rows but its build and start, one night each.
     for table in NIGHT_TABLES:
         night = f"{PARTITION}*/{table.name}{SUFFIX}"
@@ -94,6 +95,18 @@ def _tables(con: duckdb.DuckDBPyConnection, database: str) -> list[str]:
         [database],
     ).fetchall()
     return [name for (name,) in rows if name != "meta.build_run"]  # one row a build
+
+
+def _comments(con: duckdb.DuckDBPyConnection, database: str) -> list[tuple[str, ...]]:
+    """The comments of every table and column of `database` (but raw.listings', which a Ray
+    night keeps in its shards' files)."""
+    rows = con.execute(
+        "SELECT schema_name, table_name, '', comment FROM duckdb_tables() WHERE database_name = ? "
+        "UNION ALL SELECT schema_name, table_name, column_name, comment FROM duckdb_columns() "
+        "WHERE database_name = ? ORDER BY ALL",
+        [database, database],
+    ).fetchall()
+    return [r for r in rows if r[:2] != ("raw", "listings")]
 
 
 def _differences(con: duckdb.DuckDBPyConnection, one: str, other: str) -> int:
