@@ -4,7 +4,7 @@ knows with its own methods, made from its own copy of the API's description, aga
 `pipeline serve` (docs/contract.md §7). It also sends each path parameter as a query
 parameter, which the API ignores as an unknown one.
 
-The package is installed with pip, at a pinned version, into a throwaway folder; without the
+The package is installed by uv, at a pinned version, into a throwaway folder; without the
 package index (an offline machine), the test is skipped with the reason."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.clients import pip_installed, run_client
+from tests.support.clients import client_installed, run_client
 from tests.support.servers import request
 
 PACKAGES = ("tcgplayer-api==0.0.3",)
@@ -50,7 +50,7 @@ print(json.dumps({target: call() for target, call in calls.items()}))
 
 @pytest.fixture(scope="module")
 def client_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return pip_installed(tmp_path_factory, PACKAGES)
+    return client_installed(tmp_path_factory, PACKAGES)
 
 
 @pytest.mark.slow

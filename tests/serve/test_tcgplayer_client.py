@@ -5,7 +5,7 @@ through `pipeline serve` and through nginx (docs/contract.md §7), and reads wha
 answer, unchanged. Like the live API, a partly found list of ids is a 207, which the client
 raises as an API error with the body.
 
-The package is installed with pip, at a pinned version, into a throwaway folder; without the
+The package is installed by uv, at a pinned version, into a throwaway folder; without the
 package index (an offline machine), the test is skipped with the reason."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.support import reference
-from tests.support.clients import pip_installed, run_client
+from tests.support.clients import client_installed, run_client
 from tests.support.servers import request
 
 PACKAGES = ("tcgplayer-client==2.0.3",)
@@ -60,7 +60,7 @@ asyncio.run(main(sys.argv[1]))
 
 @pytest.fixture(scope="module")
 def client_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return pip_installed(tmp_path_factory, PACKAGES)
+    return client_installed(tmp_path_factory, PACKAGES)
 
 
 def _read(client_path: Path, base: str, *via: str) -> dict[str, Any]:

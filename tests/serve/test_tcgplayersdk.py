@@ -3,7 +3,7 @@
 `pipeline serve` with its own `get_categories` (its model needs `isDirect` and a `modifiedOn`
 on every category, as the live service sends them).
 
-The package is installed with pip, at pinned versions, into a throwaway folder; without the
+The package is installed by uv, at pinned versions, into a throwaway folder; without the
 package index (an offline machine), the test is skipped with the reason."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.clients import pip_installed, run_client
+from tests.support.clients import client_installed, run_client
 from tests.support.inputs import SAMPLE
 from tests.support.reference import load_directory
 
@@ -41,7 +41,7 @@ print(json.dumps(read))
 
 @pytest.fixture(scope="module")
 def sdk_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return pip_installed(tmp_path_factory, PACKAGES)
+    return client_installed(tmp_path_factory, PACKAGES)
 
 
 @pytest.mark.slow
