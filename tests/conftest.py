@@ -77,9 +77,18 @@ def sample_nights(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return work / "out"
 
 
-@pytest.fixture(scope="module")
-def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
-    """The test S3 server, and the AWS_* settings that point every client at it."""
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    """The test S3 server, started once a session (once a pytest-xdist worker) and shared by
+    every module that asks: each bucket has a name of its own (`S3Server.bucket`)."""
     log = tmp_path_factory.mktemp("s3") / "requests.log"
-    with moto_server(log) as endpoint, pointed_at(endpoint):
+    with moto_server(log) as endpoint:
         yield S3Server(endpoint, log)
+
+
+@pytest.fixture(scope="module")
+def s3(s3_server: S3Server) -> Iterator[S3Server]:
+    """The session's test S3 server, and, for the module, the AWS_* settings that point every
+    client at it."""
+    with pointed_at(s3_server.endpoint):
+        yield s3_server
