@@ -8,6 +8,7 @@ from __future__ import annotations
 import http.client
 import multiprocessing
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -42,6 +43,7 @@ class Victim:
     resume: threading.Event = field(default_factory=threading.Event)
     seen: list[Request] = field(default_factory=list)
     fired: str | None = None  # the action taken, once
+    scratch: Path | None = None  # its TMPDIR, removed by `finish`: a killed one leaves files
 
     def kill(self) -> None:
         self.ready.wait()
@@ -145,8 +147,9 @@ def _publish_child(
     release: Path, url: str, env: dict[str, str], options: dict[str, Any], answer: Connection
 ) -> None:
     """A publish in a forked child, with the object-store settings of the test that started it
-    (the fork server may have started before them)."""
+    (the fork server may have started before them), and its own TMPDIR."""
     os.environ.update(env)
+    tempfile.tempdir = None  # read TMPDIR again
     try:
         if options.pop("collect_only", False):  # `pipeline publish --collect-only`
             collect(url, keep=options["keep"], grace=options["grace"], jobs=1)
@@ -196,6 +199,7 @@ def _build_child(
     os.dup2(os.open(err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
     os.dup2(os.open(out or os.devnull, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 1)
     os.environ.update(env)
+    tempfile.tempdir = None  # read TMPDIR again: the caller's, removed when it ends
     os.chdir(ROOT)
     import pipeline.cli
     import pipeline.conductor
@@ -247,7 +251,7 @@ def run_build(
     step; 0: never), or with `fail`, that event failing: its exit code (-9 killed) and
     standard error."""
     with tempfile.TemporaryDirectory() as tmp:
-        err = Path(tmp) / "stderr"
+        err, env = Path(tmp) / "stderr", {**env, "TMPDIR": tmp}  # what a kill leaves goes too
         process = FORKS.Process(target=_build_child, args=(args, env, kill_at, err, steps, fail))
         process.start()
         process.join(300)
@@ -292,12 +296,11 @@ def _aws_env(endpoint: str) -> dict[str, str]:
 def start_publish(proxy: Proxy, release: Path, url: str, rule: Rule, **options: Any) -> Victim:
     """A publish of `release` in a child process, its requests through `proxy` under `rule`
     (with `collect_only`, a collection of the bucket instead)."""
-    victim = Victim(rule)
+    victim = Victim(rule, scratch=Path(tempfile.mkdtemp(prefix="publish-")))
     proxy.victim = victim
     mine, theirs = FORKS.Pipe(duplex=False)
-    process = FORKS.Process(
-        target=_publish_child, args=(release, url, _aws_env(proxy.endpoint), options, theirs)
-    )
+    env = {**_aws_env(proxy.endpoint), "TMPDIR": str(victim.scratch)}
+    process = FORKS.Process(target=_publish_child, args=(release, url, env, options, theirs))
     process.start()
     theirs.close()
     victim.process, victim.answer = process, mine
@@ -322,6 +325,8 @@ def finish(victim: Victim) -> tuple[int, str]:
     except EOFError:  # killed
         code, err = None, ""
     victim.process.join(120)
+    if victim.scratch is not None:
+        shutil.rmtree(victim.scratch, ignore_errors=True)
     if code is None:
         code = victim.process.exitcode
     assert code in (0, 1, -signal.SIGKILL), (code, err)
