@@ -77,14 +77,6 @@ def sample_nights(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return work / "out"
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The modules that hold a `slow` test first, each kept whole (its module fixtures built
-    once): pytest-xdist's workers start the longest tests early and end the run on short
-    ones, which the idle worker takes over, rather than on a long one it cannot share."""
-    slow = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow)  # stable: each module's order kept
-
-
 @pytest.fixture(scope="session")
 def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
     """The test S3 server, started once a session (once a pytest-xdist worker) and shared by
