@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from pipeline.publish.collect import collect
 from tests.support.bucket import Build, check_bucket, only_kept_left
 from tests.support.proxy import Proxy, Request, Rule, Victim, finish, paused, start_publish
@@ -24,6 +26,7 @@ OPTIONS = {"lease_seconds": 1, "grace": 0, "keep": KEEP, "allow_older": True}
 COLLECT = "collect"  # in place of a release's name: a collection of the bucket
 
 
+@pytest.mark.slow
 def test_kills_and_pauses_at_any_request_never_publish_a_mix(
     s3: S3Server, proxy: Proxy, three_releases: dict[str, Path]
 ) -> None:

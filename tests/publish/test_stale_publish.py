@@ -28,6 +28,7 @@ def _at(n: int) -> Rule:
     return lambda r: "pause" if r[0] == n else None
 
 
+@pytest.mark.slow
 def test_an_older_build_paused_at_any_request_never_replaces_a_newer_one(
     s3: S3Server, proxy: Proxy, older_newer: tuple[Path, Path]
 ) -> None:
