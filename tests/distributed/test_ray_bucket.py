@@ -25,6 +25,7 @@ import ray
 
 import pipeline.distributed.bucket_night as bucket_night
 from pipeline import db, ingest, transform
+from pipeline.build import build
 from pipeline.distributed import CATALOG_TABLES, build_on_ray
 from pipeline.distributed.bucket_shard import build_shard_to_bucket
 from pipeline.distributed.parts import BucketShard, records_by_shard
@@ -61,6 +62,15 @@ CHANGED = {"store-00003"}  # 1 store of 10: 10%
 # Each page is an object a night PUTs and a check GETs, so the input is small: 10 stores, at
 # least 2 in every shard of 2, 3 and 4 (`shard_of`), of 4 to 14 listings each.
 STORES_GENERATED, LISTINGS_GENERATED = 10, 60
+# And the scenarios of several nights materialise channel 0's default pages and the groups'
+# prices (the common pages the changed store's prices move): 64 files a night, not 188. The
+# night of 1 shard publishes every page the defaults materialise.
+PAGES = {
+    "channels": [0],
+    "variants": [],
+    "catalog_operations": ["Pricing_GetGroupPrices"],
+    "bulk_files": False,
+}
 
 
 @pytest.fixture(scope="module")
@@ -71,12 +81,38 @@ def nights(tmp_path_factory: pytest.TempPathFactory) -> Nights:
     for count in (2, 3, 4):
         held = [sum(shard_of(k, count) == index for k in keys) for index in range(count)]
         assert min(held) >= 2, (count, held)
-    return two_nights(tmp_path_factory, "bucket", STORES_GENERATED, LISTINGS_GENERATED, CHANGED)
+    return two_nights(
+        tmp_path_factory, "bucket", STORES_GENERATED, LISTINGS_GENERATED, CHANGED, export=PAGES
+    )
 
 
-def _night(inputs: Path, output: Path, url: str, shards: int, scratch: Path) -> Settings:
+@pytest.fixture(scope="module")
+def whole_site(nights: Nights, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The one-machine build of the first night's input with every page the defaults
+    materialise (the bulk files and the catalog's pages among them)."""
+    output = tmp_path_factory.mktemp("bucket-one-whole")
+    build(load_settings(None, input=nights["same"][0], output=output))
+    return output
+
+
+def _night(
+    inputs: Path,
+    output: Path,
+    url: str,
+    shards: int,
+    scratch: Path,
+    export: dict[str, Any] | None = None,
+) -> Settings:
+    """The settings of a Ray night to `url`, with `PAGES` unless `export` says otherwise."""
     ray_settings = {"shards": shards, "scratch": scratch}
-    return load_settings(None, input=inputs, output=output, ray=ray_settings, publish={"to": url})
+    return load_settings(
+        None,
+        input=inputs,
+        output=output,
+        ray=ray_settings,
+        publish={"to": url},
+        export=PAGES if export is None else export,
+    )
 
 
 def _page_puts(s3: S3Server, url: str, since: int) -> list[str]:
@@ -128,16 +164,16 @@ def _check_first_night(
 
 
 def test_a_night_straight_to_the_bucket_is_the_one_machine_build(
-    s3: S3Server, nights: Nights, tmp_path: Path
+    s3: S3Server, nights: Nights, whole_site: Path, tmp_path: Path
 ) -> None:
-    """A night of 1 shard (of 2 shards: the first night of
-    `test_a_night_uploads_and_builds_only_what_changed`; of 3, the first of
+    """A night of 1 shard, every page the defaults materialise (of 2 shards: the first night
+    of `test_a_night_uploads_and_builds_only_what_changed`; of 3, the first of
     `test_a_killed_worker_a_stale_attempt_and_killed_drivers_leave_the_bucket_whole`)."""
-    inputs, one_machine = nights["same"]
+    inputs, _ = nights["same"]
     url = s3.bucket("night-1")
     output, scratch = tmp_path / "out", tmp_path / "scratch"
-    result = build_on_ray(_night(inputs, output, url, 1, scratch))
-    _check_first_night(s3, url, one_machine, output, scratch, result)
+    result = build_on_ray(_night(inputs, output, url, 1, scratch, export={}))
+    _check_first_night(s3, url, whole_site, output, scratch, result)
 
 
 def test_later_nights_upload_only_the_changed_stores_versions_and_commit_fenced(
@@ -425,7 +461,7 @@ def _killed_night(
         "n.commit_night = killed\n"
         f"ray = {{'shards': {shards}, 'scratch': {str(scratch)!r}, 'address': {address!r}}}\n"
         f"d.build_on_ray(load_settings(None, input={str(inputs)!r}, "
-        f"output={str(output)!r}, ray=ray, publish={{'to': {url!r}}}))\n"
+        f"output={str(output)!r}, ray=ray, publish={{'to': {url!r}}}, export={PAGES!r}))\n"
     )
     return subprocess.run(
         [sys.executable, "-c", script],

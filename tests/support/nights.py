@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Set
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import polars as pl
@@ -29,10 +30,11 @@ def two_nights(
     stores: int,
     listings: int,
     changed_stores: Set[str],
+    export: dict[str, Any] | None = None,
 ) -> Nights:
     """A generated input of `stores` and `listings`, and a copy in which every listing of
     `changed_stores` costs a unit more (its file's columns of the same types); each built on
-    one machine."""
+    one machine (with the `export` settings, if given)."""
     same = tmp_path_factory.mktemp(f"{name}-same")
     generate(same, stores=stores, listings=listings, seed=7)
     changed = tmp_path_factory.mktemp(f"{name}-changed")
@@ -50,7 +52,7 @@ def two_nights(
     built = {}
     for night, inputs in (("same", same), ("changed", changed)):
         one_machine = tmp_path_factory.mktemp(f"{name}-one-{night}")
-        build(load_settings(None, input=inputs, output=one_machine))
+        build(load_settings(None, input=inputs, output=one_machine, export=export or {}))
         built[night] = (inputs, one_machine)
     return built
 
