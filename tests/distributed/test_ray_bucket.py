@@ -51,7 +51,7 @@ from pipeline.publish.release import BuildResult
 from pipeline.serve.reader import BucketReader
 from pipeline.settings import Settings, load_settings
 from pipeline.transform.steps import CATALOG_STEPS, STORE_TABLES
-from tests.support.bucket import Build, check_bucket, only_kept_left
+from tests.support.bucket import FEW_PAGES, Build, check_bucket, only_kept_left
 from tests.support.inputs import ROOT
 from tests.support.nights import Nights, assert_same_build, two_nights
 from tests.support.s3 import S3Server
@@ -62,15 +62,8 @@ CHANGED = {"store-00003"}  # 1 store of 10: 10%
 # Each page is an object a night PUTs and a check GETs, so the input is small: 10 stores, at
 # least 2 in every shard of 2, 3 and 4 (`shard_of`), of 4 to 14 listings each.
 STORES_GENERATED, LISTINGS_GENERATED = 10, 60
-# And the scenarios of several nights materialise channel 0's default pages and the groups'
-# prices (the common pages the changed store's prices move): 64 files a night, not 188. The
-# night of 1 shard publishes every page the defaults materialise.
-PAGES = {
-    "channels": [0],
-    "variants": [],
-    "catalog_operations": ["Pricing_GetGroupPrices"],
-    "bulk_files": False,
-}
+# And the scenarios of several nights materialise `FEW_PAGES`: 64 files a night, not the
+# defaults' 188. The night of 1 shard publishes every page the defaults materialise.
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +75,7 @@ def nights(tmp_path_factory: pytest.TempPathFactory) -> Nights:
         held = [sum(shard_of(k, count) == index for k in keys) for index in range(count)]
         assert min(held) >= 2, (count, held)
     return two_nights(
-        tmp_path_factory, "bucket", STORES_GENERATED, LISTINGS_GENERATED, CHANGED, export=PAGES
+        tmp_path_factory, "bucket", STORES_GENERATED, LISTINGS_GENERATED, CHANGED, export=FEW_PAGES
     )
 
 
@@ -103,7 +96,7 @@ def _night(
     scratch: Path,
     export: dict[str, Any] | None = None,
 ) -> Settings:
-    """The settings of a Ray night to `url`, with `PAGES` unless `export` says otherwise."""
+    """The settings of a Ray night to `url`, with `FEW_PAGES` unless `export` says otherwise."""
     ray_settings = {"shards": shards, "scratch": scratch}
     return load_settings(
         None,
@@ -111,7 +104,7 @@ def _night(
         output=output,
         ray=ray_settings,
         publish={"to": url},
-        export=PAGES if export is None else export,
+        export=FEW_PAGES if export is None else export,
     )
 
 
@@ -461,7 +454,7 @@ def _killed_night(
         "n.commit_night = killed\n"
         f"ray = {{'shards': {shards}, 'scratch': {str(scratch)!r}, 'address': {address!r}}}\n"
         f"d.build_on_ray(load_settings(None, input={str(inputs)!r}, "
-        f"output={str(output)!r}, ray=ray, publish={{'to': {url!r}}}, export={PAGES!r}))\n"
+        f"output={str(output)!r}, ray=ray, publish={{'to': {url!r}}}, export={FEW_PAGES!r}))\n"
     )
     return subprocess.run(
         [sys.executable, "-c", script],

@@ -29,29 +29,30 @@ from pipeline.publish.objectstore import publish_release
 from pipeline.serve.reader import BucketReader
 from pipeline.settings import load_settings
 from pipeline.tools.generate import generate
-from tests.support.bucket import Build, bucket_keys, check_bucket, only_kept_left, pointer, url_of
+from tests.support.bucket import (
+    FEW_PAGES,
+    Build,
+    bucket_keys,
+    check_bucket,
+    only_kept_left,
+    pointer,
+    url_of,
+)
 from tests.support.proxy import fork_cli, relay, reply
 from tests.support.runs import run_cli
 from tests.support.s3 import S3Server
 
 CHANGED_STORE = "store-00003"  # 1 of the 20 stores: 5%
-PAGES = {  # the stores' pages, and common pages that the changed store's prices move
-    "channels": [0],
-    "variants": [],
-    "catalog_operations": ["Pricing_GetGroupPrices"],
-    "bulk_files": False,
-}
 
 
 @pytest.fixture(scope="module")
 def releases(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """Two published releases of one output: a generated input of 20 stores, then the same
-    with one store changed (a third of its listings gone, the others' prices raised). Each
-    file is a PUT of every publish and a GET of every check, so only channel 0's default pages
-    and the groups' prices are materialised: 111 files, not 234."""
+    with one store changed (a third of its listings gone, the others' prices raised), of
+    `FEW_PAGES`: 111 files, not the defaults' 234."""
     tmp = tmp_path_factory.mktemp("objectstore")
     generate(tmp / "in", 20, 300, seed=1)
-    settings = load_settings(None, input=tmp / "in", output=tmp / "out", export=PAGES)
+    settings = load_settings(None, input=tmp / "in", output=tmp / "out", export=FEW_PAGES)
     first = build(settings).release
     part = tmp / "in" / "stores" / "listings" / "part-000.parquet"
     listings = pl.read_parquet(part).with_row_index()

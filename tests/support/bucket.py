@@ -18,6 +18,16 @@ from pipeline.publish.collect import kept_entries
 from pipeline.publish.pointer import Pointer
 from pipeline.serve.reader import BucketReader
 
+# The export settings of the bucket tests that publish and check a site many times (each file
+# is a PUT of every publish and a GET of every check): channel 0's default pages and, of the
+# common pages, the groups' prices alone (a store's prices move them); no bulk file.
+FEW_PAGES = {
+    "channels": [0],
+    "variants": [],
+    "catalog_operations": ["Pricing_GetGroupPrices"],
+    "bulk_files": False,
+}
+
 
 def url_of(path: str) -> str:
     """The canonical URL of a site file (`pipeline.api.urls`'s mapping, read backwards)."""
