@@ -94,9 +94,9 @@ def _night(
     url: str,
     shards: int,
     scratch: Path,
-    export: dict[str, Any] | None = None,
+    export: dict[str, Any] = FEW_PAGES,
 ) -> Settings:
-    """The settings of a Ray night to `url`, with `FEW_PAGES` unless `export` says otherwise."""
+    """The settings of a Ray night to `url`, materialising `export` (`{}`: the defaults')."""
     ray_settings = {"shards": shards, "scratch": scratch}
     return load_settings(
         None,
@@ -104,7 +104,7 @@ def _night(
         output=output,
         ray=ray_settings,
         publish={"to": url},
-        export=FEW_PAGES if export is None else export,
+        export=export,
     )
 
 

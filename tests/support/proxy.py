@@ -251,8 +251,11 @@ def run_build(
     step; 0: never), or with `fail`, that event failing: its exit code (-9 killed) and
     standard error."""
     with tempfile.TemporaryDirectory() as tmp:
-        err, env = Path(tmp) / "stderr", {**env, "TMPDIR": tmp}  # what a kill leaves goes too
-        process = FORKS.Process(target=_build_child, args=(args, env, kill_at, err, steps, fail))
+        err = Path(tmp) / "stderr"
+        child_env = {**env, "TMPDIR": tmp}  # what a kill leaves behind goes with `tmp`
+        process = FORKS.Process(
+            target=_build_child, args=(args, child_env, kill_at, err, steps, fail)
+        )
         process.start()
         process.join(300)
         assert process.exitcode is not None, "the build did not end in 300 s"
