@@ -1,5 +1,11 @@
 # Store inventory pipeline. `make` alone lists the targets.
 SHELL := /bin/bash
+# Python writes each module's .pyc the first time a process imports it, even where the
+# environment says not to (PYTHONDONTWRITEBYTECODE): without them every process (each CLI run,
+# Ray worker, test server) compiles all it imports again, over 2 s of CPU for one that imports
+# Ray. Written as imported, not at install: the suite imports a quarter of the packages' modules,
+# and compiling them all at install took 11 of `make setup`'s 21 s.
+unexport PYTHONDONTWRITEBYTECODE
 .DEFAULT_GOAL := help
 
 PYTHON ?= python3
@@ -25,11 +31,8 @@ system-deps: ## Debian packages the tests need (nginx, chromium), installed when
 	fi
 
 # uv installs the pinned packages in a third of pip's time; pip installs only uv itself.
-# --compile-bytecode: the packages' .pyc files written once here. Without them every process
-# (each CLI run, Ray worker, test server) compiles what it imports again where Python may not
-# write them (PYTHONDONTWRITEBYTECODE): over 2 s of CPU a process that imports Ray.
 UV_VERSION := 0.13.9
-UV_INSTALL := $(BIN)/uv pip install --quiet --compile-bytecode
+UV_INSTALL := $(BIN)/uv pip install --quiet
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet uv==$(UV_VERSION)
