@@ -4,7 +4,7 @@ SHELL := /bin/bash
 # environment says not to (PYTHONDONTWRITEBYTECODE): without them every process (each CLI run,
 # Ray worker, test server) compiles all it imports again, over 2 s of CPU for one that imports
 # Ray. Written as imported, not at install: the suite imports a quarter of the packages' modules,
-# and compiling them all at install took 11 of `make setup`'s 21 s.
+# and compiling them all at install took 10 to 13 s of `make setup`'s 21.
 unexport PYTHONDONTWRITEBYTECODE
 .DEFAULT_GOAL := help
 
