@@ -182,9 +182,8 @@ def build_table(
 ) -> int:
     """CREATE OR REPLACE TABLE <schema>.<name> AS <the file's SELECT>; returns its row count.
     Its comments are written with the warehouse's others (`pipeline.transform.document`)."""
-    target = model.table
-    con.execute(f"CREATE OR REPLACE TABLE {target} AS\n{model.sql}", params or {})
-    return count_rows(con, target)
+    created = con.execute(f"CREATE OR REPLACE TABLE {model.table} AS\n{model.sql}", params or {})
+    return int(created.fetchall()[0][0])  # DuckDB answers a CREATE TABLE AS with its row count
 
 
 def create_index(con: duckdb.DuckDBPyConnection, model: SqlFile, column: str) -> None:

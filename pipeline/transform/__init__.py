@@ -14,7 +14,6 @@ from pipeline.db import (
     build_table,
     comment_table,
     comments,
-    count_rows,
     create_index,
     quote,
     run_in_one_transaction,
@@ -84,7 +83,7 @@ def _run_staging(con: duckdb.DuckDBPyConnection, step: Staging) -> int:
         f"(SELECT source_file, source_row FROM meta.rejects WHERE table_name = '{table.name}') r "
         f"ON r.source_file = raw_row._source_file AND r.source_row = raw_row._source_row"
     )
-    build_table(con, step.file)
+    rows = build_table(con, step.file)
     checks: list[tuple[Query, str, str]] = []
     if table.key:
         by_name = {c.name: c for c in table.columns}
@@ -95,13 +94,14 @@ def _run_staging(con: duckdb.DuckDBPyConnection, step: Staging) -> int:
         target = "meta.rejects" if severity == "reject" else "meta.warnings"
         found = _record(con, target, query, check_name)
         if found and severity == "reject":
-            con.execute(
+            deleted = con.execute(
                 f"DELETE FROM staging.{name} AS s USING meta.rejects AS r "
                 f"WHERE r.table_name = ? AND r.check_name = ? "
                 f"AND r.source_file = s.source_file AND r.source_row = s.source_row",
                 [table.name, check_name],
-            )
-    return count_rows(con, f"staging.{name}")
+            ).fetchall()
+            rows -= int(deleted[0][0])  # a DELETE's answer: the count of rows it removed
+    return rows
 
 
 def run_steps(
