@@ -28,6 +28,7 @@ from tests.support.s3 import S3Server, upload
 pytestmark = pytest.mark.usefixtures("ray_cluster")  # the session's: its workers reach the bucket
 
 
+@pytest.mark.slow
 def test_a_ray_build_of_a_bucket_is_the_build_of_the_directory(
     s3: S3Server, sample_build: Path, tmp_path: Path
 ) -> None:
