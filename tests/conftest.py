@@ -24,15 +24,6 @@ from tests.support.s3 import S3Server, moto_server, pointed_at
 pin_build_time()  # the same input, the same site: the bulk index's builtAt included
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The modules with a `slow` test first, each module's tests together and in their order:
-    the longest tests start early, and a run ends on short ones, not with one worker idle
-    while the other finishes a long test (pytest-xdist hands each worker a half of the list
-    in order, and an idle one takes from the end of the other's)."""
-    slow = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.nodeid.split("::")[0] not in slow)
-
-
 @pytest.fixture
 def pipeline_for(tmp_path: Path) -> Iterator[Callable[..., duckdb.DuckDBPyConnection]]:
     """pipeline_for(listings=[...], ...) -> a connection with every table built."""

@@ -230,8 +230,8 @@ def test_the_shipped_package_imports_neither_the_benchmark_nor_the_tests() -> No
 
 
 def test_the_tests_helpers_live_in_tests_support() -> None:
-    """A conftest.py holds fixtures and pytest's hooks only; what tests share beside them is
-    imported from `tests.support`, never from a conftest.py or another test module."""
+    """A conftest.py holds fixtures only; what tests share beside them is imported from
+    `tests.support`, never from a conftest.py or another test module."""
     problems = []
     for path in sorted(TESTS.rglob("*.py")):
         name = path.relative_to(ROOT).as_posix()
@@ -245,7 +245,6 @@ def test_the_tests_helpers_live_in_tests_support() -> None:
                 f"{name}: {node.name} is no fixture"
                 for node in tree.body
                 if isinstance(node, ast.FunctionDef)
-                and not node.name.startswith("pytest_")
                 and not any("fixture" in ast.unparse(d) for d in node.decorator_list)
             ]
     assert problems == []
