@@ -59,8 +59,8 @@ TEST_TMPDIR := $(shell [ -d /dev/shm ] && [ -w /dev/shm ] && echo /dev/shm)
 TEST_ENV := $(if $(TEST_TMPDIR),TMPDIR=$(TEST_TMPDIR))
 TEST_OPTIONS := $(if $(TEST_TMPDIR),-o tmp_path_retention_policy=failed)
 
-# Lint beside the suite, not before it: mypy's 9 s on one core would hold the suite up, and
-# beside it they take the cores' time its workers leave while they collect the tests (a third
+# Lint beside the suite, not before it: mypy's 9 s on one core would hold the suite up. Beside
+# it, ruff and mypy use the cores' time its workers leave while they collect the tests (a third
 # of the first ten seconds). Each line of their output is printed whole.
 test: setup system-deps ## ruff, mypy and the test suite, side by side
 	@$(MAKE) --no-print-directory --jobs=2 --output-sync=line lint suite

@@ -182,8 +182,7 @@ def build_table(
 ) -> int:
     """CREATE OR REPLACE TABLE <schema>.<name> AS <the file's SELECT>; returns its row count.
     Its comments are written with the warehouse's others (`pipeline.transform.document`)."""
-    created = con.execute(f"CREATE OR REPLACE TABLE {model.table} AS\n{model.sql}", params or {})
-    return int(created.fetchall()[0][0])  # DuckDB answers a CREATE TABLE AS with its row count
+    return rows_written(con, f"CREATE OR REPLACE TABLE {model.table} AS\n{model.sql}", params or {})
 
 
 def create_index(con: duckdb.DuckDBPyConnection, model: SqlFile, column: str) -> None:
@@ -197,6 +196,12 @@ def scalar(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> A
     while an execute() result is only partly fetched."""
     rows = con.execute(sql, params).fetchall()
     return rows[0][0] if rows else None
+
+
+def rows_written(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> int:
+    """Run a CREATE TABLE AS, INSERT or DELETE: DuckDB answers it with the count of rows it
+    wrote or removed."""
+    return int(scalar(con, sql, params))
 
 
 def release_memory(con: duckdb.DuckDBPyConnection, limit: str) -> None:

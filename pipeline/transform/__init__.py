@@ -16,6 +16,7 @@ from pipeline.db import (
     comments,
     create_index,
     quote,
+    rows_written,
     run_in_one_transaction,
 )
 from pipeline.ingest.raw import SOURCE_DOCS, raw_comments
@@ -55,12 +56,12 @@ def _create_finding_tables(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _record(con: duckdb.DuckDBPyConnection, target: str, query: Query, check_name: str) -> int:
-    inserted = con.execute(
+    return rows_written(
+        con,
         f"INSERT INTO {target} SELECT table_name, source_file, source_row, column_name, "
         f"value::VARCHAR, reason, ? FROM ({query.sql})",
         [check_name, *query.params],  # the select list's ? comes before the subquery's
-    ).fetchall()
-    return int(inserted[0][0])  # DuckDB answers an INSERT with the count of rows it added
+    )
 
 
 def _raw_types(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, str]:
@@ -94,13 +95,13 @@ def _run_staging(con: duckdb.DuckDBPyConnection, step: Staging) -> int:
         target = "meta.rejects" if severity == "reject" else "meta.warnings"
         found = _record(con, target, query, check_name)
         if found and severity == "reject":
-            deleted = con.execute(
+            rows -= rows_written(
+                con,
                 f"DELETE FROM staging.{name} AS s USING meta.rejects AS r "
                 f"WHERE r.table_name = ? AND r.check_name = ? "
                 f"AND r.source_file = s.source_file AND r.source_row = s.source_row",
                 [table.name, check_name],
-            ).fetchall()
-            rows -= int(deleted[0][0])  # a DELETE's answer: the count of rows it removed
+            )
     return rows
 
 
