@@ -34,7 +34,7 @@ from bench.floors import (
 )
 from bench.live import live_latency, report
 from bench.ray import bucket_nights
-from bench.transfer import first_night, night_later, precompressed, rates
+from bench.transfer import first_night, in_front, night_later, precompressed, rates
 from pipeline.export.records.report import BuildReport
 from pipeline.paths import CHANGES, CURRENT
 from pipeline.tools.generate import generate
@@ -142,11 +142,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     results: dict[str, Any] = {"scale": args.scale, "stores": stores}
     build, live = _build_and_floors(work, args.settle)
     results |= build
-    # The HTTP around the bytes (`bench.transfer`): one store's pages, this night and the next.
-    night, transfer = first_night(work.output)
-    transfer |= rates(work.output, RATE_SECONDS) | precompressed(work.output)
+    # The HTTP around the bytes (`bench.transfer`): one store's pages, this night and the next;
+    # one server and one nginx for this night's figures, another pair on the next night's release.
+    with in_front(work.output) as sock:
+        night, transfer = first_night(work.output, sock)
+        transfer |= rates(work.output, sock, RATE_SECONDS)
+    transfer |= precompressed(work.output)
     results |= _rebuild(work, args.settle, build["build_seconds"])
-    results |= transfer | night_later(work.output, night)
+    with in_front(work.output) as sock:
+        results |= transfer | night_later(sock, night)
     # Ray nights straight to a test bucket, 1, 2 and 4 shards, the same input again (what an
     # unchanged night uploads) and a 5% night (`bench.ray`);
     # the one-machine build's peak memory beside their drivers' is `peak_rss_mb`.

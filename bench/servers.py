@@ -164,14 +164,15 @@ def first_request(connect: Connect, warm: str, target: str) -> float:
 
 
 def throughput(connect: Connect, targets: list[str], clients: int, seconds: float) -> float:
-    """Requests per second of `clients` threads, each on its own keep-alive connection."""
+    """Requests per second of `clients` threads, each on its own keep-alive connection, each
+    asking until `seconds` have passed, and at least once (a thread may start late)."""
     done = [0] * clients
     stop = time.perf_counter() + seconds
 
     def client(index: int) -> None:
         conn = connect()
         try:
-            while time.perf_counter() < stop:
+            while not done[index] or time.perf_counter() < stop:
                 _get(conn, targets[(done[index] + index) % len(targets)])
                 done[index] += 1
         finally:

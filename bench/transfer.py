@@ -23,6 +23,8 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,14 +85,21 @@ def etag_of(sock: Path, target: str) -> str:
         conn.close()
 
 
-def first_night(output: Path) -> tuple[FirstNight, dict[str, Any]]:
-    """The median store's pages, plain and gzip: their bytes on the wire, and their ETags."""
+@contextmanager
+def in_front(output: Path) -> Iterator[Path]:
+    """`pipeline serve` on the build, and nginx in front of it: nginx's socket."""
+    with serving(output) as (port, _), nginx_in_front(output, port) as sock:
+        yield sock
+
+
+def first_night(output: Path, sock: Path) -> tuple[FirstNight, dict[str, Any]]:
+    """The median store's pages through nginx at `sock`, plain and gzip: their bytes on the
+    wire, and their ETags."""
     store = stores(output)["median"][0]
     targets = default_pages(output, store)
-    with serving(output) as (port, _), nginx_in_front(output, port) as sock:
-        plain = sum(wire_bytes(sock, t)[0] for t in targets)
-        zipped = sum(wire_bytes(sock, t, {"Accept-Encoding": "gzip"})[0] for t in targets)
-        etags = [etag_of(sock, t) for t in targets]
+    plain = sum(wire_bytes(sock, t)[0] for t in targets)
+    zipped = sum(wire_bytes(sock, t, {"Accept-Encoding": "gzip"})[0] for t in targets)
+    etags = [etag_of(sock, t) for t in targets]
     figures = {
         "http_pages": len(targets),
         "http_pages_bytes_plain": plain,
@@ -99,13 +108,12 @@ def first_night(output: Path) -> tuple[FirstNight, dict[str, Any]]:
     return FirstNight(store, targets, etags), figures
 
 
-def night_later(output: Path, night: FirstNight) -> dict[str, Any]:
-    """The same pages a night later, each asked with last night's ETag."""
-    with serving(output) as (port, _), nginx_in_front(output, port) as sock:
-        sent = [
-            wire_bytes(sock, t, {"Accept-Encoding": "gzip", "If-None-Match": e})
-            for t, e in zip(night.targets, night.etags, strict=True)
-        ]
+def night_later(sock: Path, night: FirstNight) -> dict[str, Any]:
+    """The same pages a night later through nginx at `sock`, each asked with last night's ETag."""
+    sent = [
+        wire_bytes(sock, t, {"Accept-Encoding": "gzip", "If-None-Match": e})
+        for t, e in zip(night.targets, night.etags, strict=True)
+    ]
     return {
         "http_pages_bytes_night_later_validators": sum(n for n, _ in sent),
         "http_pages_304_night_later": sum(" 304 " in f"{line} " for _, line in sent),
@@ -151,27 +159,26 @@ def once(sock: Path, targets: list[str], clients: int) -> float:
     return len(targets) / (time.perf_counter() - started)
 
 
-def rates(output: Path, seconds: float) -> dict[str, Any]:
-    """Requests per second through nginx: files, live answers once, live answers again; and
-    nginx's CPU per file request, plain and gzip."""
+def rates(output: Path, sock: Path, seconds: float) -> dict[str, Any]:
+    """Requests per second through nginx at `sock`: files, live answers once, live answers
+    again; and nginx's CPU per file request, plain and gzip."""
     files = [t for key, _ in stores(output).values() for t in default_pages(output, key)]
     live = live_targets(output)
-    with serving(output) as (port, _), nginx_in_front(output, port) as sock:
 
-        def connect() -> UnixHTTPConnection:
-            return UnixHTTPConnection(sock, timeout=120)
+    def connect() -> UnixHTTPConnection:
+        return UnixHTTPConnection(sock, timeout=120)
 
-        nginx = int((sock.parent / "nginx.pid").read_text())
-        figures: dict[str, Any] = {"http_live_targets": len(live)}
-        for name, headers in (("plain", {}), ("gzip", {"Accept-Encoding": "gzip"})):
-            cpu = cpu_seconds(nginx)
-            rate, done = _files_rate(connect, files, seconds, headers)
-            figures[f"http_files_requests_per_second_{name}"] = round(rate, 1)
-            figures[f"http_nginx_cpu_us_per_file_{name}"] = round(
-                (cpu_seconds(nginx) - cpu) * 1e6 / max(done, 1), 1
-            )
-        figures["http_live_once_requests_per_second"] = round(once(sock, live, CLIENTS), 1)
-        figures["http_live_again_requests_per_second"] = round(once(sock, live, CLIENTS), 1)
+    nginx = int((sock.parent / "nginx.pid").read_text())
+    figures: dict[str, Any] = {"http_live_targets": len(live)}
+    for name, headers in (("plain", {}), ("gzip", {"Accept-Encoding": "gzip"})):
+        cpu = cpu_seconds(nginx)
+        rate, done = _files_rate(connect, files, seconds, headers)
+        figures[f"http_files_requests_per_second_{name}"] = round(rate, 1)
+        figures[f"http_nginx_cpu_us_per_file_{name}"] = round(
+            (cpu_seconds(nginx) - cpu) * 1e6 / max(done, 1), 1
+        )
+    figures["http_live_once_requests_per_second"] = round(once(sock, live, CLIENTS), 1)
+    figures["http_live_again_requests_per_second"] = round(once(sock, live, CLIENTS), 1)
     figures["http_live_again_to_files"] = round(
         figures["http_files_requests_per_second_plain"]
         / figures["http_live_again_requests_per_second"],
@@ -185,8 +192,9 @@ def _files_rate(
 ) -> tuple[float, int]:
     """(requests per second, requests) of `CLIENTS` clients over the files, with `headers`."""
     if not headers:
+        started = time.perf_counter()
         rate = throughput(connect, files, CLIENTS, seconds)
-        return rate, int(rate * seconds)
+        return rate, round(rate * (time.perf_counter() - started))
     zipped = [(t, headers) for t in files]
     done = [0] * CLIENTS
     stop = time.perf_counter() + seconds
@@ -194,7 +202,7 @@ def _files_rate(
     def client(index: int) -> None:
         conn = connect()
         try:
-            while time.perf_counter() < stop:
+            while not done[index] or time.perf_counter() < stop:  # at least once
                 target, sent = zipped[(done[index] + index) % len(zipped)]
                 conn.request("GET", target, headers=sent)
                 conn.getresponse().read()
@@ -243,12 +251,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--input", type=Path, help="the input of the night later")
     parser.add_argument("--seconds", type=float, default=5.0, help="seconds per files figure")
     args = parser.parse_args(argv)
-    night, figures = first_night(args.output)
-    figures |= rates(args.output, args.seconds)
+    with in_front(args.output) as sock:  # one server and one nginx for both
+        night, figures = first_night(args.output, sock)
+        figures |= rates(args.output, sock, args.seconds)
     figures |= precompressed(args.output)
     if args.input is not None:
         build(load_settings(None, input=args.input, output=args.output))
-    figures |= night_later(args.output, night)
+    with in_front(args.output) as sock:  # on the night's release
+        figures |= night_later(sock, night)
     for name, value in figures.items():
         print(f"{name:<45} {value}")
     return figures

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from bench import history as bench_history
 from bench import live as bench_live
 from bench import run as bench
 from bench import transfer as bench_transfer
@@ -23,12 +24,17 @@ def test_the_benchmark_runs_every_stage_and_reports_its_figures(
     """A smoke test, at a scale smaller than tiny: the figures are for `make bench`, and what
     the benchmark compares (the Ray nights, the rebuild) is tested where it is made."""
     monkeypatch.setitem(bench.SCALES, "tiny", (4, 400))
-    monkeypatch.setattr(bench, "RATE_SECONDS", 0.2)
-    # Two spellings of each live answer, not 40: 120 requests through nginx twice, not 2,400.
-    monkeypatch.setattr(bench_transfer, "SPELLINGS", range(2))
-    monkeypatch.setattr(
-        bench, "live_latency", functools.partial(live_latency, count=3, seconds=0.1)
-    )
+    # No rate waits: each of its clients asks once (`bench.servers.throughput`).
+    monkeypatch.setattr(bench, "RATE_SECONDS", 0)
+    # One spelling of each live answer, not 40, and 2 pages of each order, not 10: 12 requests
+    # through nginx twice, not 2,400.
+    monkeypatch.setattr(bench_transfer, "SPELLINGS", range(1))
+    monkeypatch.setattr(bench_transfer, "PAGES", 2)
+    # Likewise each live latency figure: one request of 2 pages or products, not 200 of 10 or 20.
+    monkeypatch.setattr(bench_live, "PAGES", 2)
+    monkeypatch.setattr(bench_live, "PRODUCTS", 2)
+    monkeypatch.setattr(bench, "live_latency", functools.partial(live_latency, count=1, seconds=0))
+    monkeypatch.setattr(bench_history, "RUNS", 1)  # each history query once, not 5 times
     work = tmp_path / "tiny"
 
     def bucket_nights(
