@@ -10,7 +10,7 @@ import hashlib
 import os
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from pipeline.api import catalog, operations, urls
@@ -35,6 +35,9 @@ from pipeline.serve import catalog as catalog_operations
 from pipeline.serve.operations import parse
 from pipeline.serve.routes import BAD_ESCAPE, normalize_path, origin_form
 from pipeline.settings import ServeSettings
+
+if TYPE_CHECKING:
+    from obstore.store import ObjectStore
 
 T = TypeVar("T")
 RELEASE_MAP = "release.map"
@@ -97,10 +100,11 @@ def resolve(release: Release, target: str) -> str | None:
 
 class BucketReader:
     """Reads the API's pages from the bucket at `url`, each request through the release the
-    pointer named when `snapshot` was called."""
+    pointer named when `snapshot` was called; through `store` (the one `open_bucket(url)`
+    opens) where the caller holds one already."""
 
-    def __init__(self, url: str) -> None:
-        self.url, self.store = url, open_bucket(url)
+    def __init__(self, url: str, store: ObjectStore | None = None) -> None:
+        self.url, self.store = url, store if store is not None else open_bucket(url)
         self._digests: dict[str, dict[str, bytes]] = {}  # release -> path -> SHA-256
 
     def _recorded(self, release: Release) -> dict[str, bytes]:

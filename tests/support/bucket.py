@@ -5,8 +5,10 @@ a collection past the grace period leaves."""
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import obstore as obs
 import orjson
@@ -17,6 +19,9 @@ from pipeline.publish.bucket import POINTER, group_of, open_bucket
 from pipeline.publish.collect import kept_entries
 from pipeline.publish.pointer import Pointer
 from pipeline.serve.reader import BucketReader
+
+if TYPE_CHECKING:
+    from obstore.store import ObjectStore
 
 # The export settings of the bucket tests that publish and check a site many times (each file
 # is a PUT of every publish and a GET of every check): channel 0's default pages and, of the
@@ -51,11 +56,27 @@ class Build:
         return cls(release, Manifest.load(release).hashes_under("v1.39.0"))
 
 
+# One store a bucket and endpoint for the checks of a process: a test checks its bucket after
+# every step, and opening a store (obstore's `from_url`) took a third of a check's time. Each
+# check still reads through a reader of its own (the pointer, the release, its manifest and
+# every file, read afresh).
+_STORES: dict[tuple[str, tuple[tuple[str, str], ...]], ObjectStore] = {}
+
+
+def store_of(url: str) -> ObjectStore:
+    """The store `open_bucket(url)` opens, under this process's AWS_* settings, opened once."""
+    aws = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("AWS_")))
+    store = _STORES.get((url, aws))
+    if store is None:
+        store = _STORES[url, aws] = open_bucket(url)
+    return store
+
+
 def check_bucket(url: str, builds: dict[str, Build]) -> str | None:
     """The pointer names a whole release of one of `builds`: every file of its manifest, read
     through the pointer by its canonical URL, is that build's bytes (never another's). Its
     build id; None before the first commit."""
-    reader = BucketReader(url)
+    reader = BucketReader(url, store_of(url))
     release = reader.snapshot()
     if release is None:
         return None
@@ -72,18 +93,18 @@ def check_bucket(url: str, builds: dict[str, Build]) -> str | None:
 
 
 def bucket_keys(url: str) -> list[str]:
-    return [m["path"] for batch in obs.list(open_bucket(url)) for m in batch]
+    return [m["path"] for batch in obs.list(store_of(url)) for m in batch]
 
 
 def pointer(url: str) -> dict[str, object]:
-    return dict(orjson.loads(bytes(obs.get(open_bucket(url), POINTER).bytes())))
+    return dict(orjson.loads(bytes(obs.get(store_of(url), POINTER).bytes())))
 
 
 def only_kept_left(url: str, keep: int) -> None:
     """After a collection past the grace period: the bucket holds the kept releases' versions
     and documents, the pointer and nothing else (a lease, if a publish was killed holding it)."""
-    reader = BucketReader(url)
-    raw = bytes(obs.get(open_bucket(url), POINTER).bytes())
+    reader = BucketReader(url, store_of(url))
+    raw = bytes(obs.get(store_of(url), POINTER).bytes())
     current = Pointer.parse(url, raw)
     assert current.to_json() == raw  # read and written again, the same bytes
     named: set[str] = set()

@@ -136,10 +136,20 @@ def reply(
 # Publishers and builds are forked from a server that imported the pipeline once: a child
 # starts in milliseconds (a fresh interpreter takes seconds on a busy machine), and each is a
 # process of its own, killed with SIGKILL. Nothing runs in the server before it forks (no
-# thread pool, no runtime): obstore's and DuckDB's start in each child.
+# thread pool, no runtime): obstore's and DuckDB's start in each child. The server also
+# imports pytest, which each child otherwise imports again before its work (80 ms, most of a
+# publish's time) when it runs the main script, pytest's, again (as multiprocessing does; not
+# in pytest-xdist's workers, which have none), and pyarrow.compute, which each build imports
+# late (35 ms a build).
 FORKS = multiprocessing.get_context("forkserver")
 FORKS.set_forkserver_preload(
-    ["pipeline.cli", "pipeline.publish.objectstore", "tests.support.proxy"]
+    [
+        "pytest",
+        "pipeline.cli",
+        "pipeline.publish.objectstore",
+        "tests.support.proxy",
+        "pyarrow.compute",
+    ]
 )
 
 
