@@ -6,6 +6,7 @@ retries is a handled failure (exit 1, one line)."""
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import signal
@@ -22,6 +23,8 @@ import pytest
 
 from pipeline.distributed.reaper import Processes, descendants
 from pipeline.serve.reader import BucketReader
+from pipeline.settings import ENV_NESTING, ENV_PREFIX
+from tests.support.bucket import FEW_PAGES
 from tests.support.inputs import ROOT, SAMPLE
 from tests.support.s3 import S3Server
 
@@ -53,9 +56,17 @@ def _env(ray_tmp: Path, **extra: str) -> dict[str, str]:
     return {"TMPDIR": str(ray_tmp), "RAY_USAGE_STATS_ENABLED": "0", **extra}
 
 
+# The export settings of these builds, in the environment: `FEW_PAGES` (what a build publishes
+# is not what these tests check; each page is a PUT, rendered and uploaded by a Ray worker).
+FEW_PAGES_ENV = {
+    f"{ENV_PREFIX}EXPORT{ENV_NESTING}{name.upper()}": json.dumps(value)
+    for name, value in FEW_PAGES.items()
+}
+
+
 def _build(ray_tmp: Path, url: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """`pipeline ray-build` of the sample to the bucket `url`, in an environment with no token
-    mode but what `env` sets."""
+    """`pipeline ray-build` of the sample to the bucket `url`, materialising `FEW_PAGES`, in an
+    environment with no token mode but what `env` sets."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
     command = ["ray-build", "--input", str(SAMPLE), "--to", url, *args]
     return subprocess.run(
@@ -63,7 +74,7 @@ def _build(ray_tmp: Path, url: str, *args: str, **env: str) -> subprocess.Comple
         capture_output=True,
         text=True,
         timeout=300,
-        env={**environment, **_env(ray_tmp), **env},
+        env={**environment, **_env(ray_tmp), **FEW_PAGES_ENV, **env},
     )
 
 
@@ -139,6 +150,10 @@ def _start_head(env: dict[str, str], written: Path) -> tuple[subprocess.Popen[by
                 "--port=0",
                 "--num-cpus=1",
                 "--include-dashboard=false",
+                # No autoscaler's monitor, no log monitor: the tests' drivers read no worker's
+                # output (log_to_driver=False) and nothing scales.
+                "--no-monitor",
+                "--include-log-monitor=false",
                 "--disable-usage-stats",
                 f"--ray-client-server-port={port}",
             ],
