@@ -17,10 +17,10 @@ from tests.support.s3 import S3Server, pointed_at
 
 @pytest.fixture(scope="session")
 def ray_cluster(s3_server: S3Server) -> Iterator[Cluster]:
-    """The local cluster, of two CPUs, started with the test bucket's AWS_* settings in its
+    """The local cluster, of one CPU, started with the test bucket's AWS_* settings in its
     environment: its raylet passes them to every worker it starts, of this process's job and
     of a driver that joins it by address, as a real cluster's nodes hold their own settings."""
     with ExitStack() as stack:
         with pointed_at(s3_server.endpoint):
-            cluster = stack.enter_context(local_cluster(cpus=2))
+            cluster = stack.enter_context(local_cluster(cpus=1))
         yield cluster

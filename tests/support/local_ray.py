@@ -119,7 +119,10 @@ def local_cluster(cpus: int) -> Iterator[Cluster]:
         }
         hooked = {"PYTHONPATH": f"{hooks}{os.pathsep}{ROOT}", **triggers}
         auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token}
-        env = {**os.environ, **ray_env(tmp, **auth, **hooked)}
+        # Idle workers kept (Ray's soft limit is one a CPU): each job's (this process's, and each
+        # driver's that joins) would otherwise end another's, to be started again.
+        kept = {"RAY_num_workers_soft_limit": "8"}
+        env = {**os.environ, **ray_env(tmp, **auth, **hooked, **kept)}
         process, address = _start_head(env, cpus, tmp / "ray" / "ray_current_cluster")
         nodes: Processes = {}
         try:
