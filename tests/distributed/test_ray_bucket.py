@@ -53,6 +53,7 @@ from pipeline.settings import Settings, load_settings
 from pipeline.transform.steps import CATALOG_STEPS, STORE_TABLES
 from tests.support.bucket import FEW_PAGES, Build, check_bucket, only_kept_left
 from tests.support.inputs import ROOT
+from tests.support.local_ray import Cluster
 from tests.support.nights import Nights, assert_same_build, two_nights
 from tests.support.s3 import S3Server
 
@@ -304,7 +305,7 @@ def _bucket_figures(output: Path) -> BucketFigures:
 
 @pytest.mark.slow
 def test_a_killed_worker_a_stale_attempt_and_killed_drivers_leave_the_bucket_whole(
-    ray_cluster: Path, s3: S3Server, nights: Nights, tmp_path: Path
+    ray_cluster: Cluster, s3: S3Server, nights: Nights, tmp_path: Path
 ) -> None:
     """A Ray night of 3 shards to a new bucket, a shard's worker killed in the middle: its task
     runs again, and the night is the one-machine build (`_check_first_night`). Then a stale
@@ -319,11 +320,11 @@ def test_a_killed_worker_a_stale_attempt_and_killed_drivers_leave_the_bucket_who
     url = s3.bucket("killed")
     output, scratch = tmp_path / "out", tmp_path / "scratch"
     inputs, one_machine = nights["same"]
-    ray_cluster.touch()
+    ray_cluster.kill_a_shard.touch()
     shards = 3  # all its nights: the killed drivers' run the changed store's shard alone
     settings = _night(inputs, output, url, shards, scratch)
     result = build_on_ray(settings)
-    assert not ray_cluster.exists()  # a worker was killed, and its shard run again
+    assert not ray_cluster.kill_a_shard.exists()  # a worker was killed, and its shard run again
     _check_first_night(s3, url, one_machine, output, scratch, result)
     first = BucketReader(url).snapshot()
     assert first is not None and first.build_id == _release(output).name
