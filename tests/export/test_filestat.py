@@ -99,9 +99,7 @@ def test_a_page_changed_on_disk_is_not_linked_when_its_store_changes(
     second = build(load_settings(None, input=changed, output=output))
     assert second.report.site.stores_unchanged == 2
     assert _mismatches(second.release) == []
-    third = build(load_settings(None, input=changed, output=output))
-    assert third.report.site.stores_unchanged == 3
-    assert _mismatches(third.release) == []
+    # (that the night after carries a store built again, whole: the test above)
 
 
 def test_a_damaged_common_page_is_written_again(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ night lost to a failed build, a damaged release or a state-format upgrade."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -95,19 +96,41 @@ def _night_names(ids: list[str]) -> dict[str, list[str]]:
     return {t: [f"build_id={i}/{t}.parquet" for i in ids] for t in TABLES}
 
 
-def test_each_night_s_figures_are_kept_row_for_row_and_never_copied(
-    tmp_path: Path, monkeypatch: Any
-) -> None:
+@dataclass(frozen=True)
+class ThreeNights:
+    """The three nights of NIGHTS_LISTINGS built into `output`, and the first night's files
+    (inode, mtime, bytes) as that night wrote them, before the later two."""
+
+    output: Path
+    ids: list[str]
+    first_files: list[Path]
+    first_written: list[tuple[int, int, bytes]]
+
+
+def _as_written(files: list[Path]) -> list[tuple[int, int, bytes]]:
+    return [(f.stat().st_ino, f.stat().st_mtime_ns, f.read_bytes()) for f in files]
+
+
+@pytest.fixture(scope="module")
+def three_nights(tmp_path_factory: pytest.TempPathFactory) -> ThreeNights:
+    """Built once for the tests that only read it (one damages a file and puts it back)."""
+    tmp_path = tmp_path_factory.mktemp("three-nights")
     first = _night(tmp_path, 0).build_id
-    output = tmp_path / "out"
-    files = [night_file(output, t, first) for t in TABLES]
-    written = [(f.stat().st_ino, f.stat().st_mtime_ns, f.read_bytes()) for f in files]
+    files = [night_file(tmp_path / "out", t, first) for t in TABLES]
+    written = _as_written(files)
     ids = [first, *(_night(tmp_path, n).build_id for n in (1, 2))]
+    return ThreeNights(tmp_path / "out", ids, files, written)
+
+
+def test_each_night_s_figures_are_kept_row_for_row_and_never_copied(
+    three_nights: ThreeNights, tmp_path: Path, monkeypatch: Any
+) -> None:
+    output, ids, files = three_nights.output, three_nights.ids, three_nights.first_files
     # The later nights wrote their own files and copied, linked or touched no earlier one's.
-    assert [(f.stat().st_ino, f.stat().st_mtime_ns, f.read_bytes()) for f in files] == written
+    assert _as_written(files) == three_nights.first_written
     assert all(f.stat().st_nlink == 1 for f in files)
     assert _files(output) == _night_names(ids)
-    monkeypatch.chdir(tmp_path / "in0")  # the views name absolute paths
+    monkeypatch.chdir(tmp_path)  # the views name absolute paths
     night = "dense_rank() OVER (ORDER BY built_at)"
     assert _rows(
         output,
@@ -172,12 +195,13 @@ def test_each_night_s_figures_are_kept_row_for_row_and_never_copied(
 
 def test_the_views_list_the_last_history_nights_and_older_files_go(tmp_path: Path) -> None:
     """history_nights 2 and releases_kept 2: the views list the last 2 nights, and the files
-    of the 3 that the two kept releases' warehouses list stay."""
+    of the 3 that the two kept releases' warehouses list stay (the first night's go)."""
     kept = {"history_nights": 2, "releases_kept": 2}
-    ids = [_night(tmp_path, n % 3, build=kept).build_id for n in range(5)]
+    ids = [_night(tmp_path, n % 3, build=kept).build_id for n in range(4)]
     output = tmp_path / "out"
     assert _listed(output) == {t: ids[-2:] for t in TABLES}
     assert _files(output) == _night_names(ids[-3:])
+    assert not night_file(output, TABLES[0], ids[0]).parent.exists()
     # The release kept before the current one still reads every night it lists.
     [previous] = [r for r in (output / "releases").iterdir() if r.name == ids[-2]]
     assert _listed(previous) == {t: ids[-3:-1] for t in TABLES}
@@ -206,22 +230,27 @@ def test_a_failed_build_adds_no_night_and_loses_none(tmp_path: Path) -> None:
     assert not night_file(output, TABLES[0], orphan).parent.exists()
 
 
-def test_a_query_of_some_nights_opens_only_their_files(tmp_path: Path) -> None:
+def test_a_query_of_some_nights_opens_only_their_files(three_nights: ThreeNights) -> None:
     """The middle night's file of sku_market made unreadable: a query that filters on the last
     night, by value or by history.nights, never opens it; one over every night names it."""
-    ids = [_night(tmp_path, n).build_id for n in range(3)]
-    output = tmp_path / "out"
-    night_file(output, "sku_market", ids[1]).write_bytes(b"PAR1 not Parquet PAR1")
-    last = "SELECT build_id FROM history.nights ORDER BY build_id DESC LIMIT 1"
-    for nights in (f"'{ids[2]}'", last):
-        rows = _rows(
-            output,
-            "SELECT build_id, sku_id, low_price::varchar FROM history.sku_market "
-            f"WHERE build_id IN ({nights}) AND sku_id = 1000",
-        )
-        assert rows == [(ids[2], 1000, "0.90")]
-    with pytest.raises(duckdb.Error, match=ids[1]):
-        _rows(output, "SELECT count(*) FROM history.sku_market")
+    output, ids = three_nights.output, three_nights.ids
+    middle = night_file(output, "sku_market", ids[1])
+    kept = middle.with_name(".kept")  # the file itself, put back after (inode, mtime, bytes)
+    middle.rename(kept)
+    try:
+        middle.write_bytes(b"PAR1 not Parquet PAR1")
+        last = "SELECT build_id FROM history.nights ORDER BY build_id DESC LIMIT 1"
+        for nights in (f"'{ids[2]}'", last):
+            rows = _rows(
+                output,
+                "SELECT build_id, sku_id, low_price::varchar FROM history.sku_market "
+                f"WHERE build_id IN ({nights}) AND sku_id = 1000",
+            )
+            assert rows == [(ids[2], 1000, "0.90")]
+        with pytest.raises(duckdb.Error, match=ids[1]):
+            _rows(output, "SELECT count(*) FROM history.sku_market")
+    finally:
+        kept.replace(middle)
 
 
 def test_the_layout_before_is_read_in_place_and_its_nights_age_out(tmp_path: Path) -> None:

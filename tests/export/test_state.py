@@ -39,6 +39,19 @@ LISTINGS = [
     {"storeKey": "beta", "skuId": 1001, "price": "1.25", "quantity": 4},
 ]
 CHANGED = [LISTINGS[0], {**LISTINGS[1], "price": "2.50"}]  # beta dearer, alpha as it was
+# The `changes.json` of a clean night from `LISTINGS` to `CHANGED`: beta's pages, the group's
+# prices and bulk files and their index; alpha's pages are not among them.
+CLEAN_CHANGES = b"""{"changed":[
+"v1.39.0/bulk/1.parquet",
+"v1.39.0/bulk/1/10.csv",
+"v1.39.0/bulk/index.json",
+"v1.39.0/pricing/group/10/index.json",
+"v1.39.0/stores/beta/inventory/products/categoryId=1.json",
+"v1.39.0/stores/beta/inventory/products/groupId=10.json",
+"v1.39.0/stores/beta/inventory/products/index.json"
+],
+"removed":[]}
+"""
 
 
 def _format_three(path: Path) -> None:
@@ -55,7 +68,7 @@ def _format_three(path: Path) -> None:
     ],
 )
 def test_a_damaged_previous_release_is_rebuilt_from_scratch_and_said(
-    tmp_path: Path, name: str, damage: Callable[[Path], None], clean_changes: bytes
+    tmp_path: Path, name: str, damage: Callable[[Path], None]
 ) -> None:
     output = tmp_path / "out"
     first = build(
@@ -79,7 +92,7 @@ def test_a_damaged_previous_release_is_rebuilt_from_scratch_and_said(
     if name == FORMAT:  # nothing of it trusted: the changes are against no release
         assert second.report.site.files_unchanged == 0
     else:  # its manifest is whole: the changes are against it, as a clean night's
-        assert (second.release / CHANGES).read_bytes() == clean_changes
+        assert (second.release / CHANGES).read_bytes() == CLEAN_CHANGES
     # and the next build trusts the new release again
     third = build(
         load_settings(None, input=write_inputs(tmp_path / "b", listings=changed), output=output)
@@ -89,21 +102,9 @@ def test_a_damaged_previous_release_is_rebuilt_from_scratch_and_said(
     assert (third.release / MANIFEST).read_bytes() == (second.release / MANIFEST).read_bytes()
 
 
-@pytest.fixture(scope="module")
-def clean_changes(tmp_path_factory: pytest.TempPathFactory) -> bytes:
-    """The `changes.json` of a night that changed `LISTINGS` to `CHANGED`, in an output of its
-    own where nothing was damaged: built once for every test that compares with it."""
-    tmp_path = tmp_path_factory.mktemp("clean")
-    output = tmp_path / "clean"
-    for name, listings in (("clean-a", LISTINGS), ("clean-b", CHANGED)):
-        inputs = write_inputs(tmp_path / name, listings=listings)
-        release = build(load_settings(None, input=inputs, output=output)).release
-    return (release / CHANGES).read_bytes()
-
-
 @pytest.mark.parametrize("damage", [truncate, flip_a_bit])
 def test_a_damaged_manifest_parquet_is_read_from_manifest_json_and_the_changes_stay_true(
-    tmp_path: Path, damage: Callable[[Path], None], clean_changes: bytes
+    tmp_path: Path, damage: Callable[[Path], None]
 ) -> None:
     """The previous release's manifest.json makes the very Parquet its seal names: it is read
     instead, with one warning, and nothing is lost (its pages are carried, changes.json lists
@@ -122,7 +123,7 @@ def test_a_damaged_manifest_parquet_is_read_from_manifest_json_and_the_changes_s
         f"{first / MANIFEST_PARQUET}: damaged since it was published (its SHA-256 is not the one "
         f"in {SEAL}); read from its {MANIFEST} instead, which its seal vouches for"
     ]
-    assert (second.release / CHANGES).read_bytes() == clean_changes
+    assert (second.release / CHANGES).read_bytes() == CLEAN_CHANGES
     assert 0 < second.report.site.files_unchanged < second.report.site.files  # alpha carried
 
     damage(second.release / MANIFEST_PARQUET)
