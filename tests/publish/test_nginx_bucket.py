@@ -119,6 +119,16 @@ def readable(s3: S3Server, url: str) -> None:
     )
 
 
+@pytest.fixture(scope="module")
+def sample_bucket(s3: S3Server, sample_build: Path) -> str:
+    """The sample's build published into a readable bucket of its own, for the tests that only
+    read it: its URL."""
+    url = s3.bucket("sample")
+    readable(s3, url)
+    publish_release((sample_build / "current").resolve(), url)
+    return url
+
+
 def test_nginx_in_front_of_the_bucket_answers_as_local_nginx_and_one_release_at_a_time(
     s3: S3Server,
     sample_build: Path,
@@ -190,14 +200,12 @@ def test_nginx_in_front_of_the_bucket_answers_as_local_nginx_and_one_release_at_
 
 
 def test_nginx_in_front_of_the_bucket_sends_the_http_around_the_bytes(
-    s3: S3Server, sample_build: Path, tmp_path_factory: pytest.TempPathFactory
+    sample_bucket: str, sample_build: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """A page's ETag is its object's (S3's: the MD5 of its bytes), a live answer's a hash of its
     bytes, each with 304, gzip, Cache-Control, CORS and HEAD as locally; errors no-store with
     CORS; a live answer asked again comes from nginx's cache, `pipeline serve` stopped."""
-    url = s3.bucket("around")
-    readable(s3, url)
-    publish_release((sample_build / "current").resolve(), url)
+    url = sample_bucket
     folder = tmp_path_factory.mktemp("na")
     page = "/v1.39.0/stores/tiny7/inventory/products"
     body = (sample_build / "site" / site_path_of(page)).read_bytes()
@@ -293,14 +301,12 @@ def test_a_version_nginx_cannot_write_is_refused_by_name(
 
 
 def test_the_live_upstream_down_is_503_with_the_envelope_in_front_of_the_bucket(
-    s3: S3Server, sample_build: Path, tmp_path_factory: pytest.TempPathFactory
+    sample_bucket: str, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """Every way to the live upstream (`live_requests`: a store the release lacks, a key nginx
     reads no object for, an object the bucket lacks, a precondition), with nothing listening
     there: the error envelope's 503, not nginx's HTML 502."""
-    url = s3.bucket("down")
-    readable(s3, url)
-    publish_release((sample_build / "current").resolve(), url)
+    url = sample_bucket
     folder = tmp_path_factory.mktemp("nd")
     no_live = f"unix:{folder / 'nobody.sock'}"
     assert write_nginx(url, folder, f"unix:{folder / 'nginx.sock'}", no_live, cached(folder))
