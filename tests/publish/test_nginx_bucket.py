@@ -8,8 +8,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shutil
 import subprocess
+from collections.abc import Iterator
 from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
 
@@ -23,7 +23,6 @@ from hypothesis import strategies as st
 from pipeline.api.http import body_etag
 from pipeline.api.responses import JSON, UNAVAILABLE
 from pipeline.api.urls import HELP_PATH, OPENAPI_PATH
-from pipeline.build import build
 from pipeline.contract import STORE_KEY_PATTERN, STORED_KEY_PATTERN
 from pipeline.errors import BuildError
 from pipeline.export import nginx
@@ -31,9 +30,8 @@ from pipeline.export.nginx.bucket import BucketOrigin, release_map
 from pipeline.publish.bucket import open_bucket
 from pipeline.publish.objectstore import publish_release
 from pipeline.serve.reader import RELEASE_MAP, BucketReader, resolve, site_path, write_nginx
-from pipeline.settings import ServeSettings, load_settings
+from pipeline.settings import ServeSettings
 from tests.support.around import assert_error_headers, assert_http_around
-from tests.support.inputs import SAMPLE, raise_prices
 from tests.support.proxy import fork_cli
 from tests.support.s3 import S3Server
 from tests.support.servers import (
@@ -87,14 +85,18 @@ def bucket_nginx(folder: Path, more: str = "") -> AbstractContextManager[Path]:
 
 
 @pytest.fixture(scope="module")
-def changed_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The sample with one store's prices raised, built into an output of its own."""
-    tmp = tmp_path_factory.mktemp("changed")
-    shutil.copytree(SAMPLE, tmp / "in")
-    cellar = tmp / "in" / "stores" / "listings" / "card-cellar.csv"
-    raise_prices(cellar)
-    build(load_settings(None, input=tmp / "in", output=tmp / "out"))
-    return tmp / "out"
+def changed_build(sample_nights: Path) -> Path:
+    """The sample with one store's (card-cellar's) prices raised, published in an output of its
+    own: `sample_nights`, whose second night it is. Read only."""
+    return sample_nights
+
+
+@pytest.fixture(scope="module")
+def sample_port(sample_build: Path) -> Iterator[int]:
+    """`pipeline serve` on the sample's build, for the tests that only ask it (the one that
+    stops it starts its own): its port."""
+    with preview_server(sample_build) as port:
+        yield port
 
 
 def readable(s3: S3Server, url: str) -> None:
@@ -117,8 +119,22 @@ def readable(s3: S3Server, url: str) -> None:
     )
 
 
+@pytest.fixture(scope="module")
+def sample_bucket(s3: S3Server, sample_build: Path) -> str:
+    """The sample's build published into a readable bucket of its own, for the tests that only
+    read it: its URL."""
+    url = s3.bucket("sample")
+    readable(s3, url)
+    publish_release((sample_build / "current").resolve(), url)
+    return url
+
+
 def test_nginx_in_front_of_the_bucket_answers_as_local_nginx_and_one_release_at_a_time(
-    s3: S3Server, sample_build: Path, changed_build: Path, tmp_path_factory: pytest.TempPathFactory
+    s3: S3Server,
+    sample_build: Path,
+    sample_port: int,
+    changed_build: Path,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     url = s3.bucket("served")
     readable(s3, url)
@@ -128,12 +144,10 @@ def test_nginx_in_front_of_the_bucket_answers_as_local_nginx_and_one_release_at_
     listen = f"unix:{folder / 'nginx.sock'}"
     bulk = bulk_targets(sample_build)  # the bulk files, with their own content types
     materialised = [*materialised_targets(sample_build), HELP_PATH, OPENAPI_PATH, *bulk]
-    with (
-        preview_server(sample_build) as port,
-        running_nginx(
-            tmp_path_factory.mktemp("local"), sample_build / "site", f"127.0.0.1:{port}"
-        ) as local,
-    ):
+    port = sample_port
+    with running_nginx(
+        tmp_path_factory.mktemp("local"), sample_build / "site", f"127.0.0.1:{port}"
+    ) as local:
         # With no live upstream (a socket nobody listens on), every page comes from the bucket.
         no_live = f"unix:{folder / 'nobody.sock'}"
         done = fork_cli(
@@ -168,7 +182,9 @@ def test_nginx_in_front_of_the_bucket_answers_as_local_nginx_and_one_release_at_
             # The next release is committed: nginx answers the one it loaded until the map is
             # written again and nginx reloaded.
             second = (changed_build / "current").resolve()
-            publish_release(second, url)
+            # Built whenever the session first asked for `sample_nights`: maybe before the
+            # sample's build, an older build id.
+            publish_release(second, url, allow_older=True)
             assert BucketReader(url).snapshot().build_id == second.name  # type: ignore[union-attr]
             cellar = [t for t in materialised if "/stores/card-cellar/" in t]
             assert cellar
@@ -186,14 +202,12 @@ def test_nginx_in_front_of_the_bucket_answers_as_local_nginx_and_one_release_at_
 
 
 def test_nginx_in_front_of_the_bucket_sends_the_http_around_the_bytes(
-    s3: S3Server, sample_build: Path, tmp_path_factory: pytest.TempPathFactory
+    sample_bucket: str, sample_build: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """A page's ETag is its object's (S3's: the MD5 of its bytes), a live answer's a hash of its
     bytes, each with 304, gzip, Cache-Control, CORS and HEAD as locally; errors no-store with
     CORS; a live answer asked again comes from nginx's cache, `pipeline serve` stopped."""
-    url = s3.bucket("around")
-    readable(s3, url)
-    publish_release((sample_build / "current").resolve(), url)
+    url = sample_bucket
     folder = tmp_path_factory.mktemp("na")
     page = "/v1.39.0/stores/tiny7/inventory/products"
     body = (sample_build / "site" / site_path_of(page)).read_bytes()
@@ -289,14 +303,12 @@ def test_a_version_nginx_cannot_write_is_refused_by_name(
 
 
 def test_the_live_upstream_down_is_503_with_the_envelope_in_front_of_the_bucket(
-    s3: S3Server, sample_build: Path, tmp_path_factory: pytest.TempPathFactory
+    sample_bucket: str, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """Every way to the live upstream (`live_requests`: a store the release lacks, a key nginx
     reads no object for, an object the bucket lacks, a precondition), with nothing listening
     there: the error envelope's 503, not nginx's HTML 502."""
-    url = s3.bucket("down")
-    readable(s3, url)
-    publish_release((sample_build / "current").resolve(), url)
+    url = sample_bucket
     folder = tmp_path_factory.mktemp("nd")
     no_live = f"unix:{folder / 'nobody.sock'}"
     assert write_nginx(url, folder, f"unix:{folder / 'nginx.sock'}", no_live, cached(folder))
@@ -314,7 +326,11 @@ def test_the_live_upstream_down_is_503_with_the_envelope_in_front_of_the_bucket(
 
 
 def test_an_object_deleted_from_the_bucket_is_never_another_builds_bytes(
-    s3: S3Server, sample_build: Path, changed_build: Path, tmp_path_factory: pytest.TempPathFactory
+    s3: S3Server,
+    sample_build: Path,
+    sample_port: int,
+    changed_build: Path,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     """One page's object of the committed release deleted: nginx, which cannot tell it from a
     page never materialised, sends it live naming the release's build; `pipeline serve` of
@@ -356,11 +372,10 @@ def test_an_object_deleted_from_the_bucket_is_never_another_builds_bytes(
             named = {"X-Pipeline-Release": release.build_id, "If-None-Match": '"x"'}
             got = request(local, gone, headers=named)
             assert (got.status, got.body) == (200, theirs)
-    with preview_server(sample_build) as port:
-        assert write_nginx(url, folder, listen, f"127.0.0.1:{port}", cached(folder))
-        with bucket_nginx(folder) as bucket:
-            got = request(bucket, gone)
-            assert (got.status, got.body) == (200, ours[gone])
+    assert write_nginx(url, folder, listen, f"127.0.0.1:{sample_port}", cached(folder))
+    with bucket_nginx(folder) as bucket:
+        got = request(bucket, gone)
+        assert (got.status, got.body) == (200, ours[gone])
 
 
 def site_path_of(target: str) -> str:

@@ -17,7 +17,7 @@ from pipeline.export.records.manifest import Manifest
 from pipeline.paths import CURRENT, FORMAT, POOL, PUBLISHED, RELEASES, SITE
 from pipeline.publish.release import check_release, missing_files, new_build_id, store_folders
 from pipeline.settings import load_settings
-from tests.support.inputs import SAMPLE, write_inputs
+from tests.support.inputs import write_inputs
 from tests.support.proxy import fork_cli
 
 LISTINGS = [
@@ -191,11 +191,12 @@ def test_a_site_without_stores_and_a_relative_output(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    build(load_settings(None, input=SAMPLE, output=Path("out")))
+    stores = write_inputs(Path("stores"), listings=LISTINGS)
+    build(load_settings(None, input=stores, output=Path("out")))
     build(load_settings(None, input=write_inputs(Path("in"), listings=[]), output=Path("empty")))
     assert (tmp_path / "empty" / "manifest.json").is_file()
     # A live release without its `.published` mark (a kill between the swap and the mark)
     # must survive the next build's clean-up.
     (Path("out") / "current" / ".published").unlink()
-    build(load_settings(None, input=SAMPLE, output=Path("out")))
+    build(load_settings(None, input=stores, output=Path("out")))
     assert (Path("out") / "current" / "manifest.json").is_file()
