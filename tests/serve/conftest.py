@@ -20,9 +20,9 @@ def serve_port(sample_build: Path) -> Iterator[int]:
         yield port
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def sample_data() -> reference.Data:
-    """The shipped sample as the reference model reads it."""
+    """The shipped sample as the reference model reads it, read once: the tests only ask it."""
     return reference.load_directory(SAMPLE)
 
 
