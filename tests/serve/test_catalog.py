@@ -22,7 +22,7 @@ from pipeline.serve.routes import answer
 from tests.support import reference
 from tests.support.inputs import BASE_TABLES, write_inputs, write_table
 from tests.support.runs import rows, run_pipeline
-from tests.support.servers import both, request
+from tests.support.servers import Client, both, request
 from tests.support.targets import materialised_targets, query_string
 
 # --- random requests against the reference model ------------------------------------------
@@ -90,16 +90,16 @@ def catalog_targets(draw: st.DrawFn) -> tuple[str, str]:
 )
 @given(target=catalog_targets())
 def test_random_requests_match_the_reference(
-    serve_port: int, sample_data: reference.Data, target: tuple[str, str]
+    serve_port: int, sample_data: reference.Data, client: Client, target: tuple[str, str]
 ) -> None:
     path, query = target
-    got = request(serve_port, f"{path}?{query}" if query else path)
+    got = client.request(serve_port, f"{path}?{query}" if query else path)
     expected = reference.answer_catalog(sample_data, unquote(path), query)
     assert (got.status, got.body) == expected, (path, query)
 
 
 def test_the_reference_reads_the_sample_as_served(
-    serve_port: int, sample_data: reference.Data
+    serve_port: int, sample_data: reference.Data, client: Client
 ) -> None:
     """Beside the random requests: every group's prices, every category's vocabularies, and
     every product and SKU through the id lists (250 at a time), with the extended fields."""
@@ -121,7 +121,7 @@ def test_the_reference_reads_the_sample_as_served(
     for path in paths:
         target = f"/v1.39.0/{path}"
         resource, _, query = target.partition("?")
-        got = request(serve_port, target)
+        got = client.request(serve_port, target)
         expected = reference.answer_catalog(sample_data, resource, query)
         assert (got.status, got.body) == expected, target
         assert got.status == 200, target
@@ -143,7 +143,9 @@ AGREEMENT_QUERIES = [
 ]
 
 
-def test_nginx_and_the_preview_server_agree(nginx_socket: Path, serve_port: int) -> None:
+def test_nginx_and_the_preview_server_agree(
+    nginx_socket: Path, serve_port: int, client: Client
+) -> None:
     """Every path shape of every operation, materialised or live: a known id, leading zeros
     (more than 19 digits too), an unknown id, a bad id, lists; odd query strings."""
     ids = {
@@ -160,11 +162,11 @@ def test_nginx_and_the_preview_server_agree(nginx_socket: Path, serve_port: int)
         for segment in ids.get(op.id_name or "", [""]):
             path = f"/v1.39.0/{op.path.replace('{}', segment)}"
             for query in [*AGREEMENT_QUERIES, "/", "/?limit=10&offset=0"]:
-                both(nginx_socket, serve_port, path + query)
+                both(nginx_socket, serve_port, path + query, client)
                 compared += 1
             assert request(nginx_socket, path, "POST").status == 405
     for path in ("/v1.39.0/catalog/categories/3/rarities", "/v1.39.0/pricing/group/"):
-        both(nginx_socket, serve_port, path)
+        both(nginx_socket, serve_port, path, client)
     assert compared > 300
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.support.servers import request
+from tests.support.servers import Client
 
 OPENAPI_TYPESCRIPT = "openapi-typescript@7.13.0"
 TYPESCRIPT = "typescript@5.9.3"
@@ -81,7 +81,7 @@ CATALOG_TARGETS = [
 ]
 
 
-def _answers(port: int, site: Path) -> list[tuple[str, int, bytes]]:
+def _answers(client: Client, port: int, site: Path) -> list[tuple[str, int, bytes]]:
     """(API path template, status, body) of real answers of every operation, errors included:
     every store's first page, each of its products' SKUs and quantities, its price list,
     categories and groups, on both channels."""
@@ -103,7 +103,7 @@ def _answers(port: int, site: Path) -> list[tuple[str, int, bytes]]:
                 ("/stores/{storeKey}/inventory/categories", f"{base}/categories?{query}"),
                 ("/stores/{storeKey}/inventory/groups", f"{base}/groups?{query}&limit=100"),
             ]
-            page = request(port, f"{VERSION}{base}/products?{query}&limit=100")
+            page = client.request(port, f"{VERSION}{base}/products?{query}&limit=100")
             products = orjson.loads(page.body)["results"] if page.status == 200 else []
             for product in products[:25]:
                 path = f"{base}/products/{product['productId']}"
@@ -127,7 +127,7 @@ def _answers(port: int, site: Path) -> list[tuple[str, int, bytes]]:
         ]
     answers = []
     for template, target in targets:
-        reply = request(port, VERSION + target)
+        reply = client.request(port, VERSION + target)
         answers.append((template, reply.status, reply.body))
     return answers
 
@@ -157,7 +157,7 @@ def _check(tools: Path, folder: Path, module: str) -> subprocess.CompletedProces
 
 @pytest.mark.slow
 def test_generated_typescript_types_read_real_answers_of_every_operation(
-    node_tools: Path, sample_build: Path, serve_port: int, tmp_path: Path
+    node_tools: Path, sample_build: Path, serve_port: int, client: Client, tmp_path: Path
 ) -> None:
     document = sample_build / "site" / "v1.39.0" / "help" / "openapi.json"
     done = _run(
@@ -166,7 +166,7 @@ def test_generated_typescript_types_read_real_answers_of_every_operation(
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    answers = _answers(serve_port, sample_build / "site")
+    answers = _answers(client, serve_port, sample_build / "site")
     operations = {t for t, status, _ in answers if status == 200}
     assert len(operations) == len(orjson.loads(document.read_bytes())["paths"])
     assert {status for _, status, _ in answers} == {200, 207, 400, 404}
