@@ -1,5 +1,6 @@
 """The serving tests' fixtures: `pipeline serve` and nginx on the sample build, started once a
-module (tests/support/servers.py), and the sample as the reference model reads it."""
+session (a pytest-xdist worker; tests/support/servers.py), the sample as the reference model
+reads it, and a client that keeps its connections to them."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from tests.support import reference
 from tests.support.inputs import SAMPLE
-from tests.support.servers import preview_server, running_nginx
+from tests.support.servers import Client, preview_server, running_nginx
 
 
 @pytest.fixture(scope="session")
@@ -20,9 +21,9 @@ def serve_port(sample_build: Path) -> Iterator[int]:
         yield port
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def sample_data() -> reference.Data:
-    """The shipped sample as the reference model reads it."""
+    """The shipped sample as the reference model reads it, read once: the tests only ask it."""
     return reference.load_directory(SAMPLE)
 
 
@@ -35,3 +36,11 @@ def nginx_socket(
         tmp_path_factory.mktemp("nginx"), sample_build / "site", f"127.0.0.1:{serve_port}"
     ) as sock:
         yield sock
+
+
+@pytest.fixture
+def client() -> Iterator[Client]:
+    """Requests on connections kept open for the test (one to each server), closed after it."""
+    kept = Client()
+    yield kept
+    kept.close()

@@ -20,17 +20,10 @@ from hypothesis import strategies as st
 from pipeline import db
 from pipeline.serve.routes import answer
 from tests.support import reference
-from tests.support.inputs import BASE_TABLES, SAMPLE, write_inputs, write_table
+from tests.support.inputs import BASE_TABLES, write_inputs, write_table
 from tests.support.runs import rows, run_pipeline
-from tests.support.servers import both, request
+from tests.support.servers import Client, both, request
 from tests.support.targets import materialised_targets, query_string
-
-
-@pytest.fixture(scope="module")
-def catalog_data() -> reference.Data:
-    """The shipped sample as the reference model reads it, for the pipeline under test."""
-    return reference.load_directory(SAMPLE)
-
 
 # --- random requests against the reference model ------------------------------------------
 
@@ -97,28 +90,28 @@ def catalog_targets(draw: st.DrawFn) -> tuple[str, str]:
 )
 @given(target=catalog_targets())
 def test_random_requests_match_the_reference(
-    serve_port: int, catalog_data: reference.Data, target: tuple[str, str]
+    serve_port: int, sample_data: reference.Data, client: Client, target: tuple[str, str]
 ) -> None:
     path, query = target
-    got = request(serve_port, f"{path}?{query}" if query else path)
-    expected = reference.answer_catalog(catalog_data, unquote(path), query)
+    got = client.request(serve_port, f"{path}?{query}" if query else path)
+    expected = reference.answer_catalog(sample_data, unquote(path), query)
     assert (got.status, got.body) == expected, (path, query)
 
 
 def test_the_reference_reads_the_sample_as_served(
-    serve_port: int, catalog_data: reference.Data
+    serve_port: int, sample_data: reference.Data, client: Client
 ) -> None:
     """Beside the random requests: every group's prices, every category's vocabularies, and
     every product and SKU through the id lists (250 at a time), with the extended fields."""
-    paths = [f"pricing/group/{g}" for g in catalog_data.groups]
+    paths = [f"pricing/group/{g}" for g in sample_data.groups]
     paths += [
         f"catalog/categories/{c}/{what}"
-        for c in catalog_data.categories
+        for c in sample_data.categories
         for what in ("groups?limit=100", "conditions", "languages", "printings")
     ]
     for kind, ids in (
-        ("product", sorted(catalog_data.products)),
-        ("sku", sorted(catalog_data.skus)),
+        ("product", sorted(sample_data.products)),
+        ("sku", sorted(sample_data.skus)),
     ):
         for start in range(0, len(ids), 250):
             listed = ",".join(map(str, ids[start : start + 250]))
@@ -128,8 +121,8 @@ def test_the_reference_reads_the_sample_as_served(
     for path in paths:
         target = f"/v1.39.0/{path}"
         resource, _, query = target.partition("?")
-        got = request(serve_port, target)
-        expected = reference.answer_catalog(catalog_data, resource, query)
+        got = client.request(serve_port, target)
+        expected = reference.answer_catalog(sample_data, resource, query)
         assert (got.status, got.body) == expected, target
         assert got.status == 200, target
 
@@ -150,7 +143,9 @@ AGREEMENT_QUERIES = [
 ]
 
 
-def test_nginx_and_the_preview_server_agree(nginx_socket: Path, serve_port: int) -> None:
+def test_nginx_and_the_preview_server_agree(
+    nginx_socket: Path, serve_port: int, client: Client
+) -> None:
     """Every path shape of every operation, materialised or live: a known id, leading zeros
     (more than 19 digits too), an unknown id, a bad id, lists; odd query strings."""
     ids = {
@@ -167,11 +162,11 @@ def test_nginx_and_the_preview_server_agree(nginx_socket: Path, serve_port: int)
         for segment in ids.get(op.id_name or "", [""]):
             path = f"/v1.39.0/{op.path.replace('{}', segment)}"
             for query in [*AGREEMENT_QUERIES, "/", "/?limit=10&offset=0"]:
-                both(nginx_socket, serve_port, path + query)
+                both(nginx_socket, serve_port, path + query, client)
                 compared += 1
             assert request(nginx_socket, path, "POST").status == 405
     for path in ("/v1.39.0/catalog/categories/3/rarities", "/v1.39.0/pricing/group/"):
-        both(nginx_socket, serve_port, path)
+        both(nginx_socket, serve_port, path, client)
     assert compared > 300
 
 
@@ -179,7 +174,7 @@ def test_nginx_and_the_preview_server_agree(nginx_socket: Path, serve_port: int)
 
 
 def test_materialised_pages_equal_their_live_answers(
-    sample_build: Path, catalog_data: reference.Data
+    sample_build: Path, sample_data: reference.Data
 ) -> None:
     """Each catalog and price page of the sample build, answered live from the warehouse (no
     site), has the page's bytes; and the pages are those of every category's vocabularies and
@@ -199,10 +194,10 @@ def test_materialised_pages_equal_their_live_answers(
         con.close()
     resources = {t.partition("?")[0] for t in targets}
     expected = {"/v1.39.0/catalog/conditions", "/v1.39.0/catalog/categories"}
-    expected |= {f"/v1.39.0/pricing/group/{g}" for g in catalog_data.groups}
+    expected |= {f"/v1.39.0/pricing/group/{g}" for g in sample_data.groups}
     expected |= {
         f"/v1.39.0/catalog/categories/{c}/{what}"
-        for c in catalog_data.categories
+        for c in sample_data.categories
         for what in ("groups", "conditions", "languages", "printings")
     }
     assert resources == expected

@@ -21,7 +21,7 @@ from pipeline.api.responses import JSON, UNAVAILABLE
 from pipeline.errors import BuildError
 from pipeline.export import nginx
 from pipeline.export.nginx.syntax import quoted
-from tests.support.servers import NGINX, envelope, request, running_nginx
+from tests.support.servers import NGINX, Client, envelope, request, running_nginx
 from tests.support.targets import live_locations, live_requests, materialised_targets
 
 PRODUCTS = "/v1.39.0/stores/tiny7/inventory/products"
@@ -106,12 +106,12 @@ def _cases(sample_build: Path) -> list[tuple[str, str]]:
 
 
 def test_pages_come_from_their_files_whatever_else_the_query_carries(
-    sample_build: Path, nginx_alone: Path
+    sample_build: Path, nginx_alone: Path, client: Client
 ) -> None:
     for target, page in _cases(sample_build):
         body = _page(sample_build, page)
         assert body is not None, page
-        got = request(nginx_alone, target)
+        got = client.request(nginx_alone, target)
         assert (got.status, got.body) == (200, body), target
 
 
@@ -126,11 +126,11 @@ def test_what_nginx_cannot_read_goes_to_the_upstream(
 
 
 def test_nginx_and_the_preview_server_agree_on_extra_parameters(
-    sample_build: Path, nginx_socket: Path, serve_port: int
+    sample_build: Path, nginx_socket: Path, serve_port: int, client: Client
 ) -> None:
     cases = _cases(sample_build)
     for target in [t for t, _ in cases] + [f"{PRODUCTS}?{q}&store_key=x" for q in LIVE]:
-        a, b = request(nginx_socket, target), request(serve_port, target)
+        a, b = client.request(nginx_socket, target), client.request(serve_port, target)
         assert (a.status, a.content_type, a.body) == (b.status, b.content_type, b.body), target
 
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from pipeline.api.operations import STORE_OPERATIONS
 from tests.support import reference
-from tests.support.servers import both, request
+from tests.support.servers import Client, both, request
 from tests.support.targets import query_string
 
 INTS = ["0", "1", "2", "3", "10", "010", "-1", "100", "101", "abc", "", "2147483648", "1.5"]
@@ -59,15 +59,17 @@ def targets(draw: st.DrawFn) -> tuple[str, str]:
 )
 @given(target=targets())
 def test_random_requests_match_the_reference(
-    serve_port: int, sample_data: reference.Data, target: tuple[str, str]
+    serve_port: int, sample_data: reference.Data, client: Client, target: tuple[str, str]
 ) -> None:
     path, query = target
-    got = request(serve_port, f"{path}?{query}" if query else path)
+    got = client.request(serve_port, f"{path}?{query}" if query else path)
     expected = reference.answer_operation(sample_data, path.replace("%40", "@"), query)
     assert (got.status, got.body) == expected, (path, query)
 
 
-def test_nginx_and_the_preview_server_agree(nginx_socket: Path, serve_port: int) -> None:
+def test_nginx_and_the_preview_server_agree(
+    nginx_socket: Path, serve_port: int, client: Client
+) -> None:
     """Files (lower-case keys, the default request of a channel, paged) and live answers."""
     compared = 0
     for store in ("3d05ef67", "3D05EF67", "tiny7", "nobody"):
@@ -75,7 +77,7 @@ def test_nginx_and_the_preview_server_agree(nginx_socket: Path, serve_port: int)
             path = f"/v1.39.0/stores/{store}/inventory/{operation.replace('{productId}', '1')}"
             for query in ("", "?channelId=1", "?LIMIT=10&offset=010", "?offset=10", "?limit=0"):
                 for suffix in ("", "/"):
-                    both(nginx_socket, serve_port, path + suffix + query)
+                    both(nginx_socket, serve_port, path + suffix + query, client)
                     compared += 1
             reply = request(nginx_socket, path, "POST")
             assert reply.status == 405

@@ -22,7 +22,7 @@ from pipeline.serve.routes import answer
 from pipeline.settings import load_settings
 from tests.support import reference
 from tests.support.inputs import write_inputs
-from tests.support.servers import preview_server, request, running_nginx
+from tests.support.servers import Client, preview_server, request, running_nginx
 from tests.support.targets import materialised_targets, query_string
 
 # --- the preview server -----------------------------------------------------------------------
@@ -95,18 +95,23 @@ def test_static_pages_equal_the_live_computation(sample_build: Path) -> None:
     con.close()
 
 
-def test_concurrent_requests(serve_port: int, sample_build: Path) -> None:
+def test_concurrent_requests(serve_port: int, sample_build: Path, client: Client) -> None:
     targets = materialised_targets(sample_build)[:40] + [
         f"/v1.39.0/stores/3d05ef67/inventory/products?sort=name&offset={n}"
         for n in range(0, 200, 10)
     ]
-    expected = {t: request(serve_port, t).body for t in targets}
+    expected = {t: client.request(serve_port, t).body for t in targets}
     failures: list[str] = []
 
     def worker() -> None:
-        for target in random.Random(threading.get_ident()).sample(targets, len(targets)):
-            if request(serve_port, target).body != expected[target]:
-                failures.append(target)
+        """Every target in an order of its own, on a connection of its own."""
+        own = Client()
+        try:
+            for target in random.Random(threading.get_ident()).sample(targets, len(targets)):
+                if own.request(serve_port, target).body != expected[target]:
+                    failures.append(target)
+        finally:
+            own.close()
 
     threads = [threading.Thread(target=worker) for _ in range(8)]
     for t in threads:
@@ -196,10 +201,10 @@ def targets(draw: st.DrawFn) -> tuple[str, str]:
 )
 @given(target=targets())
 def test_random_requests_match_the_reference(
-    serve_port: int, sample_data: reference.Data, target: tuple[str, str]
+    serve_port: int, sample_data: reference.Data, client: Client, target: tuple[str, str]
 ) -> None:
     path, query = target
-    got = request(serve_port, f"{path}?{query}" if query else path)
+    got = client.request(serve_port, f"{path}?{query}" if query else path)
     assert (got.status, got.body) == reference.answer_url(sample_data, path, query)
 
 
@@ -224,7 +229,7 @@ def _variants(target: str, rng: random.Random) -> list[str]:
 
 
 def test_nginx_and_the_preview_server_agree(
-    nginx_socket: Path, serve_port: int, sample_build: Path
+    nginx_socket: Path, serve_port: int, sample_build: Path, client: Client
 ) -> None:
     rng = random.Random(7)
     materialised = materialised_targets(sample_build)
@@ -261,7 +266,7 @@ def test_nginx_and_the_preview_server_agree(
     ]
     compared = 0
     for target in materialised + others:
-        a, b = request(nginx_socket, target), request(serve_port, target)
+        a, b = client.request(nginx_socket, target), client.request(serve_port, target)
         assert (a.status, a.content_type, a.body) == (b.status, b.content_type, b.body), target
         compared += 1
     for method in ("POST", "PUT", "DELETE", "PATCH"):
@@ -280,14 +285,16 @@ def test_nginx_and_the_preview_server_agree(
     assert compared > 700
 
 
-def test_nginx_serves_materialised_pages_from_files(sample_build: Path, tmp_path: Path) -> None:
+def test_nginx_serves_materialised_pages_from_files(
+    sample_build: Path, tmp_path: Path, client: Client
+) -> None:
     """With no live upstream at all, every materialised page still comes from nginx."""
     nobody = tmp_path / "nobody.sock"  # a socket path nothing ever listens on
     with running_nginx(tmp_path / "nginx", sample_build / "site", f"unix:{nobody}") as sock:
         for target in materialised_targets(sample_build):
             path, _, query = target.partition("?")
             file = sample_build / "site" / path.lstrip("/") / f"{query or 'index'}.json"
-            got = request(sock, target)
+            got = client.request(sock, target)
             assert (got.status, got.body) == (200, file.read_bytes()), target
         unavailable = request(sock, "/v1.39.0/stores/tiny7/inventory/products?sort=name")
         assert unavailable.status == 503

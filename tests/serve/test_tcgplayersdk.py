@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import reference
 from tests.support.clients import client_installed, run_client
-from tests.support.inputs import SAMPLE
-from tests.support.reference import load_directory
 
 PACKAGES = ("tcgplayersdk==0.1.2", "marshmallow==3.26.2", "marshmallow-dataclass==8.7.1")
 
@@ -45,11 +44,13 @@ def sdk_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.slow
-def test_tcgplayersdk_reads_the_sample_category_listing(sdk_path: Path, serve_port: int) -> None:
+def test_tcgplayersdk_reads_the_sample_category_listing(
+    sdk_path: Path, serve_port: int, sample_data: reference.Data
+) -> None:
     read = json.loads(
         run_client(sdk_path, SCRIPT, f"http://127.0.0.1:{serve_port}/v1.39.0", timeout=60)
     )
-    sample = load_directory(SAMPLE).categories
+    sample = sample_data.categories
     by_name = sorted(sample, key=lambda c: (sample[c]["name"].lower(), c))
     assert [c["category_id"] for c in read["name False"]] == by_name
     by_popularity = [c["category_id"] for c in read["popularity True"]]

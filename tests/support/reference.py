@@ -8,14 +8,20 @@ disagreement points at a bug in one of the two.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 @dataclass(repr=False)  # a failing example's report names the request, not the data
 class Data:
+    """The accepted rows. Not changed once asked: the indexes of them that every request
+    reads (`index`) are made on the first."""
+
     categories: dict[int, dict[str, Any]] = field(default_factory=dict)  # id -> row
     groups: dict[int, dict[str, Any]] = field(default_factory=dict)
     products: dict[int, dict[str, Any]] = field(default_factory=dict)
@@ -31,9 +37,29 @@ class Data:
     category_objects: dict[int, dict[str, Any]] = field(default_factory=dict)
     condition_rows: dict[int, dict[str, Any]] = field(default_factory=dict)
     printing_rows: dict[int, dict[str, Any]] = field(default_factory=dict)
+    _indexes: dict[str, Any] = field(default_factory=dict, init=False, compare=False)
+
+    def index(self, name: str, make: Callable[[Data], T]) -> T:
+        """`make(self)`, made once (the rows are not changed once asked)."""
+        if name not in self._indexes:
+            self._indexes[name] = make(self)
+        return self._indexes[name]  # type: ignore[no-any-return]
 
     def known_stores(self) -> set[str]:
-        return self.stores | {row["storeKey"].lower() for row in self.listings}
+        return self.index(
+            "known_stores", lambda d: d.stores | {row["storeKey"].lower() for row in d.listings}
+        )
+
+    def store_listings(self, store: str) -> list[dict[str, Any]]:
+        """The listings of the store (lower-case key), in the listings' order."""
+        return self.index("store_listings", _listings_by_store).get(store, [])
+
+
+def _listings_by_store(data: Data) -> dict[str, list[dict[str, Any]]]:
+    found: dict[str, list[dict[str, Any]]] = {}
+    for row in data.listings:
+        found.setdefault(row["storeKey"].lower(), []).append(row)
+    return found
 
 
 @dataclass(frozen=True)
@@ -94,8 +120,8 @@ def products_for(data: Data, store: str, req: Request) -> list[dict[str, Any]]:
     """Every matching StoreProduct of the store, in the answer's order (before paging)."""
     store = store.lower()
     by_product: dict[int, list[dict[str, Any]]] = {}
-    for row in data.listings:
-        if row["storeKey"].lower() != store or row["channelId"] != req.channelId:
+    for row in data.store_listings(store):
+        if row["channelId"] != req.channelId:
             continue
         if row["quantity"] <= 0:
             continue
@@ -614,8 +640,8 @@ def parse_operation_query(spec: list[tuple[str, str]], query: str) -> dict[str, 
 def _listings_of(data: Data, store: str, p: dict[str, Any], in_stock: bool) -> list[dict[str, Any]]:
     """The store's listings on the channel that the flags let through."""
     out = []
-    for row in data.listings:
-        if row["storeKey"].lower() != store or row["channelId"] != p["channelId"]:
+    for row in data.store_listings(store):
+        if row["channelId"] != p["channelId"]:
             continue
         if in_stock and row["quantity"] <= 0:
             continue
@@ -682,7 +708,7 @@ def operation_results(
     data: Data, operation: str, store: str, product_id: int | None, p: dict[str, Any]
 ) -> list[dict[str, Any]]:
     """Every result of the operation (before paging), in its order."""
-    product_of = {s: data.skus[s]["productId"] for s in data.skus}
+    product_of = data.index("product_of", lambda d: {s: d.skus[s]["productId"] for s in d.skus})
     if operation in ("skus", "quantity"):
         rows = sorted(
             (r for r in _listings_of(data, store, p, True) if product_of[r["skuId"]] == product_id),
@@ -886,6 +912,10 @@ def parse_path_ids(name: str, segment: str) -> list[int] | str:
 def market_prices(data: Data) -> dict[int, list[Decimal]]:
     """SKU -> the prices of its market listings (channel 0, quantity > 0, generic and custom,
     every store, not of a category the store excludes on channel 0), one per listing."""
+    return data.index("market_prices", _market_prices)
+
+
+def _market_prices(data: Data) -> dict[int, list[Decimal]]:
     prices: dict[int, list[Decimal]] = {}
     for row in data.listings:
         if row["channelId"] != 0 or row["quantity"] <= 0:
@@ -903,6 +933,10 @@ def _money_or_null(value: Decimal | None) -> float | None:
 
 def skus_by_product(data: Data) -> dict[int, list[dict[str, Any]]]:
     """Product -> its SKUs, by skuId."""
+    return data.index("skus_by_product", _skus_by_product)
+
+
+def _skus_by_product(data: Data) -> dict[int, list[dict[str, Any]]]:
     found: dict[int, list[dict[str, Any]]] = {}
     for sku_id in sorted(data.skus):
         found.setdefault(data.skus[sku_id]["productId"], []).append(data.skus[sku_id])

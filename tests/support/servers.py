@@ -71,6 +71,24 @@ def connection(address: Address, timeout: float = 30) -> http.client.HTTPConnect
     )
 
 
+def _exchange(
+    conn: http.client.HTTPConnection,
+    target: str,
+    method: str,
+    headers: dict[str, str] | None,
+    body: bytes | None = None,
+) -> Reply:
+    """One request on `conn`, its answer read whole. `headers` are sent as given."""
+    conn.putrequest(method, target, skip_accept_encoding=True)
+    for name, value in (headers or {}).items():
+        conn.putheader(name, value)
+    conn.endheaders(body)
+    response = conn.getresponse()
+    answer = response.read()
+    got = {k.lower(): v for k, v in response.getheaders()}
+    return Reply(response.status, answer, got.get("content-type", ""), got)
+
+
 def request(
     address: Address,
     target: str,
@@ -82,21 +100,49 @@ def request(
     with no `body`: the answer is read before any body is sent)."""
     conn = connection(address)
     try:
-        conn.putrequest(method, target, skip_accept_encoding=True)
-        for name, value in (headers or {}).items():
-            conn.putheader(name, value)
-        conn.endheaders(body)
-        response = conn.getresponse()
-        body = response.read()
-        headers = {k.lower(): v for k, v in response.getheaders()}
-        return Reply(response.status, body, headers.get("content-type", ""), headers)
+        return _exchange(conn, target, method, headers, body)
     finally:
         conn.close()
 
 
-def both(nginx_socket: Path, serve_port: int, target: str, **kw: Any) -> tuple[Reply, Reply]:
-    """The same request to nginx and to the preview server: the same status, type and bytes."""
-    a, b = request(nginx_socket, target, **kw), request(serve_port, target, **kw)
+class Client:
+    """Requests without a body on one connection to each address, kept open between them as a
+    client library keeps it (a loop of requests then costs no connect and accept each); for one
+    thread. A connection the server closed (as its answer said, or while idle) is opened again;
+    a request that is itself about the connection goes on one of its own (`request`)."""
+
+    def __init__(self) -> None:
+        self._kept: dict[Address, http.client.HTTPConnection] = {}
+
+    def request(
+        self,
+        address: Address,
+        target: str,
+        method: str = "GET",
+        headers: dict[str, str] | None = None,
+    ) -> Reply:
+        conn = self._kept.get(address)
+        if conn is not None and conn.sock is not None:
+            try:
+                return _exchange(conn, target, method, headers)
+            except ConnectionError:  # closed by the server while idle: once more, on a new one
+                conn.close()
+        conn = self._kept[address] = connection(address)
+        return _exchange(conn, target, method, headers)
+
+    def close(self) -> None:
+        for conn in self._kept.values():
+            conn.close()
+        self._kept.clear()
+
+
+def both(
+    nginx_socket: Path, serve_port: int, target: str, client: Client | None = None, **kw: Any
+) -> tuple[Reply, Reply]:
+    """The same request to nginx and to the preview server (on `client`'s kept connections,
+    if given): the same status, type and bytes."""
+    send = client.request if client is not None else request
+    a, b = send(nginx_socket, target, **kw), send(serve_port, target, **kw)
     assert (a.status, a.content_type, a.body) == (b.status, b.content_type, b.body), target
     return a, b
 
