@@ -262,11 +262,21 @@ PROBE = (
     common=versions,
 )
 @example(stores={k: "0123456789abcdef-x" for k in KEYWORDS}, common="0123456789abcdef-x")
+@example(  # keys nginx cannot hash (over 46 bytes), the contract's longest among them
+    stores={
+        "k" * 46: "0123456789abcdef-a",
+        "k" * 47: "0123456789abcdef-b",
+        "K" * 64: "0123456789abcdef-c",
+        'a.b~c\\d"e{f}$g^h(' * 3: "0123456789abcdef-d",
+    },
+    common="0123456789abcdef-x",
+)
 def test_every_store_key_is_a_key_of_the_release_map(
     stores: dict[str, str], common: str, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    """Whatever a store key spells (`default`, `include`, ...), `nginx -t` accepts the
-    configuration and the release's map, and the map gives each key its version."""
+    """Whatever a store key spells (`default`, `include`, ...) and however long it is,
+    `nginx -t` accepts the configuration and the release's map, and the map gives each key,
+    in any case, its version, and a key one character longer none."""
     folder = tmp_path_factory.mktemp("keys")
     origin = BucketOrigin("http://127.0.0.1:9", "/bucket/pre fix", folder / RELEASE_MAP)
     (folder / RELEASE_MAP).write_text(release_map(stores, common, "build"))
@@ -283,8 +293,12 @@ def test_every_store_key_is_a_key_of_the_release_map(
     assert checked.returncode == 0, checked.stderr
     with bucket_nginx(folder, PROBE.format(sock=folder / "probe.sock")):
         for key, version in stores.items():
-            got = request(folder / "probe.sock", "/", headers={"X-Store": key})
-            assert got.body == f"[{version}]".encode(), key
+            for spelled in (key, key.upper()):
+                got = request(folder / "probe.sock", "/", headers={"X-Store": spelled})
+                assert got.body == f"[{version}]".encode(), spelled
+            if (key + "x").lower() not in {k.lower() for k in stores}:
+                got = request(folder / "probe.sock", "/", headers={"X-Store": key + "x"})
+                assert got.body == b"[]", key
         assert request(folder / "probe.sock", "/", headers={"X-Store": "absent"}).body == b"[]"
 
 

@@ -24,8 +24,19 @@ def literal(text: str, what: str) -> str:
     return quoted(text)
 
 
+# nginx hashes a map's string keys into buckets of a CPU cache line (`map_hash_bucket_size`, 64
+# bytes on x86-64) and refuses the whole configuration where one key fits in none: a key of over
+# 46 bytes. Such a key is written as a regular expression that matches it alone, in any case as
+# the hash does; nginx tries those after the hash. Raising `map_hash_bucket_size` instead would
+# only work above every other `map` of the `http` block, the operator's own included.
+HASHED_KEY_BYTES = 46
+
+
 def map_key(text: str) -> str:
-    """`text` as a map's key matched as a string, never a parameter or an expression."""
+    """`text` as a map's key matched as a string (in any case), never a parameter or an
+    expression: over `HASHED_KEY_BYTES`, as a regular expression that matches it alone."""
+    if len(text.encode()) > HASHED_KEY_BYTES:
+        return quoted(f"~*^{re.escape(text)}$")
     return quoted("\\" + text)
 
 
