@@ -232,6 +232,13 @@ def test_build_history_is_carried_from_build_to_build(tmp_path: Path) -> None:
     con.close()
 
 
+@pytest.mark.parametrize(("name", "most"), [("README.md", 250), ("docs/benchmarks.md", 200)])
+def test_the_short_docs_stay_short(name: str, most: int) -> None:
+    """The README is what a newcomer reads first, the benchmarks' page its latest figures: the
+    reference and the history belong in the guides and in git."""
+    assert len((ROOT / name).read_text().splitlines()) <= most
+
+
 if __name__ == "__main__":
     if sys.argv[1:] != ["--update"]:
         sys.exit(
