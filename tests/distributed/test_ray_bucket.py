@@ -320,11 +320,14 @@ def test_a_killed_worker_a_stale_attempt_and_killed_drivers_leave_the_bucket_who
     url = s3.bucket("killed")
     output, scratch = tmp_path / "out", tmp_path / "scratch"
     inputs, one_machine = nights["same"]
-    ray_cluster.kill_a_shard.touch()
     shards = 3  # all its nights: the killed drivers' run the changed store's shard alone
     settings = _night(inputs, output, url, shards, scratch)
-    result = build_on_ray(settings)
-    assert not ray_cluster.kill_a_shard.exists()  # a worker was killed, and its shard run again
+    ray_cluster.kill_a_shard.touch()
+    try:
+        result = build_on_ray(settings)
+        assert not ray_cluster.kill_a_shard.exists()  # a worker was killed, its shard run again
+    finally:  # never left armed for the session's later nights
+        ray_cluster.kill_a_shard.unlink(missing_ok=True)
     _check_first_night(s3, url, one_machine, output, scratch, result)
     first = BucketReader(url).snapshot()
     assert first is not None and first.build_id == _release(output).name

@@ -52,17 +52,21 @@ FEW_PAGES_ENV = {
 }
 
 
+def _without_token_mode() -> dict[str, str]:
+    """This process's environment without the session cluster's token mode (its driver's)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
+
+
 def _build(ray_tmp: Path, url: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     """`pipeline ray-build` of the sample to the bucket `url`, materialising `FEW_PAGES`, in an
     environment with no token mode but what `env` sets."""
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
     command = ["ray-build", "--input", str(SAMPLE), "--to", url, *args]
     return subprocess.run(
         [sys.executable, "-m", "pipeline", *command],
         capture_output=True,
         text=True,
         timeout=300,
-        env={**environment, **ray_env(ray_tmp), **FEW_PAGES_ENV, **env},
+        env={**_without_token_mode(), **ray_env(ray_tmp), **FEW_PAGES_ENV, **env},
     )
 
 
@@ -202,7 +206,7 @@ def test_a_killed_driver_leaves_no_process_of_its_cluster(
             "--output",
             str(tmp_path / "out"),
         ],
-        env={**os.environ, **ray_env(ray_tmp)},
+        env={**_without_token_mode(), **ray_env(ray_tmp)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

@@ -276,7 +276,7 @@ def test_every_store_key_is_a_key_of_the_release_map(
 ) -> None:
     """Whatever a store key spells (`default`, `include`, ...) and however long it is,
     `nginx -t` accepts the configuration and the release's map, and the map gives each key,
-    in any case, its version, and a key one character longer none."""
+    in any case, its version, and a key one character longer, at either end, none."""
     folder = tmp_path_factory.mktemp("keys")
     origin = BucketOrigin("http://127.0.0.1:9", "/bucket/pre fix", folder / RELEASE_MAP)
     (folder / RELEASE_MAP).write_text(release_map(stores, common, "build"))
@@ -296,9 +296,10 @@ def test_every_store_key_is_a_key_of_the_release_map(
             for spelled in (key, key.upper()):
                 got = request(folder / "probe.sock", "/", headers={"X-Store": spelled})
                 assert got.body == f"[{version}]".encode(), spelled
-            if (key + "x").lower() not in {k.lower() for k in stores}:
-                got = request(folder / "probe.sock", "/", headers={"X-Store": key + "x"})
-                assert got.body == b"[]", key
+            for longer in (key + "x", "x" + key):
+                if longer.lower() not in {k.lower() for k in stores}:
+                    got = request(folder / "probe.sock", "/", headers={"X-Store": longer})
+                    assert got.body == b"[]", repr(longer)
         assert request(folder / "probe.sock", "/", headers={"X-Store": "absent"}).body == b"[]"
 
 

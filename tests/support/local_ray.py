@@ -73,8 +73,14 @@ class Cluster:
 
 
 def _worker(pid: int) -> bool:
+    """A worker: named `ray::...` by Ray, or not yet (its command line, `default_worker.py`)."""
     name = process_name(pid)
-    return name.startswith("ray::") and name not in AGENTS
+    if name.startswith("ray::"):
+        return name not in AGENTS
+    try:
+        return b"default_worker.py" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
 
 
 def process_name(pid: int) -> str:

@@ -135,8 +135,9 @@ def reply(
 
 # Publishers and builds are forked from a server that imported the pipeline once: a child
 # starts in milliseconds (a fresh interpreter takes seconds on a busy machine), and each is a
-# process of its own, killed with SIGKILL. Nothing runs in the server before it forks (no
-# thread pool, no runtime): obstore's and DuckDB's start in each child. The server also
+# process of its own, killed with SIGKILL. The server starts no work before it forks (its
+# imports leave only idle threads: jemalloc's background threads, polars' clean-up thread);
+# obstore's and DuckDB's runtimes start in each child. The server also
 # imports pytest, which each child otherwise imports again before its work (80 ms, most of a
 # publish's time) when it runs the main script, pytest's, again (as multiprocessing does; not
 # in pytest-xdist's workers, which have none), and pyarrow.compute, which each build imports

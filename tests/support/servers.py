@@ -121,14 +121,26 @@ class Client:
         method: str = "GET",
         headers: dict[str, str] | None = None,
     ) -> Reply:
-        conn = self._kept.get(address)
+        conn = self._kept.pop(address, None)
         if conn is not None and conn.sock is not None:
             try:
-                return _exchange(conn, target, method, headers)
+                reply = _exchange(conn, target, method, headers)
             except ConnectionError:  # closed by the server while idle: once more, on a new one
                 conn.close()
-        conn = self._kept[address] = connection(address)
-        return _exchange(conn, target, method, headers)
+            except BaseException:  # never kept half-read
+                conn.close()
+                raise
+            else:
+                self._kept[address] = conn
+                return reply
+        conn = connection(address)
+        try:
+            reply = _exchange(conn, target, method, headers)
+        except BaseException:
+            conn.close()
+            raise
+        self._kept[address] = conn
+        return reply
 
     def close(self) -> None:
         for conn in self._kept.values():

@@ -36,7 +36,7 @@ def map_key(text: str) -> str:
     """`text` as a map's key matched as a string (in any case), never a parameter or an
     expression: over `HASHED_KEY_BYTES`, as a regular expression that matches it alone."""
     if len(text.encode()) > HASHED_KEY_BYTES:
-        return quoted(f"~*^{re.escape(text)}$")
+        return quoted(f"~*^{re.escape(text)}\\z")
     return quoted("\\" + text)
 
 
