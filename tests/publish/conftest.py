@@ -3,18 +3,16 @@
 
 from __future__ import annotations
 
-import fcntl
-import json
-import os
-import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from pipeline.paths import published_release
 from tests.support.proxy import Proxy
-from tests.support.releases import build_three_releases
+from tests.support.releases import INPUTS, build_three_releases
+from tests.support.runs import made_once_a_run
 from tests.support.s3 import S3Server
 
 
@@ -32,17 +30,12 @@ def proxy(s3: S3Server) -> Iterator[Proxy]:
 
 @pytest.fixture(scope="session")
 def three_releases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The three releases of tests/support/releases.py, built once, read only: under
-    pytest-xdist once for every worker of the run, by the first that asks, as `sample_build`
-    (tests/conftest.py) is."""
-    if "PYTEST_XDIST_WORKER" not in os.environ:
-        return build_three_releases(tmp_path_factory.mktemp("releases"))
-    run = tmp_path_factory.getbasetemp().parent  # the run's, shared by its workers
-    folder, done = run / "three-releases", run / "three-releases.json"
-    with (run / "three-releases.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not done.is_file():  # none yet, or a build that failed
-            shutil.rmtree(folder, ignore_errors=True)
-            made = build_three_releases(folder)
-            done.write_text(json.dumps({name: str(path) for name, path in made.items()}))
-    return {name: Path(path) for name, path in json.loads(done.read_text()).items()}
+    """The three releases of tests/support/releases.py, built once for the run
+    (`made_once_a_run`), read only: each output's current release, by name."""
+    folder = made_once_a_run(tmp_path_factory, "three-releases", build_three_releases)
+    made = {}
+    for name in INPUTS:
+        release = published_release(folder / name)
+        assert release is not None, f"release {name} was not published"
+        made[name] = release
+    return made

@@ -4,14 +4,18 @@ small good build to fail against."""
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import duckdb
+import pytest
 
 from pipeline import db, ingest, transform
 from pipeline.build import build
@@ -76,3 +80,25 @@ def good_build(folder: Path) -> Path:
         load_settings(None, input=write_inputs(folder / "good", listings=listings), output=output)
     )
     return output
+
+
+def made_once_a_run(
+    tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Path], object]
+) -> Path:
+    """A folder where `make(folder)` ran once for the whole run, for tests that only read it:
+    under pytest-xdist by the first worker that asks, the others waiting on a lock in the run's
+    temporary folder (as pytest-xdist's guide shows); a `make` that failed runs again."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        folder = tmp_path_factory.mktemp(name)
+        make(folder)
+        return folder
+    run = tmp_path_factory.getbasetemp().parent  # the run's, shared by its workers
+    folder, done = run / name, run / f"{name}.done"
+    with (run / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            done.touch()
+    return folder
