@@ -16,6 +16,7 @@ from tests.support.golden import pin_build_time
 from tests.support.inputs import SAMPLE, build_sample_nights, write_inputs
 from tests.support.runs import made_once_a_run, run_pipeline
 from tests.support.s3 import S3Server, moto_server, pointed_at
+from tests.support.servers import preview_server
 
 pin_build_time()  # the same input, the same site: the bulk index's builtAt included
 
@@ -44,6 +45,14 @@ def sample_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
         build(load_settings(None, input=SAMPLE, output=folder / "out"))
 
     return made_once_a_run(tmp_path_factory, "sample-build", make) / "out"
+
+
+@pytest.fixture(scope="session")
+def serve_port(sample_build: Path) -> Iterator[int]:
+    """`pipeline serve` on the sample's build, one a session (a pytest-xdist worker) for every
+    test that only asks it: its port."""
+    with preview_server(sample_build) as port:
+        yield port
 
 
 @pytest.fixture(scope="session")

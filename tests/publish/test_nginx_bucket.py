@@ -9,7 +9,6 @@ import hashlib
 import json
 import re
 import subprocess
-from collections.abc import Iterator
 from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
 
@@ -84,21 +83,6 @@ def bucket_nginx(folder: Path, more: str = "") -> AbstractContextManager[Path]:
     return nginx_on(folder, folder / "nginx.conf", folder / "nginx.sock", more)
 
 
-@pytest.fixture(scope="module")
-def changed_build(sample_nights: Path) -> Path:
-    """The sample with one store's (card-cellar's) prices raised, published in an output of its
-    own: `sample_nights`, whose second night it is. Read only."""
-    return sample_nights
-
-
-@pytest.fixture(scope="module")
-def sample_port(sample_build: Path) -> Iterator[int]:
-    """`pipeline serve` on the sample's build, for the tests that only ask it (the one that
-    stops it starts its own): its port."""
-    with preview_server(sample_build) as port:
-        yield port
-
-
 def readable(s3: S3Server, url: str) -> None:
     """What a CDN's origin or a public site allows: anyone may read the pages (`stores/`,
     `common/`), not the release documents (their maps list the store keys)."""
@@ -132,8 +116,8 @@ def sample_bucket(s3: S3Server, sample_build: Path) -> str:
 def test_nginx_in_front_of_the_bucket_answers_as_local_nginx_and_one_release_at_a_time(
     s3: S3Server,
     sample_build: Path,
-    sample_port: int,
-    changed_build: Path,
+    serve_port: int,
+    sample_nights: Path,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     url = s3.bucket("served")
@@ -144,7 +128,7 @@ def test_nginx_in_front_of_the_bucket_answers_as_local_nginx_and_one_release_at_
     listen = f"unix:{folder / 'nginx.sock'}"
     bulk = bulk_targets(sample_build)  # the bulk files, with their own content types
     materialised = [*materialised_targets(sample_build), HELP_PATH, OPENAPI_PATH, *bulk]
-    port = sample_port
+    port = serve_port
     with running_nginx(
         tmp_path_factory.mktemp("local"), sample_build / "site", f"127.0.0.1:{port}"
     ) as local:
@@ -181,7 +165,7 @@ def test_nginx_in_front_of_the_bucket_answers_as_local_nginx_and_one_release_at_
                 )
             # The next release is committed: nginx answers the one it loaded until the map is
             # written again and nginx reloaded.
-            second = (changed_build / "current").resolve()
+            second = (sample_nights / "current").resolve()
             # Built whenever the session first asked for `sample_nights`: maybe before the
             # sample's build, an older build id.
             publish_release(second, url, allow_older=True)
@@ -193,7 +177,7 @@ def test_nginx_in_front_of_the_bucket_answers_as_local_nginx_and_one_release_at_
                 assert request(bucket, target).body == old[target], target
         assert write_nginx(url, folder, listen, no_live, cached(folder))
         with bucket_nginx(folder) as bucket:
-            site = changed_build / "site"
+            site = sample_nights / "site"
             for target in cellar:
                 path, _, query = target.partition("?")
                 file = site / (path.lstrip("/") + "/" + (query or "index") + ".json")
@@ -343,8 +327,8 @@ def test_the_live_upstream_down_is_503_with_the_envelope_in_front_of_the_bucket(
 def test_an_object_deleted_from_the_bucket_is_never_another_builds_bytes(
     s3: S3Server,
     sample_build: Path,
-    sample_port: int,
-    changed_build: Path,
+    serve_port: int,
+    sample_nights: Path,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     """One page's object of the committed release deleted: nginx, which cannot tell it from a
@@ -361,16 +345,16 @@ def test_an_object_deleted_from_the_bucket_is_never_another_builds_bytes(
     ours = {t: (sample_build / "site" / site_path_of(t)).read_bytes() for t in cellar}
     # A page the other build has other bytes for (its prices were raised), and another.
     gone = next(
-        t for t in cellar if (changed_build / "site" / site_path_of(t)).read_bytes() != ours[t]
+        t for t in cellar if (sample_nights / "site" / site_path_of(t)).read_bytes() != ours[t]
     )
     kept = next(t for t in cellar if t != gone)
-    theirs = (changed_build / "site" / site_path_of(gone)).read_bytes()
+    theirs = (sample_nights / "site" / site_path_of(gone)).read_bytes()
     key = resolve(release, gone)
     assert key is not None
     obs.delete(open_bucket(url), key)
     folder = tmp_path_factory.mktemp("ng")
     listen = f"unix:{folder / 'nginx.sock'}"
-    with preview_server(changed_build) as port:
+    with preview_server(sample_nights) as port:
         assert write_nginx(url, folder, listen, f"127.0.0.1:{port}", cached(folder))
         with bucket_nginx(folder) as bucket:
             got = request(bucket, gone)
@@ -382,12 +366,12 @@ def test_an_object_deleted_from_the_bucket_is_never_another_builds_bytes(
             assert request(bucket, kept).body == ours[kept]
         # Through local nginx, a client's header names nothing: the other build's own page.
         with running_nginx(
-            tmp_path_factory.mktemp("lc"), changed_build / "site", f"127.0.0.1:{port}"
+            tmp_path_factory.mktemp("lc"), sample_nights / "site", f"127.0.0.1:{port}"
         ) as local:
             named = {"X-Pipeline-Release": release.build_id, "If-None-Match": '"x"'}
             got = request(local, gone, headers=named)
             assert (got.status, got.body) == (200, theirs)
-    assert write_nginx(url, folder, listen, f"127.0.0.1:{sample_port}", cached(folder))
+    assert write_nginx(url, folder, listen, f"127.0.0.1:{serve_port}", cached(folder))
     with bucket_nginx(folder) as bucket:
         got = request(bucket, gone)
         assert (got.status, got.body) == (200, ours[gone])

@@ -11,14 +11,7 @@ import pytest
 
 from tests.support import reference
 from tests.support.inputs import SAMPLE
-from tests.support.servers import Client, preview_server, running_nginx
-
-
-@pytest.fixture(scope="session")
-def serve_port(sample_build: Path) -> Iterator[int]:
-    """`pipeline serve` on the sample's build, one for every test that only asks it."""
-    with preview_server(sample_build) as port:
-        yield port
+from tests.support.servers import Client, running_nginx
 
 
 @pytest.fixture(scope="session")
