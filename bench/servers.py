@@ -127,8 +127,10 @@ def cpu_seconds(pid: int) -> float:
 Connect = Callable[[], http.client.HTTPConnection]
 
 
-def _get(conn: http.client.HTTPConnection, target: str) -> None:
-    conn.request("GET", target)
+def _get(
+    conn: http.client.HTTPConnection, target: str, headers: dict[str, str] | None = None
+) -> None:
+    conn.request("GET", target, headers=headers or {})
     response = conn.getresponse()
     response.read()
     if response.status != 200:
@@ -164,8 +166,21 @@ def first_request(connect: Connect, warm: str, target: str) -> float:
 
 
 def throughput(connect: Connect, targets: list[str], clients: int, seconds: float) -> float:
-    """Requests per second of `clients` threads, each on its own keep-alive connection, each
-    asking until `seconds` have passed, and at least once (a thread may start late)."""
+    """Requests per second of `clients` threads (`requests_for`)."""
+    done, elapsed = requests_for(connect, targets, clients, seconds)
+    return done / elapsed
+
+
+def requests_for(
+    connect: Connect,
+    targets: list[str],
+    clients: int,
+    seconds: float,
+    headers: dict[str, str] | None = None,
+) -> tuple[int, float]:
+    """(requests, seconds they took) of `clients` threads, each on its own keep-alive
+    connection, each asking until `seconds` have passed, and at least once (a thread may start
+    late), with `headers`."""
     done = [0] * clients
     stop = time.perf_counter() + seconds
 
@@ -173,7 +188,7 @@ def throughput(connect: Connect, targets: list[str], clients: int, seconds: floa
         conn = connect()
         try:
             while not done[index] or time.perf_counter() < stop:
-                _get(conn, targets[(done[index] + index) % len(targets)])
+                _get(conn, targets[(done[index] + index) % len(targets)], headers)
                 done[index] += 1
         finally:
             conn.close()
@@ -184,7 +199,7 @@ def throughput(connect: Connect, targets: list[str], clients: int, seconds: floa
         thread.start()
     for thread in threads:
         thread.join()
-    return sum(done) / (time.perf_counter() - started)
+    return sum(done), time.perf_counter() - started
 
 
 def percentiles(times: list[float]) -> tuple[float, float]:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.live import ORDERS, stores
-from bench.servers import UnixHTTPConnection, cpu_seconds, nginx_in_front, serving, throughput
+from bench.servers import UnixHTTPConnection, cpu_seconds, nginx_in_front, requests_for, serving
 from pipeline.api.http import GZIP_LEVEL
 from pipeline.build import build
 from pipeline.paths import CURRENT, SITE
@@ -191,32 +191,8 @@ def _files_rate(
     connect: Any, files: list[str], seconds: float, headers: dict[str, str]
 ) -> tuple[float, int]:
     """(requests per second, requests) of `CLIENTS` clients over the files, with `headers`."""
-    if not headers:
-        started = time.perf_counter()
-        rate = throughput(connect, files, CLIENTS, seconds)
-        return rate, round(rate * (time.perf_counter() - started))
-    zipped = [(t, headers) for t in files]
-    done = [0] * CLIENTS
-    stop = time.perf_counter() + seconds
-
-    def client(index: int) -> None:
-        conn = connect()
-        try:
-            while not done[index] or time.perf_counter() < stop:  # at least once
-                target, sent = zipped[(done[index] + index) % len(zipped)]
-                conn.request("GET", target, headers=sent)
-                conn.getresponse().read()
-                done[index] += 1
-        finally:
-            conn.close()
-
-    started = time.perf_counter()
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(CLIENTS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return sum(done) / (time.perf_counter() - started), sum(done)
+    done, elapsed = requests_for(connect, files, CLIENTS, seconds, headers)
+    return done / elapsed, done
 
 
 def precompressed(output: Path) -> dict[str, Any]:
