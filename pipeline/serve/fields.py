@@ -1,0 +1,70 @@
+"""A request's header lines as nginx reads them: the headers it refuses a second line of, and
+the value of each header it reads. (docs/serving.md, "The request head, read as nginx reads
+it")"""
+
+from __future__ import annotations
+
+from waitress.utilities import BadRequest, Error  # type: ignore[import-untyped]
+
+# The headers nginx keeps one line of, and refuses a second of with 400 (the handlers
+# `ngx_http_process_host` and `ngx_http_process_unique_header_line` in the header table of
+# nginx's `ngx_http_request.c`), names in any case. Of the others, nginx reads the first line.
+UNIQUE_HEADERS = frozenset(
+    {
+        b"host",
+        b"if-modified-since",
+        b"if-unmodified-since",
+        b"if-match",
+        b"if-none-match",
+        b"content-length",
+        b"content-range",
+        b"if-range",
+        b"transfer-encoding",
+        b"expect",
+        b"authorization",
+    }
+)
+# The headers nginx reads every line of (`ngx_http_process_multi_header_lines`), as waitress
+# names them: waitress's value, the lines joined, is kept.
+MULTI_HEADERS = frozenset({"COOKIE", "X_FORWARDED_FOR"})
+
+
+def bad_line(lines: list[bytes]) -> tuple[int, Error, bool] | None:
+    """The first header line nginx refuses, its error, and whether nginx reads it whole before
+    refusing it (a second line of a header it keeps one of) or refuses it at its first byte (a
+    line folded onto the last, obs-fold); None: none."""
+    seen: set[bytes] = set()
+    for number, line in enumerate(lines):
+        if line.startswith((b" ", b"\t")):
+            return number, BadRequest("a header line folded onto the last (obs-fold)"), False
+        name = line.split(b":", 1)[0].lower()
+        if name in UNIQUE_HEADERS:
+            if name in seen:
+                return number, BadRequest(f"a second {name.decode('latin-1')} header"), True
+            seen.add(name)
+    return None
+
+
+def as_nginx_reads(lines: list[bytes]) -> dict[str, str]:
+    """The headers' values as nginx reads them (the request's WSGI environ), named as waitress
+    names them: a header's first line, its value trimmed of spaces but not of tabs (waitress
+    joins the lines and trims both), but for those nginx reads every line of (MULTI_HEADERS);
+    `Connection` as close, keep-alive or nothing: the last line naming one of them, anywhere
+    in it (`ngx_http_process_connection`). waitress closes the connection by it."""
+    values: dict[str, str] = {}
+    connection = ""
+    for line in lines:
+        name, _, value = line.partition(b":")
+        key = name.upper().replace(b"-", b"_").decode("latin-1")
+        if not name or b"_" in name or key in MULTI_HEADERS:  # waitress drops a name with `_`
+            continue
+        if key == "CONNECTION":
+            lowered = value.lower()
+            named = (
+                "close" if b"close" in lowered else "keep-alive" if b"keep-alive" in lowered else ""
+            )
+            connection = named or connection
+        values.setdefault(key, value.strip(b" ").decode("latin-1"))
+    if "CONNECTION" in values:
+        values["CONNECTION"] = connection
+    return values
