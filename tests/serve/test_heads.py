@@ -241,3 +241,28 @@ def test_a_304_keeps_the_connection_for_the_next_pipelined_request(
     answers = [pipelined(address, heads) for address in (nginx_socket, serve_port)]
     assert [compared(r) for r in answers[0]] == [compared(r) for r in answers[1]]
     assert [r.status for r in answers[1]] == [304, 304, 200, 304]
+
+
+@pytest.mark.parametrize(
+    ("version", "lines", "kept"),
+    [
+        ("1.1", [], True),
+        ("1.1", ["Connection: Close"], False),
+        ("1.1", ["Connection: keep-alive, close"], False),
+        ("1.1", ["Connection: TE"], True),
+        ("1.1", ["Connection: keep-alive", "Connection: close"], False),
+        ("1.1", ["Connection: close", "Connection: keep-alive"], True),
+        ("1.0", [], False),
+        ("1.0", ["Connection: Keep-Alive"], True),
+        ("1.0", ["Connection: keep-alive, TE"], True),
+    ],
+)
+def test_connection_is_read_as_nginx_reads_it(
+    nginx_socket: Path, serve_port: int, version: str, lines: list[str], kept: bool
+) -> None:
+    """nginx's `ngx_http_process_connection`: each line naming `close` anywhere in it (any
+    case), or else `keep-alive`, decides, the last one winning; HTTP/1.1 keeps the connection
+    unless told close, HTTP/1.0 only when told keep-alive."""
+    heads = [head_of(PAGE, lines, version=version), head_of(PAGE, [], version=version)]
+    for address in (nginx_socket, serve_port):
+        assert len(pipelined(address, heads)) == (2 if kept else 1), address

@@ -97,12 +97,19 @@ class RawClient:
 
 
 def pipelined(address: Address, heads: list[bytes], timeout: float = 30) -> list[Reply]:
-    """`heads` sent in one write on a new connection, and the answers read in turn: an
-    exception (a timeout, the connection closed) where one is missing."""
+    """`heads` sent in one write on a new connection, and the answers read in turn, up to the
+    one after which the server closes the connection: an exception (a timeout, the connection
+    reset) where one is missing before it."""
     kept = _Kept(address, timeout)
+    answers: list[Reply] = []
     try:
         kept.sock.sendall(b"".join(heads))
-        return [kept.answer(_method(head))[0] for head in heads]
+        for head in heads:
+            reply, closing = kept.answer(_method(head))
+            answers.append(reply)
+            if closing:
+                break
+        return answers
     finally:
         kept.close()
 
