@@ -75,6 +75,16 @@ def none_match(header: str, etag: str) -> bool:
     return False
 
 
+def precondition_refused(if_match: str | None, if_unmodified_since: str | None) -> bool:
+    """Whether a 200 is 412 for these headers (None: absent), as nginx answers it: a request
+    with a value in either goes to the upstream, which ignores both (nginx's map cannot tell
+    an empty header from none), but nginx's filter refuses a file or a kept answer to an
+    empty one (no entity-tag in the list, no date)."""
+    if (if_match or "") + (if_unmodified_since or ""):
+        return False
+    return if_match is not None or if_unmodified_since is not None
+
+
 def accepts_gzip(header: str | None) -> bool:
     """Whether an Accept-Encoding value (the first line's) accepts gzip, read as nginx's
     `ngx_http_gzip_ok` reads it: the first `gzip` (any case) that begins the value, follows a

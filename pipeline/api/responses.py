@@ -35,6 +35,7 @@ HEADERS_TOO_LARGE = "The request headers are too large."
 NOT_IMPLEMENTED = "The request's transfer encoding is not supported."
 VERSION_NOT_SUPPORTED = "The request's HTTP version is not supported."
 INTERNAL_ERROR = "An error has occurred."
+PRECONDITION_FAILED = "The request's precondition failed."
 ALLOWED_METHODS = ("GET", "HEAD")
 
 # The message of each error the servers answer before (or without) routing a request: a request
@@ -43,6 +44,7 @@ ALLOWED_METHODS = ("GET", "HEAD")
 # too large) is answered as 431.
 STATUS_MESSAGES = {
     400: MALFORMED,
+    412: PRECONDITION_FAILED,
     413: BODY_TOO_LARGE,
     414: TOO_LONG,
     431: HEADERS_TOO_LARGE,

@@ -11,11 +11,13 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipeline.api.http import body_etag, file_etag
 from tests.support.heads import RawClient, compared, pipelined
 from tests.support.servers import Address, Reply, envelope, request
-from tests.support.targets import bulk_targets
+from tests.support.targets import bulk_targets, materialised_targets
 
 PAGE = "/v1.39.0/stores/tiny7/inventory/products"
 PAGE_FILE = "v1.39.0/stores/tiny7/inventory/products/index.json"
@@ -176,6 +178,33 @@ def test_the_first_refusal_in_the_head_is_answered(
     assert both_raw(raw, servers, head_of(PAGE, [long, *twice])).status == 431
 
 
+@pytest.mark.parametrize(
+    ("lines", "status"),
+    [
+        (["If-Match:"], 412),
+        (["If-Unmodified-Since:"], 412),
+        (["If-Match"], 412),
+        (["If-Match:", "If-Unmodified-Since:"], 412),
+        (["If-Match:", "If-Unmodified-Since: junk"], 200),
+        (["If-Match: *"], 200),
+        (['If-Match: "0-stale"'], 200),
+        (["If-Unmodified-Since: Thu, 01 Jan 1970 00:00:00 GMT"], 200),
+    ],
+)
+def test_an_empty_precondition_is_412_as_nginx_answers_it(
+    raw: RawClient, servers: tuple[Address, Address], lines: list[str], status: int
+) -> None:
+    """nginx sends a request with a value in If-Match or If-Unmodified-Since to the upstream,
+    which ignores them; its map cannot tell an empty one from none, and its filter refuses a
+    file, or a kept answer, to an empty one. A 404 stays 404."""
+    for target in (PAGE, LIVE):
+        got = both_raw(raw, servers, head_of(target, lines))
+        assert got.status == status, (target, lines)
+        if status == 412:
+            assert orjson.loads(got.body) == envelope("The request's precondition failed.")
+    assert both_raw(raw, servers, head_of("/v1.39.0/nowhere", lines)).status == 404
+
+
 # --- Accept-Encoding, as ngx_http_gzip_ok reads it -----------------------------------------------
 
 # The first Accept-Encoding line; the first `gzip` in it (any case) that begins the value or
@@ -266,3 +295,129 @@ def test_connection_is_read_as_nginx_reads_it(
     heads = [head_of(PAGE, lines, version=version), head_of(PAGE, [], version=version)]
     for address in (nginx_socket, serve_port):
         assert len(pipelined(address, heads)) == (2 if kept else 1), address
+
+
+# --- generated heads, to both servers ------------------------------------------------------------
+
+# Live answers (200) and errors: nginx's own 404, and the upstream's 404 and 400.
+LIVE_TARGETS = [
+    LIVE,
+    "/v1.39.0/stores/tiny7/inventory/products?limit=2",
+    "/v1.39.0/catalog/categories?sortOrder=categoryId",
+]
+ERRORS = [
+    "/v1.39.0/nowhere",
+    "/v1.39.0/stores/nobody/inventory/products",
+    f"{PAGE}?offset=abc",
+]
+# An If-None-Match element: ETAG stands for the URL's ETag (of its plain 200).
+ELEMENTS = ["ETAG", "W/ETAG", "*", '"0-stale"', 'W/"0-stale"', "junk", "", '"ETAG"']
+SEPARATORS = [",", ", ", " , ", ",,", ", ,", "\t,", " "]
+CODINGS = ["gzip", "GZIP", "x-gzip", "gzip2", "deflate", "br", "identity", "*"]
+QUALITIES = ["", ";q=0", ";q=1", ";q=0.5", ";q=1.5", "; q=0.001", ";q=.5", ";level=1", ";Q=1"]
+DATES = ["Thu, 01 Jan 1970 00:00:00 GMT", "Fri, 01 Jan 2100 00:00:00 GMT", "junk", ""]
+# Each header: the values a line may have. A line is there 0, 1 or 2 times.
+HEADERS: dict[str, st.SearchStrategy[str]] = {
+    "If-Modified-Since": st.sampled_from(DATES),
+    "If-Unmodified-Since": st.sampled_from(DATES),
+    "If-Match": st.sampled_from(["*", "ETAG", '"0-stale"']),
+    "If-Range": st.sampled_from(["ETAG", DATES[0]]),
+    "Authorization": st.sampled_from(["Bearer t0k3n", "Basic eDp5"]),
+    "Expect": st.sampled_from(["100-continue"]),
+    "Content-Range": st.sampled_from(["bytes 0-1/2"]),
+    "Range": st.sampled_from(["bytes=0-9", "bytes=5-", "bytes=-5", "bytes=0-0,2-3", "items=0-1"]),
+    "Origin": st.sampled_from(["https://shop.example", "null"]),
+    "Via": st.sampled_from(["1.1 cdn.example"]),
+}
+
+
+@st.composite
+def none_match(draw: st.DrawFn) -> str:
+    elements = draw(st.lists(st.sampled_from(ELEMENTS), min_size=1, max_size=4))
+    value = elements[0]
+    for element in elements[1:]:
+        value += draw(st.sampled_from(SEPARATORS)) + element
+    pad = st.sampled_from(["", "", " ", "\t"])
+    return draw(pad) + value + draw(pad)
+
+
+@st.composite
+def accept_encoding(draw: st.DrawFn) -> str:
+    codings = draw(
+        st.lists(
+            st.tuples(st.sampled_from(CODINGS), st.sampled_from(QUALITIES)), min_size=1, max_size=3
+        )
+    )
+    separator = draw(st.sampled_from([",", ", "]))
+    return separator.join(name + quality for name, quality in codings)
+
+
+# A method, HTTP version, kind of URL, which of them, and header lines.
+Generated = tuple[str, str, str, int, list[str]]
+
+
+@st.composite
+def heads(draw: st.DrawFn) -> Generated:
+    """A method, an HTTP version, a kind of URL and which of them, and the head's header lines
+    (ETAG in a value stands for the URL's ETag), in any order, each name in any case."""
+    method = draw(st.sampled_from(["GET", "HEAD"]))
+    kind = draw(st.sampled_from(["page", "page", "live", "error", "bulk"]))
+    lines: list[str] = []
+    times = st.sampled_from([0, 0, 0, 1, 1, 2])
+    for name, values in [
+        ("If-None-Match", none_match()),
+        ("Accept-Encoding", accept_encoding()),
+        *HEADERS.items(),
+    ]:
+        for _ in range(draw(times if name != "If-None-Match" else st.sampled_from([0, 1, 1, 2]))):
+            spelled = draw(st.sampled_from([name, name.lower(), name.upper()]))
+            # a value, an empty one, or a line with no colon (a header with an empty value)
+            form = draw(st.sampled_from(["{}: {}"] * 6 + ["{}:", "{}"]))
+            lines.append(form.format(spelled, draw(values)))
+    version = draw(st.sampled_from(["1.1", "1.1", "1.1", "1.0"]))
+    return method, version, kind, draw(st.integers(0, 10**6)), draw(st.permutations(lines))
+
+
+class Kinds(dict[str, list[str]]):
+    """The URLs of each kind, and the ETags asked of them (a short repr: hypothesis prints the
+    fixtures of a failure)."""
+
+    etags: dict[str, str]
+
+    def __repr__(self) -> str:
+        return f"Kinds({', '.join(f'{k}: {len(v)}' for k, v in self.items())})"
+
+
+@pytest.fixture(scope="module")
+def kinds(sample_build: Path) -> Kinds:
+    kinds = Kinds(
+        page=materialised_targets(sample_build),
+        live=LIVE_TARGETS,
+        error=ERRORS,
+        bulk=bulk_targets(sample_build),
+    )
+    kinds.etags = {}
+    return kinds
+
+
+@settings(max_examples=200, deadline=None)
+@given(generated=heads())
+def test_both_servers_read_generated_heads_alike(
+    raw: RawClient,
+    nginx_socket: Path,
+    serve_port: int,
+    kinds: Kinds,
+    generated: Generated,
+) -> None:
+    """GET and HEAD of pages, live answers, errors and bulk files, with If-None-Match lists,
+    Accept-Encoding variants, conditional and other headers, some repeated: the same status,
+    body and DESIGN §4 headers from nginx and from `pipeline serve`."""
+    method, version, kind, index, lines = generated
+    targets = kinds[kind]
+    target = targets[index % len(targets)]
+    if target not in kinds.etags:
+        etag = raw.send(serve_port, head_of(target, [])).headers.get("etag", '"none"')
+        kinds.etags[target] = etag
+    etag = kinds.etags[target]
+    sent = [line.replace("ETAG", etag) for line in lines]
+    both_raw(raw, (nginx_socket, serve_port), head_of(target, sent, method, version))

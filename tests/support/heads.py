@@ -77,7 +77,15 @@ class RawClient:
         self._kept: dict[Address, _Kept] = {}
 
     def send(self, address: Address, head: bytes) -> Reply:
-        kept = self._kept.pop(address, None) or _Kept(address, self.timeout)
+        kept = self._kept.pop(address, None)
+        if kept is not None:
+            try:
+                return self._exchange(address, kept, head)
+            except ConnectionError:  # closed by the server while idle: once more, on a new one
+                pass
+        return self._exchange(address, _Kept(address, self.timeout), head)
+
+    def _exchange(self, address: Address, kept: _Kept, head: bytes) -> Reply:
         try:
             kept.sock.sendall(head)
             reply, closing = kept.answer(_method(head))
