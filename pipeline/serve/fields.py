@@ -4,7 +4,18 @@ it")"""
 
 from __future__ import annotations
 
+import re
+
 from waitress.utilities import BadRequest, Error  # type: ignore[import-untyped]
+
+# A header name as nginx reads it (`ngx_http_parse_header_line`): letters, digits and `-`. A
+# line whose name holds another printable byte (`_` too: `underscores_in_headers off`) is
+# ignored (`ignore_invalid_headers`); a space or a control byte in it, or no name, is 400, as
+# waitress refuses it too.
+NAME = re.compile(rb"[A-Za-z0-9-]+")
+REFUSED_IN_NAME = re.compile(rb"[\x00-\x20\x7f]")
+# The bytes nginx takes in a value and waitress refuses: control bytes but NUL, tab, CR, LF.
+CONTROL_IN_VALUE = re.compile(rb"[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 # The headers nginx keeps one line of, and refuses a second of with 400 (the handlers
 # `ngx_http_process_host` and `ngx_http_process_unique_header_line` in the header table of
@@ -29,6 +40,18 @@ UNIQUE_HEADERS = frozenset(
 MULTI_HEADERS = frozenset({"COOKIE", "X_FORWARDED_FOR"})
 
 
+def ignored(line: bytes) -> bool:
+    """Whether nginx ignores this header line: its name holds a byte nginx does not read."""
+    name = line.partition(b":")[0]
+    return bool(name) and not NAME.fullmatch(name) and not REFUSED_IN_NAME.search(name)
+
+
+def for_waitress(lines: list[bytes]) -> list[bytes]:
+    """The header lines nginx reads, for waitress to parse: those nginx ignores dropped, a
+    control byte nginx takes in a value made `?` (the values nginx reads are `as_nginx_reads`)."""
+    return [CONTROL_IN_VALUE.sub(b"?", line) for line in lines if not ignored(line)]
+
+
 def bad_line(lines: list[bytes]) -> tuple[int, Error, bool] | None:
     """The first header line nginx refuses, its error, and whether nginx reads it whole before
     refusing it (a second line of a header it keeps one of) or refuses it at its first byte (a
@@ -37,6 +60,8 @@ def bad_line(lines: list[bytes]) -> tuple[int, Error, bool] | None:
     for number, line in enumerate(lines):
         if line.startswith((b" ", b"\t")):
             return number, BadRequest("a header line folded onto the last (obs-fold)"), False
+        if ignored(line):
+            continue
         name = line.split(b":", 1)[0].lower()
         if name in UNIQUE_HEADERS:
             if name in seen:
@@ -54,6 +79,8 @@ def as_nginx_reads(lines: list[bytes]) -> dict[str, str]:
     values: dict[str, str] = {}
     connection = ""
     for line in lines:
+        if ignored(line):
+            continue
         name, _, value = line.partition(b":")
         key = name.upper().replace(b"-", b"_").decode("latin-1")
         if not name or b"_" in name or key in MULTI_HEADERS:  # waitress drops a name with `_`

@@ -18,7 +18,7 @@ from waitress.utilities import (  # type: ignore[import-untyped]
 
 from pipeline.api.http import CORS, NO_STORE
 from pipeline.api.responses import INTERNAL_ERROR, JSON, STATUS_MESSAGES, error_body
-from pipeline.serve.fields import as_nginx_reads, bad_line
+from pipeline.serve.fields import as_nginx_reads, bad_line, for_waitress
 from pipeline.settings import FIRST_HEADER_BUFFER, HEADER_BUFFER
 
 # The HTTP version at the end of a request line, as nginx reads it: a major version from 2 on is
@@ -181,7 +181,7 @@ class RequestParser(HTTPRequestParser):  # type: ignore[misc]
             raise ParsingError(self._refused.body)
         # nginx reads a line with no colon as a header with an empty value
         lines = [line if b":" in line or not line else line + b":" for line in head.split(b"\r\n")]
-        super().parse_header(first_line + b"\r\n" + b"\r\n".join(lines))
+        super().parse_header(first_line + b"\r\n" + b"\r\n".join(for_waitress(lines)))
         if self.body_rcv is None:  # nothing to wait for: no 100 Continue, the answer
             self.expect_continue = False
         self.headers.update(as_nginx_reads(lines))

@@ -205,6 +205,35 @@ def test_an_empty_precondition_is_412_as_nginx_answers_it(
     assert both_raw(raw, servers, head_of("/v1.39.0/nowhere", lines)).status == 404
 
 
+@pytest.mark.parametrize(
+    ("lines", "status"),
+    [
+        (["X@Y: 1"], 200),  # a name nginx does not read: the line is ignored
+        (["X(Y)"], 200),
+        (['If-None-Match: "a"', 'If.None.Match: "b"'], 200),  # ignored: no second line
+        (["X-A: a\x01b\x7f"], 200),  # a control byte in a value
+        (["If-None-Match: ETAG\x01"], 200),
+        (["X-A: a\x00b"], 400),  # but NUL
+        (["X A: 1"], 400),  # a space in a name
+        ([": 1"], 400),  # no name
+    ],
+    ids=["at", "parens", "dots", "control", "control-etag", "nul", "space", "no-name"],
+)
+def test_a_header_line_nginx_ignores_or_refuses(
+    raw: RawClient,
+    servers: tuple[Address, Address],
+    sample_build: Path,
+    lines: list[str],
+    status: int,
+) -> None:
+    """nginx's `ngx_http_parse_header_line`: a name holds letters, digits and `-`; a line whose
+    name holds another printable byte is ignored (`ignore_invalid_headers`), a space or a
+    control byte in it is 400; a value may hold any byte but NUL, CR and LF."""
+    etag = file_etag((sample_build / "site" / PAGE_FILE).stat())
+    sent = [line.replace("ETAG", etag) for line in lines]
+    assert both_raw(raw, servers, head_of(PAGE, sent)).status == status
+
+
 # --- Accept-Encoding, as ngx_http_gzip_ok reads it -----------------------------------------------
 
 # The first Accept-Encoding line; the first `gzip` in it (any case) that begins the value or
@@ -316,6 +345,8 @@ SEPARATORS = [",", ", ", " , ", ",,", ", ,", "\t,", " "]
 CODINGS = ["gzip", "GZIP", "x-gzip", "gzip2", "deflate", "br", "identity", "*"]
 QUALITIES = ["", ";q=0", ";q=1", ";q=0.5", ";q=1.5", "; q=0.001", ";q=.5", ";level=1", ";Q=1"]
 DATES = ["Thu, 01 Jan 1970 00:00:00 GMT", "Fri, 01 Jan 2100 00:00:00 GMT", "junk", ""]
+# Lines nginx ignores (a name with a byte it does not read), and values with control bytes.
+IGNORED = ["If_None_Match: *", "If-None-Match@: *", "Accept(Encoding): gzip", "X-A: a\x01\x7f"]
 # Each header: the values a line may have. A line is there 0, 1 or 2 times.
 HEADERS: dict[str, st.SearchStrategy[str]] = {
     "If-Modified-Since": st.sampled_from(DATES),
@@ -374,6 +405,7 @@ def heads(draw: st.DrawFn) -> Generated:
             # a value, an empty one, or a line with no colon (a header with an empty value)
             form = draw(st.sampled_from(["{}: {}"] * 6 + ["{}:", "{}"]))
             lines.append(form.format(spelled, draw(values)))
+    lines += draw(st.lists(st.sampled_from(IGNORED), max_size=2))
     version = draw(st.sampled_from(["1.1", "1.1", "1.1", "1.0"]))
     return method, version, kind, draw(st.integers(0, 10**6)), draw(st.permutations(lines))
 
