@@ -62,12 +62,41 @@ def bad_line(lines: list[bytes]) -> tuple[int, Error, bool] | None:
             return number, BadRequest("a header line folded onto the last (obs-fold)"), False
         if ignored(line):
             continue
-        name = line.split(b":", 1)[0].lower()
+        name, _, value = line.partition(b":")
+        name = name.lower()
         if name in UNIQUE_HEADERS:
             if name in seen:
                 return number, BadRequest(f"a second {name.decode('latin-1')} header"), True
             seen.add(name)
+        if name == b"host" and not valid_host(value.strip(b" ")):
+            return number, BadRequest("an invalid Host header"), True
     return None
+
+
+def valid_host(host: bytes) -> bool:
+    """Whether nginx takes this Host (`ngx_http_validate_host`): no `/`, space or control byte,
+    no two dots in a row, and something left once the port (after the first `:`, or after
+    `]` of a literal begun with `[`) and a trailing dot are dropped."""
+    dot, length, state = -2, len(host), "usual"
+    for position, byte in enumerate(host):
+        if byte == ord("."):
+            if dot == position - 1:
+                return False
+            dot = position
+        elif byte == ord(":"):
+            if state == "usual":
+                length, state = position, "rest"
+        elif byte == ord("["):
+            if position == 0:
+                state = "literal"
+        elif byte == ord("]"):
+            if state == "literal":
+                length, state = position + 1, "rest"
+        elif byte == ord("/") or byte <= 0x20 or byte == 0x7F:
+            return False
+    if dot == length - 1:
+        length -= 1
+    return length > 0
 
 
 def as_nginx_reads(lines: list[bytes]) -> dict[str, str]:

@@ -234,6 +234,30 @@ def test_a_header_line_nginx_ignores_or_refuses(
     assert both_raw(raw, servers, head_of(PAGE, sent)).status == status
 
 
+@pytest.mark.parametrize(
+    ("host", "status"),
+    [
+        ("a/b", 400),  # a path separator
+        ("", 400),
+        (".", 400),
+        ("a..b", 400),
+        ("a b", 400),
+        ("a\x01", 400),
+        ("[::1]:80", 200),
+        (".a.", 200),
+        ("a\\b", 200),
+        ("A.Example:8080", 200),
+    ],
+)
+def test_a_host_is_read_as_nginx_validates_it(
+    raw: RawClient, servers: tuple[Address, Address], host: str, status: int
+) -> None:
+    """nginx's `ngx_http_validate_host`: no `/`, no space or control byte, no two dots in a row,
+    not empty once a trailing dot and the port are dropped."""
+    head = f"GET {PAGE} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode("latin-1")
+    assert both_raw(raw, servers, head).status == status
+
+
 # --- Accept-Encoding, as ngx_http_gzip_ok reads it -----------------------------------------------
 
 # The first Accept-Encoding line; the first `gzip` in it (any case) that begins the value or
@@ -359,6 +383,7 @@ HEADERS: dict[str, st.SearchStrategy[str]] = {
     "Range": st.sampled_from(["bytes=0-9", "bytes=5-", "bytes=-5", "bytes=0-0,2-3", "items=0-1"]),
     "Origin": st.sampled_from(["https://shop.example", "null"]),
     "Via": st.sampled_from(["1.1 cdn.example"]),
+    "Host": st.sampled_from(["b", "a..b", ".b.", "b/c"]),  # beside the head's `Host: a`
 }
 
 
