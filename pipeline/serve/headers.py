@@ -20,7 +20,7 @@ from pipeline.api.http import (
     precondition_refused,
     weak,
 )
-from pipeline.api.responses import JSON, PRECONDITION_FAILED, ApiError, Response
+from pipeline.api.responses import HTML, JSON, Response, nginx_page
 
 
 def page(path: Path, content_type: str = JSON) -> Response | None:
@@ -50,11 +50,11 @@ def around(
     carries its ETag, and is 304 with no body to an If-None-Match naming it (not with an
     If-Modified-Since beside it: nginx's `if_modified_since off` answers the whole body); the
     body is gzip-compressed where nginx would compress it (the ETag made weak). An empty
-    If-Match or If-Unmodified-Since makes a 200 412, as nginx's filter does."""
+    If-Match or If-Unmodified-Since makes a 200 nginx's own 412, as nginx's filter does."""
     if response.status == 200 and precondition_refused(
         environ.get("HTTP_IF_MATCH"), environ.get("HTTP_IF_UNMODIFIED_SINCE")
     ):
-        response = ApiError(412, [PRECONDITION_FAILED]).response()
+        response = Response(412, nginx_page(412), HTML)
     status, body = response.status, response.body
     etag = (response.etag or body_etag(body)) if status == 200 else None
     if etag is not None:
