@@ -6,7 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+from click.testing import CliRunner
 
+from pipeline import cli
 from pipeline.api.responses import CSV, JSON, PARQUET, URL_NOT_FOUND
 from tests.support.around import assert_http_around
 from tests.support.servers import both, envelope, request, running_nginx
@@ -80,3 +82,19 @@ def test_a_bulk_file_has_the_http_around_the_bytes_on_both_servers(
         assert got.body == (site / parquet.lstrip("/")).read_bytes()
         again = request(address, parquet, headers={"If-None-Match": got.headers["etag"]})
         assert (again.status, again.body) == (304, b"")
+
+
+def test_pipeline_query_answers_every_bulk_file_as_serve_does(
+    serve_port: int, sample_build: Path
+) -> None:
+    """`pipeline query` answers every GET URL `pipeline serve` answers: a bulk file's bytes on
+    standard output, exit 0 (the command in this process: the answer is its work)."""
+    targets = bulk_targets(sample_build)
+    for target in [*targets[:2], targets[-1], "/v1.39.0/bulk/99.parquet"]:
+        served = request(serve_port, target)
+        result = CliRunner().invoke(cli.main, ["query", "--output", str(sample_build), target])
+        assert (result.exit_code, result.stdout_bytes) == (
+            0 if served.status == 200 else 1,
+            served.body,
+        ), target
+        assert result.stderr == f"HTTP {served.status}\n"
