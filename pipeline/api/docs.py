@@ -20,8 +20,9 @@ from pipeline.api.responses import NO_PRODUCTS, NO_STORES, URL_NOT_FOUND
 from pipeline.api.urls import VERSION
 
 _PARAM_DOCS: dict[str, str] = {
-    "categoryId": "Only products of this category.",
-    "categoryName": "Only products of this category, by name (case-insensitive, exact).",
+    "categoryId": "Only products (groups) of this category.",
+    "categoryName": "Only products (groups) of this category, by name (case-insensitive, exact).",
+    "isSupplemental": "Only groups that are supplemental (true) or not (false).",
     "groupId": "Only products of this group.",
     "groupName": "Only products of this group, by name (case-insensitive, exact).",
     "productName": "Only products whose name contains this (case-insensitive).",
@@ -36,8 +37,9 @@ _PARAM_DOCS: dict[str, str] = {
     "limit": f"Items per page (1..{MAX_LIMIT}).",
     "skuId": "Only listings of this SKU.",
     "inStockOnly": "When false, listings of quantity 0 count too.",
-    "sortOrder": "The field of the category to sort by (case-insensitive); by name when not "
-    "given. Text compares case-insensitively; a null comes first; ties break on categoryId.",
+    "sortOrder": "The field of the category (group) to sort by (case-insensitive); by name "
+    "when not given. Text compares case-insensitively; a null comes first; ties break on "
+    "categoryId (groupId).",
     "sortDesc": "When true, the order is descending.",
     "getExtendedFields": "When true, each product carries its extendedData.",
     "includeSkus": "When true, each product carries its SKUs (by skuId).",

@@ -9,6 +9,7 @@ from typing import Any
 
 from pipeline.api.http import (
     CORS,
+    NO_STORE,
     VARY,
     accepts_gzip,
     body_etag,
@@ -48,9 +49,10 @@ def around(
     """The status, headers and body sent for `response` to the request of `environ`: a 200
     carries its ETag, and is 304 with no body to an If-None-Match naming it (not with an
     If-Modified-Since beside it: nginx's `if_modified_since off` answers the whole body); the
-    body is gzip-compressed where nginx would compress it (the ETag made weak)."""
+    body is gzip-compressed where nginx would compress it (the ETag made weak). An answer no
+    cache may keep (`Response.store` false: a token) has no ETag and `no-store`."""
     status, body = response.status, response.body
-    etag = (response.etag or body_etag(body)) if status == 200 else None
+    etag = (response.etag or body_etag(body)) if status == 200 and response.store else None
     if etag is not None:
         asked = environ.get("HTTP_IF_NONE_MATCH")
         if (
@@ -70,4 +72,7 @@ def around(
     headers.append(("Content-Length", str(len(body))))
     if etag is not None:
         headers.append(("ETag", etag))
-    return status, headers + common(status, max_age), body
+    around_it = common(status, max_age)
+    if not response.store:  # kept by no cache: `no-store`, whatever the status
+        around_it = [(n, NO_STORE if n == "Cache-Control" else v) for n, v in around_it]
+    return status, headers + around_it, body

@@ -25,6 +25,7 @@ from pipeline.api.responses import (
 )
 from pipeline.export.nginx.live import RELEASE_HEADER
 from pipeline.paths import CURRENT, SITE, WAREHOUSE
+from pipeline.serve import posts
 from pipeline.serve.cache import AnswerCache
 from pipeline.serve.headers import around
 from pipeline.serve.protocol import Channel, head_limit, raise_open_files_limit
@@ -124,9 +125,16 @@ def application(
     max_age = build.limits.max_age
 
     def respond(
-        method: str, target: str, release: str | None
+        method: str, target: str, release: str | None, body: Callable[[], bytes]
     ) -> tuple[Response, list[tuple[str, str]]]:
         try:
+            post = posts.match(target) if method == "POST" else None
+            if post is not None:  # a POST path (`api.urls.POST_PATHS`), its body read
+                published = build.current()
+                if release and release != published.release.name:
+                    build.refuse(release, published)
+                cursor = functools.partial(build.cursor, published)
+                return posts.ANSWERS[post](body(), cursor), []
             if method not in ALLOWED_METHODS:
                 origin_form(target)  # a malformed target is 400 before the method is looked at
                 allow = [("Allow", ", ".join(ALLOWED_METHODS))]
@@ -147,7 +155,11 @@ def application(
             query = environ.get("QUERY_STRING", "")
             target = environ.get("PATH_INFO", "/") + (f"?{query}" if query else "")
         release = environ.get(RELEASE_ENVIRON)
-        response, extra = respond(method, target, release)
+
+        def body() -> bytes:  # waitress has read it whole, within serve.max_request_body_size
+            return cast(bytes, environ["wsgi.input"].read())
+
+        response, extra = respond(method, target, release, body)
         status, headers, body = around(response, environ, max_age)
         start_response(f"{status} {HTTPStatus(status).phrase}", headers + extra)
         return [] if method == "HEAD" else [body]

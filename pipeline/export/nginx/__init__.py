@@ -35,6 +35,7 @@ from pipeline.export.nginx.headers import add_headers, http_level, server_level
 from pipeline.export.nginx.live import LIVE, RECURSIVE, TO_LIVE, live_locations
 from pipeline.export.nginx.operations import store_operation_locations
 from pipeline.export.nginx.params import query_maps
+from pipeline.export.nginx.posts import post_locations
 from pipeline.export.nginx.syntax import literal, regex_location
 from pipeline.paths import NGINX_CONF, SITE
 from pipeline.settings import FIRST_HEADER_BUFFER, HEADER_BUFFER, ServeSettings, Settings
@@ -176,7 +177,7 @@ def _server(
 ) -> str:
     """The server block: whole bodies only, the headers, the limits, the error pages, the
     locations (the live ones telling the upstream `release`, their answers cached under the
-    release, `release_root`: `live_locations`)."""
+    release, `release_root`: `live_locations`; the POST paths': `post_locations`)."""
     error_pages, error_locations = _error_pages()
     live = live_locations(release, f"{release_root}$request_uri")
     return f"""server {{
@@ -206,7 +207,7 @@ def _server(
     }}
 
 {_page_locations(serve)}
-{live}{error_locations}
+{live}{post_locations(release)}{error_locations}
 }}
 """
 
