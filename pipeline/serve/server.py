@@ -156,10 +156,10 @@ def application(
             target = environ.get("PATH_INFO", "/") + (f"?{query}" if query else "")
         release = environ.get(RELEASE_ENVIRON)
 
-        def body() -> bytes:  # waitress has read it whole, within serve.max_request_body_size
+        def read_body() -> bytes:  # waitress read it whole, within serve.max_request_body_size
             return cast(bytes, environ["wsgi.input"].read())
 
-        response, extra = respond(method, target, release, body)
+        response, extra = respond(method, target, release, read_body)
         status, headers, body = around(response, environ, max_age)
         start_response(f"{status} {HTTPStatus(status).phrase}", headers + extra)
         return [] if method == "HEAD" else [body]
