@@ -143,6 +143,11 @@ answered in the order first given, each once: 200 when every one was found, 207 
 true) with an error for each one that was not, 404 when none was. Market prices come from
 every store's listings on channel 0 with a quantity, but those of a category the store
 excludes.</p>
+<h2>POST /token</h2>
+<p>The form <code>grant_type=client_credentials</code> with any <code>client_id</code> and
+<code>client_secret</code> gets a bearer token, as from the live service's token endpoint (also
+at <code>/token</code>, outside the version). No read asks for it: a client that
+authenticates first works unchanged.</p>
 <h2>Responses</h2>
 <p>Success: <code>{{"totalItems":N,"success":true,"errors":[],"results":[...]}}</code>.
 Errors: <code>{{"success":false,"errors":["message"],"results":[]}}</code> with status 400 (a bad
