@@ -6,15 +6,22 @@ POST is still 405, and reads ignore the token."""
 from __future__ import annotations
 
 import gzip
+import http.server
 import json
+import threading
 import time
 from email.utils import parsedate_to_datetime
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
+from pipeline.export.nginx import render
+from pipeline.export.nginx.bucket import BucketOrigin, release_map
+from pipeline.paths import NGINX_CONF
+from pipeline.serve.reader import RELEASE_MAP
 from pipeline.settings import ServeSettings
-from tests.support.servers import Reply, request
+from tests.support.servers import Reply, nginx_on, request
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 CREDENTIALS = b"grant_type=client_credentials&client_id=PUBLIC-key&client_secret=s%3Dcret"
@@ -109,3 +116,69 @@ def test_other_methods_and_other_posts(nginx_socket: Path, serve_port: int) -> N
         page = "/v1.39.0/catalog/groups?categoryId=3"
         read = request(address, page, headers={"Authorization": "Bearer not-a-token"})
         assert (read.status, read.body) == (200, request(address, page).body)
+
+
+def test_every_read_ignores_a_token_on_every_server(
+    nginx_socket: Path, serve_port: int, bucket_nginx_socket: Path
+) -> None:
+    """A page, a live answer and a bulk file asked with the token a client holds: the same
+    status, body and validator as without it, nginx in front of the bucket included (where the
+    bucket must not be asked with the client's credentials)."""
+    token = json.loads(post(serve_port, "/token", CREDENTIALS).body)["access_token"]
+    for address in (nginx_socket, serve_port, bucket_nginx_socket):
+        for target in (
+            "/v1.39.0/catalog/conditions",
+            "/v1.39.0/stores/tiny7/inventory/products",
+            "/v1.39.0/stores/tiny7/inventory/products?limit=3",
+            "/v1.39.0/bulk/index.json",
+        ):
+            # with the token first: nginx's caches have not kept the answer yet
+            read = request(address, target, headers={"Authorization": f"Bearer {token}"})
+            plain = request(address, target)
+            assert (read.status, read.body, read.headers.get("etag")) == (
+                200,
+                plain.body,
+                plain.headers.get("etag"),
+            ), (address, target)
+
+
+class _Bucket(http.server.BaseHTTPRequestHandler):
+    """A bucket that has nothing, and records the headers it was asked with."""
+
+    asked: ClassVar[list[dict[str, str]]] = []
+
+    def do_GET(self) -> None:
+        self.asked.append({k.lower(): v for k, v in self.headers.items()})
+        self.send_response(404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+def test_nginx_asks_the_bucket_without_the_clients_token(serve_port: int, tmp_path: Path) -> None:
+    """A client's `Authorization` is its business with the live service, not the bucket's: S3
+    refuses a request whose Authorization it cannot read (400), which would fail every read of
+    a client that authenticates. nginx in front of the bucket never passes it on."""
+    bucket = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Bucket)
+    threading.Thread(target=bucket.serve_forever, daemon=True).start()
+    try:
+        found = tmp_path / RELEASE_MAP
+        found.write_text(release_map({"tiny7": "0123456789abcdef-a"}, "0123456789abcdef-c", "b"))
+        origin = BucketOrigin(f"http://127.0.0.1:{bucket.server_port}", "/bucket/site", found)
+        sock = tmp_path / "nginx.sock"
+        limits = ServeSettings(nginx_cache=tmp_path / "cache")
+        conf = render(tmp_path, f"unix:{sock}", f"127.0.0.1:{serve_port}", limits, bucket=origin)
+        (tmp_path / NGINX_CONF).write_text(conf)
+        with nginx_on(tmp_path, tmp_path / NGINX_CONF, sock):
+            for target in (
+                "/v1.39.0/catalog/conditions",
+                "/v1.39.0/stores/tiny7/inventory/products",
+            ):
+                request(sock, target, headers={"Authorization": "Bearer a-token"})
+    finally:
+        bucket.shutdown()
+        bucket.server_close()
+    assert len(_Bucket.asked) >= 2  # the two reads (and nginx_on's own, which has none)
+    assert [h.get("authorization") for h in _Bucket.asked] == [None] * len(_Bucket.asked)
