@@ -70,8 +70,12 @@ def test_a_client_credentials_form_gets_the_live_services_token(
 
 def test_a_token_asked_as_clients_ask_it(servers: list[Path | int]) -> None:
     """The form under another Content-Type (one public client says JSON), compressed for a
-    client that accepts it, and `If-None-Match` naming nothing: the same kind of answer."""
+    client that accepts it, `If-None-Match` naming nothing, a precondition nginx would send
+    elsewhere (`If-Match`): the same kind of answer, which no cache keeps."""
     for address in servers:
+        ifs = post(address, "/v1.39.0/token", CREDENTIALS, {**FORM, "If-Match": "*"})
+        assert ifs.status == 200 and json.loads(ifs.body)["userName"] == "PUBLIC-key"
+        assert (ifs.headers["cache-control"], "etag" in ifs.headers) == ("no-store", False)
         asked = {
             "Content-Type": "application/json",
             "Accept-Encoding": "gzip",

@@ -35,7 +35,7 @@ from pipeline.export.nginx.headers import add_headers, http_level, server_level
 from pipeline.export.nginx.live import LIVE, RECURSIVE, TO_LIVE, live_locations
 from pipeline.export.nginx.operations import store_operation_locations
 from pipeline.export.nginx.params import query_maps
-from pipeline.export.nginx.posts import post_locations
+from pipeline.export.nginx.posts import POST_FIRST, post_locations
 from pipeline.export.nginx.syntax import literal, regex_location
 from pipeline.paths import NGINX_CONF, SITE
 from pipeline.settings import FIRST_HEADER_BUFFER, HEADER_BUFFER, ServeSettings, Settings
@@ -200,7 +200,7 @@ def _server(
     if ($target_too_long) {{
         return 414 {_envelope(TOO_LONG)};
     }}
-    # A request with a precondition a file would answer 412 to (If-Match,
+{POST_FIRST}    # A request with a precondition a file would answer 412 to (If-Match,
     # If-Unmodified-Since) goes to the upstream, which ignores it.
     if ($inv_conditional) {{
         rewrite ^ /.live last;

@@ -11,6 +11,12 @@ from pipeline.export.nginx.headers import add_headers, upstream_headers
 from pipeline.export.nginx.live import RELEASE_HEADER
 from pipeline.export.nginx.syntax import quoted, regex_location
 
+# In the server block, before the rewrites that follow it: a POST goes to its path's location,
+# a precondition notwithstanding (a POST path's answer is no cache's; anywhere else, 405).
+POST_FIRST = """    if ($request_method = POST) {
+        break;
+    }
+"""
 # Where another method than POST goes: a URI no location but `location /` takes.
 NOT_POSTED = "/.not-posted"
 
