@@ -134,7 +134,7 @@ def application(
                 if release and release != published.release.name:
                     build.refuse(release, published)
                 cursor = functools.partial(build.cursor, published)
-                return posts.ANSWERS[post](body(), cursor), []
+                return posts.answer(post, body(), cursor), []
             if method not in ALLOWED_METHODS:
                 origin_form(target)  # a malformed target is 400 before the method is looked at
                 allow = [("Allow", ", ".join(ALLOWED_METHODS))]
