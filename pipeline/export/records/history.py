@@ -94,9 +94,7 @@ def _read(con: duckdb.DuckDBPyConnection, source: Path) -> str | None:
 REPORTED_RUNS = 30
 
 
-def record_run(
-    con: duckdb.DuckDBPyConnection, summary: BuildReport, started_at: datetime
-) -> None:
+def record_run(con: duckdb.DuckDBPyConnection, summary: BuildReport, started_at: datetime) -> None:
     """This build's row in meta.build_run, started at `started_at` (the build id's time, to the
     microsecond, which the summary states to the second); the summary gains the last
     `REPORTED_RUNS` rows (`history`, oldest first), which the report charts."""
