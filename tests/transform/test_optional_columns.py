@@ -26,6 +26,7 @@ from pipeline.paths import REPORT_JSON, WAREHOUSE
 from pipeline.settings import load_settings
 from pipeline.transform.audit import audit
 from tests.support.inputs import write_inputs
+from tests.support.runs import run_pipeline
 
 # A row's required values, the row's id `n` its key (references: the base catalog's).
 REQUIRED: dict[str, Any] = {
@@ -280,5 +281,40 @@ def test_a_column_unreadable_in_more_than_the_reject_share_stops_the_build(
         )
         # At a share above it, the build goes on.
         audit(con, load_settings(None, build={"max_reject_share": 0.34}), ingested)
+    finally:
+        con.close()
+
+
+def test_typed_parquet_an_integer_out_of_range_and_a_struct_with_a_null_key(
+    tmp_path: Path,
+) -> None:
+    """A Parquet products table keeps its types: an int64 imageCount past 32 bits is read as
+    absent with a warning; a presaleInfo struct whose isPresale is null is a value."""
+    input_dir = write_inputs(tmp_path)
+    (input_dir / "catalog" / "products.csv").unlink()
+    presale = pa.struct(
+        [("isPresale", pa.bool_()), ("releasedOn", pa.timestamp("ms")), ("note", pa.string())]
+    )
+    products = {
+        "productId": pa.array([100, 101], pa.int64()),
+        "categoryId": pa.array([1, 1], pa.int32()),
+        "groupId": pa.array([10, 10], pa.int64()),
+        "name": ["Sol Ring", "Black Lotus"],
+        "imageCount": pa.array([2**40, 3], pa.int64()),
+        "presaleInfo": pa.array([{"isPresale": None, "note": "soon"}, None], presale),
+    }
+    pq.write_table(pa.table(products), input_dir / "catalog" / "products.parquet")
+    con = run_pipeline(input_dir)
+    try:
+        assert con.execute("SELECT * FROM meta.rejects").fetchall() == []
+        assert con.execute(
+            "SELECT source_row, column_name, value, reason FROM meta.warnings"
+        ).fetchall() == [(1, "imageCount", str(2**40), "not a 32-bit integer")]
+        assert con.execute(
+            "SELECT product_id, image_count, presale_info FROM staging.products ORDER BY 1"
+        ).fetchall() == [
+            (100, None, {"is_presale": None, "released_on": None, "note": "soon"}),
+            (101, 3, None),
+        ]
     finally:
         con.close()
