@@ -68,7 +68,7 @@ class PresaleInfo(BaseModel):
 
 class ExtendedData(BaseModel):
     model_config = STRICT
-    name: StrictStr
+    name: StrictStr | None  # an input entry's missing or null key is published null
     displayName: StrictStr | None
     value: StrictStr | None
 

@@ -23,12 +23,14 @@ NOT_POSTED = "/.not-posted"
 
 def post_locations(release: str) -> str:
     """A location for each POST path, telling the upstream `release` (`live.live_locations`).
-    Its answer is no cache's to keep: `no-store`, whatever the upstream's status."""
+    Its answer is no cache's to keep: `no-store`, whatever the upstream's status, and no
+    `Expires` (the server's `expires` turned off)."""
     return "".join(
         f"""{regex_location(f"^{pattern}/?$")}
         if ($request_method != POST) {{
             rewrite ^ {NOT_POSTED}$uri last;
         }}
+        expires off;
         proxy_pass http://pipeline_live;
         proxy_set_header Host $host;
         proxy_set_header {RELEASE_HEADER} {release};

@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from pipeline.export.records.report import BuildReport, BuildRun, CategoryPrices
+from pipeline.export.records.report import BuildReport, BuildRun, CategoryPrices, RowsByReason
 from pipeline.paths import REPORT_HTML
 
 
@@ -167,6 +167,14 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
+def _by_reason(found: RowsByReason) -> list[object]:
+    """A row of the rejects' or the warnings' table: its rows' count, the first as examples."""
+    first = ", ".join(map(str, found.first_rows))
+    if found.rows > len(found.first_rows):
+        first += ", ..."
+    return [found.table, found.file or "", found.column, found.reason, found.rows, first]
+
+
 def _charts(summary: BuildReport) -> str:
     site = summary.site
     stores = [(s.store, s.listings) for s in summary.store_sizes]
@@ -216,8 +224,8 @@ rebuilt).</p>
 <h2>Rejected rows</h2>
 {
         _table(
-            ["table", "column", "reason", "rows"],
-            [[r.table, r.column, r.reason, r.rows] for r in summary.rejects],
+            ["table", "file", "column", "reason", "rows", "first rows"],
+            [_by_reason(r) for r in summary.rejects],
         )
         if summary.rejects
         else "<p>None.</p>"
@@ -225,8 +233,8 @@ rebuilt).</p>
 <h2>Warnings</h2>
 {
         _table(
-            ["table", "column", "reason", "rows"],
-            [[r.table, r.column, r.reason, r.rows] for r in summary.warnings],
+            ["table", "file", "column", "reason", "rows", "first rows"],
+            [_by_reason(r) for r in summary.warnings],
         )
         if summary.warnings
         else "<p>None.</p>"
