@@ -176,8 +176,8 @@ def test_a_generated_client_reads_the_bulk_files_groups_and_token_and_revalidate
     client_package: ModuleType, serve_port: int, sample_build: Path
 ) -> None:
     """The operations the document declares beside the API's: every group, a token (posted to
-    `/token` under the base URL), the bulk index (its model) and a bulk file of each type; and
-    a GET's ETag sent back as If-None-Match is 304."""
+    `/token` under the base URL), the bulk index (its model) and a bulk file of each type, one
+    range of it (206); and a GET's ETag sent back as If-None-Match is 304."""
     groups = _call(client_package, "Catalog_GetGroups", serve_port, category_id=3, limit=2)
     assert groups.status_code == 200
     assert groups.parsed.to_dict() == orjson.loads(groups.content)
@@ -208,6 +208,14 @@ def test_a_generated_client_reads_the_bulk_files_groups_and_token_and_revalidate
     )
     site = sample_build / "site"
     assert got.content == (site / parquet.path.lstrip("/")).read_bytes()
+    footer = _call(
+        client_package,
+        "Bulk_GetCategoryParquet",
+        serve_port,
+        category_id=parquet.category_id,
+        range_="bytes=-4",
+    )
+    assert (footer.status_code, footer.content) == (206, b"PAR1")  # a Parquet file's last bytes
     got = _call(
         client_package,
         "Bulk_GetGroupCsv",
