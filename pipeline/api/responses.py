@@ -68,6 +68,8 @@ class Response:
     content_type: str = JSON
     # A file's validator (`http.file_etag`); None: a hash of the bytes, for a 200.
     etag: str | None = None
+    # False: an answer no cache may keep or revalidate (a token): no ETag, `no-store`.
+    store: bool = True
 
 
 class ApiError(Exception):

@@ -68,12 +68,13 @@ def around(
     carries its ETag, and is 304 with no body to an If-None-Match naming it (not with an
     If-Modified-Since beside it: nginx's `if_modified_since off` answers the whole body); the
     body is gzip-compressed where nginx would compress it (the ETag made weak); else a file's
-    200 answers one byte range (`ranged`). A 204 (a preflight) has no body and no type."""
+    200 answers one byte range (`ranged`). A 204 (a preflight) has no body and no type. An
+    answer no cache may keep (`Response.store` false: a token) has no ETag and `no-store`."""
     now = int(time.time())
     status, body = response.status, response.body
     if status == 204:
         return 204, common(204, publish_at, now), b""
-    etag = (response.etag or body_etag(body)) if status == 200 else None
+    etag = (response.etag or body_etag(body)) if status == 200 and response.store else None
     if etag is not None:
         asked = environ.get("HTTP_IF_NONE_MATCH")
         if (
@@ -95,7 +96,16 @@ def around(
     headers.append(("Content-Length", str(len(body))))
     if etag is not None:
         headers.append(("ETag", etag))
+    if not response.store:  # kept by no cache: `no-store` alone, as nginx's `expires off`
+        return status, headers + kept_by_none(status, now), body
     return status, headers + common(status, publish_at, now), body
+
+
+def kept_by_none(status: int, now: int) -> list[tuple[str, str]]:
+    """`common`'s headers for an answer no cache may keep, whatever its status: `no-store`, no
+    Expires."""
+    vary = [VARY] if status in CACHED_STATUSES else []
+    return [("Date", http_date(now)), ("Cache-Control", NO_STORE), *CORS, *vary]
 
 
 def ranged(

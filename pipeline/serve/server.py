@@ -25,6 +25,7 @@ from pipeline.api.responses import (
 )
 from pipeline.export.nginx.live import RELEASE_HEADER
 from pipeline.paths import CURRENT, SITE, WAREHOUSE
+from pipeline.serve import posts
 from pipeline.serve.cache import AnswerCache
 from pipeline.serve.headers import around, preflight
 from pipeline.serve.protocol import Channel, head_limit, raise_open_files_limit
@@ -130,6 +131,15 @@ def application(
             if method == "OPTIONS":  # a CORS preflight, for any URL nginx would route
                 request_path(target)
                 return Response(204, b"", ""), preflight(environ)
+            post = posts.match(target) if method == "POST" else None
+            if post is not None:  # a POST path (`api.urls.POST_PATHS`), its body read
+                published = build.current()
+                if release and release != published.release.name:
+                    build.refuse(release, published)
+                cursor = functools.partial(build.cursor, published)
+                # waitress read the body whole, within serve.max_request_body_size
+                body = cast(bytes, environ["wsgi.input"].read())
+                return posts.answer(post, body, cursor), []
             if method not in ALLOWED_METHODS:
                 origin_form(target)  # a malformed target is 400 before the method is looked at
                 allow = [("Allow", ", ".join(ALLOWED_METHODS))]

@@ -6,13 +6,11 @@ written again and nginx reloaded."""
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import subprocess
 from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
 
-import boto3
 import obstore as obs
 import orjson
 import pytest
@@ -38,7 +36,7 @@ from tests.support.around import (
 )
 from tests.support.proxy import fork_cli
 from tests.support.ranges import assert_libraries_read, range_headers, tcp_to
-from tests.support.s3 import S3Server
+from tests.support.s3 import S3Server, readable
 from tests.support.servers import (
     NGINX,
     envelope,
@@ -87,26 +85,6 @@ def bucket_nginx(folder: Path, more: str = "") -> AbstractContextManager[Path]:
     """nginx on the configuration `pipeline nginx-bucket` wrote into `folder` (with `more` in
     `http { }`), on a unix socket there."""
     return nginx_on(folder, folder / "nginx.conf", folder / "nginx.sock", more)
-
-
-def readable(s3: S3Server, url: str) -> None:
-    """What a CDN's origin or a public site allows: anyone may read the pages (`stores/`,
-    `common/`), not the release documents (their maps list the store keys)."""
-    bucket, _, prefix = url.removeprefix("s3://").partition("/")
-    policy = {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Principal": "*",
-                "Action": "s3:GetObject",
-                "Resource": [f"arn:aws:s3:::{bucket}/{prefix}/{p}/*" for p in ("stores", "common")],
-            }
-        ],
-    }
-    boto3.client("s3", endpoint_url=s3.endpoint).put_bucket_policy(
-        Bucket=bucket, Policy=json.dumps(policy)
-    )
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+from click.testing import CliRunner
 
+from pipeline import cli
 from pipeline.api.responses import CSV, JSON, PARQUET, RANGE_NOT_SATISFIABLE, URL_NOT_FOUND
 from tests.support.around import assert_http_around
 from tests.support.ranges import assert_libraries_read, range_headers, tcp_to
@@ -143,3 +145,19 @@ def test_http_clients_read_the_bulk_files_from_their_urls_on_both_servers(
     assert_libraries_read(f"http://127.0.0.1:{serve_port}", site, csv, parquet)
     with tcp_to(nginx_socket) as port:
         assert_libraries_read(f"http://127.0.0.1:{port}", site, csv, parquet)
+
+
+def test_pipeline_query_answers_every_bulk_file_as_serve_does(
+    serve_port: int, sample_build: Path
+) -> None:
+    """`pipeline query` answers every GET URL `pipeline serve` answers: a bulk file's bytes on
+    standard output, exit 0 (the command in this process: the answer is its work)."""
+    targets = bulk_targets(sample_build)
+    for target in [*targets[:2], targets[-1], "/v1.39.0/bulk/99.parquet"]:
+        served = request(serve_port, target)
+        result = CliRunner().invoke(cli.main, ["query", "--output", str(sample_build), target])
+        assert (result.exit_code, result.stdout_bytes) == (
+            0 if served.status == 200 else 1,
+            served.body,
+        ), target
+        assert result.stderr == f"HTTP {served.status}\n"

@@ -178,6 +178,13 @@ def test_answers_are_fresh_until_the_next_scheduled_publish_alike_on_both_server
             assert_fresh(asked, at)
             for target, method in (("/v1.39.0/nowhere", "GET"), (SUMMARY, "POST")):
                 assert_error_headers(request(address, target, method=method))
+            # a token is no cache's: never fresh, whatever the schedule
+            form = b"grant_type=client_credentials&client_id=a"
+            sent = {"Content-Type": "application/x-www-form-urlencoded"}
+            sent["Content-Length"] = str(len(form))
+            token = request(address, "/token", "POST", sent, form)
+            assert (token.status, token.headers["cache-control"]) == (200, "no-store")
+            assert "expires" not in token.headers and "etag" not in token.headers
 
 
 def test_a_cors_preflight_is_204_with_the_methods_and_the_headers_asked(

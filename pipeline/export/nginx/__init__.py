@@ -37,6 +37,7 @@ from pipeline.export.nginx.headers import add_headers, http_level, preflight, se
 from pipeline.export.nginx.live import LIVE, RECURSIVE, TO_LIVE, live_locations
 from pipeline.export.nginx.operations import store_operation_locations
 from pipeline.export.nginx.params import query_maps
+from pipeline.export.nginx.posts import POST_FIRST, post_locations
 from pipeline.export.nginx.syntax import literal, regex_location
 from pipeline.paths import NGINX_CONF, SITE
 from pipeline.settings import FIRST_HEADER_BUFFER, HEADER_BUFFER, ServeSettings, Settings
@@ -189,7 +190,7 @@ def _server(
 ) -> str:
     """The server block: one byte range of a file, the headers, the limits, the error pages, the
     locations (the live ones telling the upstream `release`, their answers cached under the
-    release, `release_root`: `live_locations`)."""
+    release, `release_root`: `live_locations`; the POST paths': `post_locations`)."""
     error_pages, error_locations = _error_pages()
     live = live_locations(release, f"{release_root}$request_uri", limits.max_age)
     return f"""server {{
@@ -210,14 +211,14 @@ def _server(
     if ($target_too_long) {{
         return 414 {_envelope(TOO_LONG)};
     }}
-    # A request with a precondition a file would answer 412 to (If-Match,
+{POST_FIRST}    # A request with a precondition a file would answer 412 to (If-Match,
     # If-Unmodified-Since) goes to the upstream, which ignores it.
     if ($inv_conditional) {{
         rewrite ^ /.live last;
     }}
 
 {_page_locations(serve)}
-{live}{error_locations}
+{live}{post_locations(release)}{error_locations}
 }}
 """
 

@@ -18,7 +18,16 @@ from pipeline.export.nginx.syntax import included, literal, map_key, quoted
 # bucket answer otherwise. nginx keeps the objects in its cache under their keys, which are never
 # rewritten, and answers If-None-Match itself, as for a local file.
 HIDDEN = ("Last-Modified", "Accept-Ranges", "x-amz-request-id", "x-amz-id-2", "Server")
-CLEARED = ("Range", "If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since")
+# A client's Authorization (a token of the live service's, which no read asks for) is not the
+# bucket's: S3 refuses a request whose Authorization it cannot read.
+CLEARED = (
+    "Range",
+    "If-Match",
+    "If-None-Match",
+    "If-Modified-Since",
+    "If-Unmodified-Since",
+    "Authorization",
+)
 
 
 @dataclass(frozen=True)

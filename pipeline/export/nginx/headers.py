@@ -46,11 +46,11 @@ def http_level(max_age: int, cache_dir: Path, publish_at: str | None = None) -> 
     )
 
 
-def add_headers(indent: str) -> str:
+def add_headers(indent: str, cache_control: str = "$inv_cache_control") -> str:
     """The headers every answer gets; repeated in a block with an `add_header` of its own
-    (such a block inherits none)."""
+    (such a block inherits none), with another `cache_control` where no cache may keep it."""
     lines = [
-        "add_header Cache-Control $inv_cache_control always;",
+        f"add_header Cache-Control {cache_control} always;",
         *(f"add_header {name} {quoted(value)} always;" for name, value in CORS),
         f"add_header {VARY[0]} {quoted(VARY[1])};",  # 200 and 304, as `pipeline serve`
         'add_header Last-Modified "";',  # the ETag is the one validator
