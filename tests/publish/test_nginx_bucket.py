@@ -5,6 +5,7 @@ written again and nginx reloaded."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import re
@@ -435,3 +436,60 @@ def site_path_of(target: str) -> str:
     path = site_path(target)
     assert path is not None, target
     return path
+
+
+# --- what the bucket says, and what decides a URL's ETag ----------------------------------------
+
+# Headers the object store adds to an answer (its ids, checksums, storage, encryption, user
+# metadata): local nginx sends none of them, nor does `pipeline serve`.
+STORE_HEADER = re.compile(r"x-amz|x-amzn", re.IGNORECASE)
+
+
+def test_nginx_in_front_of_the_bucket_sends_local_nginxs_headers_and_one_etag_a_url(
+    sample_bucket: str,
+    sample_build: Path,
+    serve_port: int,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """A page, the help page and a bulk file from the bucket carry the headers local nginx
+    sends for them, by name, and none of the object store's; a URL's ETag is the one a plain
+    GET gets whatever preconditions the request holds (If-Match, If-Unmodified-Since, which
+    `pipeline serve` ignores), plain or compressed, and If-None-Match naming it is 304."""
+    folder = tmp_path_factory.mktemp("nh")
+    listen = f"unix:{folder / 'nginx.sock'}"
+    assert write_nginx(sample_bucket, folder, listen, f"127.0.0.1:{serve_port}", cached(folder))
+    page = "/v1.39.0/stores/tiny7/inventory/products"
+    live = "/v1.39.0/stores/tiny7/inventory/products?limit=2"
+    targets = [page, HELP_PATH, bulk_targets(sample_build)[0], live]
+    preconditions: list[dict[str, str]] = [
+        {"If-Match": "*"},
+        {"If-Match": '"other"'},
+        {"If-Unmodified-Since": "Sat, 01 Jan 2000 00:00:00 GMT"},
+        {"If-Unmodified-Since": "Fri, 01 Jan 2100 00:00:00 GMT"},
+    ]
+    with (
+        running_nginx(
+            tmp_path_factory.mktemp("lh"), sample_build / "site", f"127.0.0.1:{serve_port}"
+        ) as local,
+        bucket_nginx(folder) as bucket,
+    ):
+        for target in targets:
+            ours, theirs = request(local, target), request(bucket, target)
+            assert (theirs.status, theirs.body) == (200, ours.body), target
+            assert not [h for h in theirs.headers if STORE_HEADER.match(h)], theirs.headers
+            assert set(theirs.headers) == set(ours.headers), target
+            etag = theirs.headers["etag"]
+            for more in preconditions:
+                got = request(bucket, target, headers=more)
+                assert (got.status, got.headers.get("etag"), got.body) == (
+                    200,
+                    etag,
+                    theirs.body,
+                ), (target, more)
+                assert set(got.headers) == set(theirs.headers), (target, more)
+                zipped = request(bucket, target, headers={**more, "Accept-Encoding": "gzip"})
+                if "content-encoding" in zipped.headers:
+                    assert zipped.headers["etag"] == f"W/{etag}", (target, more)
+                    assert gzip.decompress(zipped.body) == theirs.body
+                named = request(bucket, target, headers={**more, "If-None-Match": etag})
+                assert (named.status, named.headers.get("etag")) == (304, etag), (target, more)
