@@ -30,7 +30,12 @@ from pipeline.api.urls import (
     VERSION,
 )
 from pipeline.contract import STORED_KEY_PATTERN
-from pipeline.export.nginx.bucket import BucketOrigin, serve_object, upstream_and_map
+from pipeline.export.nginx.bucket import (
+    LOOP_UPSTREAM,
+    BucketOrigin,
+    serve_object,
+    upstream_and_map,
+)
 from pipeline.export.nginx.bulk import bulk_location
 from pipeline.export.nginx.catalog import catalog_locations
 from pipeline.export.nginx.headers import add_headers, http_level, preflight, server_level
@@ -186,15 +191,19 @@ def _server(
     serve: Callable[[str, str], str],
     release: str,
     release_root: str,
+    bucket: BucketOrigin | None = None,
 ) -> str:
     """The server block: one byte range of a file, the headers, the limits, the error pages, the
     locations (the live ones telling the upstream `release`, their answers cached under the
-    release, `release_root`: `live_locations`)."""
+    release, `release_root`: `live_locations`); in front of a `bucket`, listening on its loop
+    socket too."""
     error_pages, error_locations = _error_pages()
-    live = live_locations(release, f"{release_root}$request_uri", limits.max_age)
+    loop = LOOP_UPSTREAM if bucket else None
+    live = live_locations(release, f"{release_root}$request_uri", limits.max_age, loop)
+    also = f"    listen {literal(bucket.loop, 'the loop socket')};\n" if bucket else ""
     return f"""server {{
     listen {literal(listen, "the address to listen on")};
-    root {literal(str(site_root), "the site's folder")};
+{also}    root {literal(str(site_root), "the site's folder")};
     default_type application/json;
     charset utf-8;
     charset_types application/json;
@@ -262,7 +271,7 @@ def render(
     keepalive_timeout {max(1, limits.channel_timeout - 1)}s;
 }}
 
-{_server(site_root, listen, limits, serve, *releases)}"""
+{_server(site_root, listen, limits, serve, *releases, bucket)}"""
 
 
 def write_nginx_conf(release: Path, settings: Settings) -> None:
