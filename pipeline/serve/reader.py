@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 RELEASE_MAP = "release.map"
+BUCKET_CACHE = "cache"  # nginx's cache of the live answers in front of the bucket, by default
 
 
 def site_path(target: str) -> str | None:
@@ -182,7 +183,8 @@ def endpoint_of(url: str) -> tuple[str, str]:
 def write_nginx(
     url: str, folder: Path, listen: str, upstream: str, limits: ServeSettings | None = None
 ) -> Release | None:
-    """nginx in front of the bucket at `url` (with the `serve` settings `limits`):
+    """nginx in front of the bucket at `url` (with the `serve` settings `limits`; its live
+    answers kept in `folder/cache` unless `serve.nginx_cache` says otherwise):
     `folder/nginx.conf` (include it in `http { }`) and the committed release's map,
     `folder/release.map`, replaced by a rename when the pointer moved (then `nginx -s reload`).
     The release; None before the first publish (no file written)."""
@@ -192,9 +194,9 @@ def write_nginx(
     folder.mkdir(parents=True, exist_ok=True)
     endpoint, path = endpoint_of(url)
     origin = BucketOrigin(endpoint, path, (folder / RELEASE_MAP).absolute())
-    _replace(
-        folder / NGINX_CONF, render(folder.absolute(), listen, upstream, limits, bucket=origin)
-    )
+    cache = (limits.nginx_cache if limits else None) or folder.absolute() / BUCKET_CACHE
+    conf = render(folder.absolute(), listen, upstream, limits, bucket=origin, cache=cache)
+    _replace(folder / NGINX_CONF, conf)
     _replace(folder / RELEASE_MAP, release_map(release.stores, release.common, release.build_id))
     return release
 
