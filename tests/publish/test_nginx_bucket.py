@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import json
 import re
 import subprocess
 from contextlib import AbstractContextManager, ExitStack
@@ -37,6 +36,7 @@ from tests.support.around import (
     assert_http_around,
     publish_ahead,
 )
+from tests.support.inputs import ROOT
 from tests.support.proxy import fork_cli
 from tests.support.ranges import assert_libraries_read, range_headers, tcp_to
 from tests.support.s3 import S3Server
@@ -79,6 +79,12 @@ OTHERS = [
 ]
 
 
+# The bucket policy docs/serving.md gives ("nginx in front of a bucket", "Permissions").
+DOCUMENTED_POLICY = re.search(
+    r"\*\*Permissions\.\*\*.*?```json\n(.*?)```", (ROOT / "docs" / "serving.md").read_text(), re.S
+)[1]  # type: ignore[index]
+
+
 def cached(folder: Path) -> ServeSettings:
     """The `serve` settings with nginx's cache of the live answers in `folder`."""
     return ServeSettings(nginx_cache=folder / "cache")
@@ -92,22 +98,11 @@ def bucket_nginx(folder: Path, more: str = "") -> AbstractContextManager[Path]:
 
 def readable(s3: S3Server, url: str) -> None:
     """What a CDN's origin or a public site allows: anyone may read the pages (`stores/`,
-    `common/`), not the release documents (their maps list the store keys)."""
+    `common/`), not the release documents (their maps list the store keys). The policy is
+    docs/serving.md's, as written there."""
     bucket, _, prefix = url.removeprefix("s3://").partition("/")
-    policy = {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Principal": "*",
-                "Action": "s3:GetObject",
-                "Resource": [f"arn:aws:s3:::{bucket}/{prefix}/{p}/*" for p in ("stores", "common")],
-            }
-        ],
-    }
-    boto3.client("s3", endpoint_url=s3.endpoint).put_bucket_policy(
-        Bucket=bucket, Policy=json.dumps(policy)
-    )
+    policy = DOCUMENTED_POLICY.replace("BUCKET", bucket).replace("PREFIX", prefix)
+    boto3.client("s3", endpoint_url=s3.endpoint).put_bucket_policy(Bucket=bucket, Policy=policy)
 
 
 @pytest.fixture(scope="module")
@@ -495,3 +490,49 @@ def test_nginx_in_front_of_the_bucket_sends_local_nginxs_headers_and_one_etag_a_
                     assert gzip.decompress(zipped.body) == theirs.body
                 named = request(bucket, target, headers={**more, "If-None-Match": etag})
                 assert (named.status, named.headers.get("etag")) == (304, etag), (target, more)
+
+
+def test_a_bucket_nginx_cannot_read_or_that_does_not_exist_is_refused_in_one_line(
+    s3: S3Server, sample_build: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A bucket that does not exist: `pipeline nginx-bucket` and `pipeline publish` say so in
+    one line. A bucket with the release but no policy: `pipeline nginx-bucket` names the object
+    nginx would fail to read, the bucket's answer and the policy, and writes nothing; with
+    docs/serving.md's policy it writes the configuration, and nginx serves the help page and a
+    store's page from the bucket with no live upstream behind it."""
+    folder = tmp_path_factory.mktemp("nr")
+    listen, no_live = f"unix:{folder / 'nginx.sock'}", f"unix:{folder / 'nobody.sock'}"
+    where = ["--dir", str(folder), "--listen", listen, "--upstream", no_live]
+    missing = "s3://never-created/site"
+    for command, args in (
+        ("nginx-bucket", ["--to", missing, *where]),
+        ("publish", ["--to", missing, "--output", str(sample_build)]),
+    ):
+        done = fork_cli(command, *args)
+        assert (done.returncode, done.stderr.splitlines()) == (
+            1,
+            [
+                f"{command} failed: s3://never-created: no such bucket (the object store "
+                "answers NoSuchBucket); create it, or correct publish.to"
+            ],
+        ), done.stderr
+    url = s3.bucket("private")
+    publish_release((sample_build / "current").resolve(), url)
+    release = BucketReader(url).snapshot()
+    assert release is not None
+    help_key = resolve(release, HELP_PATH)
+    done = fork_cli("nginx-bucket", "--to", url, *where)
+    (line,) = done.stderr.splitlines()
+    assert done.returncode == 1, done.stderr
+    assert line.startswith(f"nginx-bucket failed: {s3.endpoint}/private/site/{help_key}: "), line
+    assert "nginx cannot read it: a GET without credentials answers 403 " in line
+    assert "anyone GET private/site/stores/* and private/site/common/*" in line
+    assert sorted(p.name for p in folder.iterdir()) == []
+    readable(s3, url)
+    done = fork_cli("nginx-bucket", "--to", url, *where)
+    assert done.returncode == 0, done.stderr
+    page = "/v1.39.0/stores/tiny7/inventory/products"
+    with bucket_nginx(folder) as bucket:
+        for target, file in ((HELP_PATH, site_path_of(HELP_PATH)), (page, site_path_of(page))):
+            got = request(bucket, target)
+            assert (got.status, got.body) == (200, (sample_build / "site" / file).read_bytes())
