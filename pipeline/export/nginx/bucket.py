@@ -22,6 +22,7 @@ HIDDEN = ("Last-Modified", "Accept-Ranges", "x-amz-request-id", "x-amz-id-2", "S
 CLEARED = ("Range", "If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since")
 # The object store's own headers of an object's answer (S3's GetObject, and moto's): its ids,
 # checksums, storage, encryption, versions, locks, tags. No other server of the site sends them.
+# (User metadata, `x-amz-meta-*`, has names of its own: a publish writes none.)
 STORE_HEADERS = (
     "x-amzn-requestid",
     "x-amz-content-sha256",
