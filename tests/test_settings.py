@@ -7,10 +7,11 @@ import re
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from pipeline import cli
 from pipeline.settings import load_settings
 from tests.support.inputs import SAMPLE
-from tests.support.proxy import fork_cli
 
 
 @pytest.mark.parametrize(
@@ -111,8 +112,8 @@ def test_an_output_path_duckdb_would_misread_is_refused_in_one_line(
     output = tmp_path / name
     with pytest.raises(ValueError, match=r"^settings: output: .*" + re.escape(f"'{output}'")):
         load_settings(None, output=output)
-    done = fork_cli("build", "--input", str(SAMPLE), "--output", str(output))
-    assert done.returncode == 1, done.stderr
+    done = CliRunner().invoke(cli.main, ["build", "--input", str(SAMPLE), "--output", str(output)])
+    assert done.exit_code == 1, done.stderr
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("build failed: settings: output: ") and str(output) in line, line
     assert not output.exists()
