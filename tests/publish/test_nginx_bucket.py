@@ -536,3 +536,4 @@ def test_a_bucket_nginx_cannot_read_or_that_does_not_exist_is_refused_in_one_lin
         for target, file in ((HELP_PATH, site_path_of(HELP_PATH)), (page, site_path_of(page))):
             got = request(bucket, target)
             assert (got.status, got.body) == (200, (sample_build / "site" / file).read_bytes())
+    assert (folder / "cache").is_dir()  # `serve.nginx_cache` unset: DIR/cache, its own
