@@ -70,7 +70,9 @@ async def put(store: ObjectStore, key: str, body: bytes | Path, mode: Any = None
     try:
         done = await obs.put_async(store, key, body, attributes=attributes(key), mode=mode)
     except FileNotFoundError as exc:
-        raise missing_bucket(exc) or exc from None
+        if (missing := missing_bucket(exc)) is not None:
+            raise missing from None
+        raise
     return done["e_tag"]
 
 

@@ -22,10 +22,9 @@ def live_locations(release: str, cache_key: str, max_age: int, loop: str | None 
     `max_age` seconds (`headers.live_cache`); `/.live`, uncached, for a request with a
     precondition nginx does not answer itself (If-Match, If-Unmodified-Since), which `pipeline
     serve` ignores. Each tells the upstream `release` (an nginx value: `$bk_build`, or `""` to
-    clear it). With
-    `loop` (in front of a bucket: the upstream of the server's own socket), `/.live` asks the
-    server itself again without those preconditions: the object's answer and its ETag, as a
-    plain GET gets them, never a file of the live server's."""
+    clear it). With `loop` (in front of a bucket: the upstream of the server's own socket),
+    `/.live` asks the server itself again without those preconditions: the object's answer and
+    its ETag, as a plain GET gets them, never a file of the live server's."""
     tell = f"        proxy_set_header {RELEASE_HEADER} {release};\n"
     without = "".join(
         f'        proxy_set_header {h} "";\n' for h in ("If-Match", "If-Unmodified-Since")
