@@ -263,10 +263,17 @@ class ServeSettings(BaseModel):
         "use revalidates",
         examples=["04:30"],
     )
-    nginx_cache: Path = Field(
-        default=Path("/var/lib/nginx/pipeline-live"),
-        description="The folder nginx keeps the live answers in (proxy_cache_path; nginx's user "
-        "writes it)",
+    nginx_cache: Path | None = Field(
+        default=None,
+        description="The folder nginx keeps the live answers in (proxy_cache_path; nginx creates "
+        "it for its user); unset: OUTPUT/nginx-cache, and DIR/cache for `pipeline nginx-bucket`",
+        examples=["/var/cache/nginx/pipeline"],
+    )
+    nginx_cache_mb: int = Field(
+        default=1024,
+        ge=1,
+        description="MiB of live answers nginx keeps at most; past it the least recently asked "
+        "go (proxy_cache_path max_size)",
     )
     nginx_bucket_dir: Path | None = Field(
         default=None,

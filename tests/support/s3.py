@@ -3,7 +3,6 @@ request log; files put into it as objects."""
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -21,6 +20,7 @@ import obstore as obs
 import pytest
 
 from pipeline.publish.bucket import open_bucket
+from tests.support.inputs import ROOT
 
 
 @dataclass
@@ -126,21 +126,16 @@ def upload(url: str, directory: Path) -> None:
             obs.put(store, path.relative_to(directory).as_posix(), path)
 
 
+# The bucket policy docs/serving.md gives ("nginx in front of a bucket", "Permissions").
+DOCUMENTED_POLICY = re.search(
+    r"\*\*Permissions\.\*\*.*?```json\n(.*?)```", (ROOT / "docs" / "serving.md").read_text(), re.S
+)[1]  # type: ignore[index]
+
+
 def readable(s3: S3Server, url: str) -> None:
     """What a CDN's origin or a public site allows: anyone may read the pages (`stores/`,
-    `common/`), not the release documents (their maps list the store keys)."""
+    `common/`), not the release documents (their maps list the store keys). The policy is
+    docs/serving.md's, as written there."""
     bucket, _, prefix = url.removeprefix("s3://").partition("/")
-    policy = {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Principal": "*",
-                "Action": "s3:GetObject",
-                "Resource": [f"arn:aws:s3:::{bucket}/{prefix}/{p}/*" for p in ("stores", "common")],
-            }
-        ],
-    }
-    boto3.client("s3", endpoint_url=s3.endpoint).put_bucket_policy(
-        Bucket=bucket, Policy=json.dumps(policy)
-    )
+    policy = DOCUMENTED_POLICY.replace("BUCKET", bucket).replace("PREFIX", prefix)
+    boto3.client("s3", endpoint_url=s3.endpoint).put_bucket_policy(Bucket=bucket, Policy=policy)

@@ -30,16 +30,21 @@ from pipeline.api.urls import (
     VERSION,
 )
 from pipeline.contract import STORED_KEY_PATTERN
-from pipeline.export.nginx.bucket import BucketOrigin, serve_object, upstream_and_map
+from pipeline.export.nginx.bucket import (
+    LOOP_UPSTREAM,
+    BucketOrigin,
+    serve_object,
+    upstream_and_map,
+)
 from pipeline.export.nginx.bulk import bulk_location
 from pipeline.export.nginx.catalog import catalog_locations
 from pipeline.export.nginx.headers import add_headers, http_level, preflight, server_level
 from pipeline.export.nginx.live import LIVE, RECURSIVE, TO_LIVE, live_locations
 from pipeline.export.nginx.operations import store_operation_locations
-from pipeline.export.nginx.params import query_maps
+from pipeline.export.nginx.params import LIVE_KEY, live_key_maps, query_maps
 from pipeline.export.nginx.posts import POST_FIRST, post_locations
 from pipeline.export.nginx.syntax import literal, regex_location
-from pipeline.paths import NGINX_CONF, SITE
+from pipeline.paths import NGINX_CACHE, NGINX_CONF, SITE
 from pipeline.settings import FIRST_HEADER_BUFFER, HEADER_BUFFER, ServeSettings, Settings
 
 
@@ -187,15 +192,19 @@ def _server(
     serve: Callable[[str, str], str],
     release: str,
     release_root: str,
+    bucket: BucketOrigin | None = None,
 ) -> str:
     """The server block: one byte range of a file, the headers, the limits, the error pages, the
     locations (the live ones telling the upstream `release`, their answers cached under the
-    release, `release_root`: `live_locations`; the POST paths': `post_locations`)."""
+    release, `release_root`: `live_locations`; the POST paths': `post_locations`); in front of
+    a `bucket`, listening on its loop socket too."""
     error_pages, error_locations = _error_pages()
-    live = live_locations(release, f"{release_root}$request_uri", limits.max_age)
+    loop = LOOP_UPSTREAM if bucket else None
+    live = live_locations(release, f"{release_root}{LIVE_KEY}", limits.max_age, loop)
+    also = f"    listen {literal(bucket.loop, 'the loop socket')};\n" if bucket else ""
     return f"""server {{
     listen {literal(listen, "the address to listen on")};
-    root {literal(str(site_root), "the site's folder")};
+{also}    root {literal(str(site_root), "the site's folder")};
     default_type application/json;
     charset utf-8;
     charset_types application/json;
@@ -235,9 +244,10 @@ def render(
     `pipeline serve` (the `serve` settings); with `bucket`, for the site in that bucket
     (`bucket`), read through the release's map. nginx keeps idle connections to the live
     upstream (as many as it has threads), closing one a second before the server would, and
-    keeps the live answers in `cache` (default: the setting `serve.nginx_cache`)."""
+    keeps the live answers in `cache` (default: the setting `serve.nginx_cache`, else a folder
+    of the output's own, `nginx-cache` beside `site_root`)."""
     limits = limits or ServeSettings()
-    cache = cache or limits.nginx_cache
+    cache = cache or limits.nginx_cache or site_root.parent / NGINX_CACHE
     # What nginx tells the upstream, and what names the release in a cached answer's key: in
     # front of a bucket, the build of the map; locally, nothing, and the folder OUTPUT/site
     # resolves to (releases/<id>/site), which a publish changes without a reload.
@@ -255,15 +265,16 @@ def render(
 # at {upstream}.
 
 {query_maps()}
+{live_key_maps()}
 {_request_maps()}
-{http_level(limits.max_age, cache, limits.publish_at)}
+{http_level(limits.max_age, cache, limits.publish_at, cache_mb=limits.nginx_cache_mb)}
 {upstream_and_map(bucket) if bucket else ""}upstream pipeline_live {{
     server {literal(upstream, "the live upstream")};
     keepalive {limits.threads};
     keepalive_timeout {max(1, limits.channel_timeout - 1)}s;
 }}
 
-{_server(site_root, listen, limits, serve, *releases)}"""
+{_server(site_root, listen, limits, serve, *releases, bucket)}"""
 
 
 def write_nginx_conf(release: Path, settings: Settings) -> None:

@@ -29,10 +29,13 @@ CACHE_ZONE = "pipeline_live"
 ADDED = ("Cache-Control", "Expires", "Vary", *(name for name, _ in CORS))
 
 
-def http_level(max_age: int, cache_dir: Path, publish_at: str | None = None) -> str:
+def http_level(
+    max_age: int, cache_dir: Path, publish_at: str | None = None, *, cache_mb: int
+) -> str:
     """At the configuration's top level: Cache-Control by status (`expires` adds its own with
     a publish scheduled at `publish_at`), and the live answers' cache (each kept `max_age`
-    seconds, and dropped unasked that long)."""
+    seconds, and dropped unasked that long; the least recently asked dropped past `cache_mb`
+    MiB)."""
     statuses = "".join(
         f'    {status} "{cache_control(status, publish_at)}";\n' for status in CACHED_STATUSES
     )
@@ -42,7 +45,7 @@ def http_level(max_age: int, cache_dir: Path, publish_at: str | None = None) -> 
         f'    default "{NO_STORE}";\n{statuses}}}\n\n'
         "# The live answers, kept until the next build: their key starts with the release.\n"
         f"proxy_cache_path {literal(str(cache_dir), 'the live answers cache folder')} levels=1:2 "
-        f"keys_zone={CACHE_ZONE}:10m inactive={max_age}s use_temp_path=off;\n"
+        f"keys_zone={CACHE_ZONE}:10m inactive={max_age}s max_size={cache_mb}m use_temp_path=off;\n"
     )
 
 
