@@ -29,6 +29,11 @@ RETRY: RetryConfig = {
     "retry_timeout": timedelta(minutes=2),
 }
 FAILURES = (obs.exceptions.BaseError, OSError)  # what a request or a file may raise
+# S3's answer to a request to a bucket that does not exist (obstore says "not found" for the
+# object, and the body names the bucket).
+_NO_SUCH_BUCKET = re.compile(
+    r"<Code>NoSuchBucket</Code>(?:.*?<BucketName>([^<]*)</BucketName>)?", re.S
+)
 # A bucket name as S3 allows it; a prefix of plain segments (no `.`/`..`, nothing escaped).
 _BUCKET = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.-_")
 _SEGMENT = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
@@ -91,3 +96,16 @@ def open_bucket(url: str) -> ObjectStore:
         return from_url(url, retry_config=RETRY)
     except (ValueError, *FAILURES) as exc:
         raise BuildError(f"{url}: {first_line(exc)}") from None
+
+
+def missing_bucket(exc: BaseException) -> BuildError | None:
+    """The one-line error of a request to a bucket that does not exist (S3's NoSuchBucket, which
+    obstore reports as a missing object); None for any other failure."""
+    found = _NO_SUCH_BUCKET.search(str(exc))
+    if found is None:
+        return None
+    bucket = f"s3://{found[1]}" if found[1] else "the bucket"
+    return BuildError(
+        f"{bucket}: no such bucket (the object store answers NoSuchBucket); create it, or "
+        "correct publish.to"
+    )

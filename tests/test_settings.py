@@ -3,11 +3,15 @@ a key of an older layout is refused with the key that replaced it."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from pipeline import cli
 from pipeline.settings import load_settings
+from tests.support.inputs import SAMPLE
 
 
 @pytest.mark.parametrize(
@@ -95,3 +99,21 @@ def test_a_batch_size_changes_no_page_digest() -> None:
     assert default.pages_json() == other.export.pages_json()
     assert b"batch_listings" not in default.pages_json()
     assert default.pages_json() != load_settings(None, export={"limits": [5]}).export.pages_json()
+
+
+@pytest.mark.parametrize("name", ["out?x", "out*", "out[1]", "out\\x"])
+def test_an_output_path_duckdb_would_misread_is_refused_in_one_line(
+    tmp_path: Path, name: str
+) -> None:
+    """DuckDB reads a `?` in a database's path as the start of its options (the WAL goes to
+    another folder and the build crashes at its first commit), `*`, `?` and `[` in a file's
+    path as a glob, and a backslash as a separator: such an output is refused by name before
+    any work, as a setting, from the command line too."""
+    output = tmp_path / name
+    with pytest.raises(ValueError, match=r"^settings: output: .*" + re.escape(f"'{output}'")):
+        load_settings(None, output=output)
+    done = CliRunner().invoke(cli.main, ["build", "--input", str(SAMPLE), "--output", str(output)])
+    assert done.exit_code == 1, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("build failed: settings: output: ") and str(output) in line, line
+    assert not output.exists()

@@ -1,5 +1,6 @@
 """The OpenAPI 3.1 document of the published operations (`/v1.39.0/help/openapi.json`),
-generated from the response models, the parameters' definitions and the store operations."""
+generated from the response models, the parameters' definitions and the store operations; with
+what it declares beside them (`openapi_http`: ETag and 304, the bulk files, the token)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,16 @@ from pydantic.json_schema import models_json_schema
 from pipeline.api.catalog import CATALOG_OPERATIONS, ID_RANGES, MAX_IDS, CatalogOperation
 from pipeline.api.catalog_models import responses as catalog_responses
 from pipeline.api.docs import parameter
-from pipeline.api.models import OPERATION_RESPONSES, CategoryPage, ErrorResponse, InventoryPage
+from pipeline.api.models import (
+    OPERATION_RESPONSES,
+    BulkIndex,
+    CategoryPage,
+    ErrorResponse,
+    InventoryPage,
+    Token,
+    TokenError,
+)
+from pipeline.api.openapi_http import bulk_paths, token_path, validated
 from pipeline.api.operations import STORE_OPERATIONS
 from pipeline.api.params import CATEGORY_PARAMETERS, INT32, PARAMETER_NAMES
 from pipeline.api.responses import NO_CATEGORIES, NO_PRODUCTS, NO_STORES
@@ -93,6 +103,9 @@ def openapi_document() -> dict[str, Any]:
         CategoryPage,
         *OPERATION_RESPONSES.values(),
         *dict.fromkeys(m for pair in catalog for m in pair if m is not None),
+        BulkIndex,
+        Token,
+        TokenError,
         ErrorResponse,
     ]
     _, schemas = models_json_schema(
@@ -135,6 +148,9 @@ def openapi_document() -> dict[str, Any]:
         }
     for catalog_op in CATALOG_OPERATIONS:
         paths[f"/{catalog_op.path}"] = _catalog_operation(catalog_op)
+    paths.update(bulk_paths(_ref, _path_id))
+    validated(paths)
+    paths["/token"] = token_path(_ref)
     return {
         "openapi": "3.1.0",
         "info": {"title": "Store inventory (static reproduction)", "version": VERSION},

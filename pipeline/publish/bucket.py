@@ -23,6 +23,7 @@ from pipeline.remote import FAILURES as FAILURES  # re-exported: the URL rules' 
 from pipeline.remote import RETRY as RETRY
 from pipeline.remote import SCHEMES as SCHEMES
 from pipeline.remote import check_url as check_url
+from pipeline.remote import missing_bucket
 from pipeline.remote import open_bucket as open_bucket
 
 if TYPE_CHECKING:
@@ -57,14 +58,21 @@ async def get(store: ObjectStore, key: str) -> Stored | None:
     try:
         got = await obs.get_async(store, key)
         return Stored(bytes(await got.bytes_async()), got.meta["e_tag"])
-    except FileNotFoundError:
+    except FileNotFoundError as exc:
+        if (missing := missing_bucket(exc)) is not None:
+            raise missing from None
         return None
 
 
 async def put(store: ObjectStore, key: str, body: bytes | Path, mode: Any = None) -> str | None:
     """Write one object (a file is read by obstore), conditionally with `mode` ("create", or
     {"e_tag": ...}); its new ETag."""
-    done = await obs.put_async(store, key, body, attributes=attributes(key), mode=mode)
+    try:
+        done = await obs.put_async(store, key, body, attributes=attributes(key), mode=mode)
+    except FileNotFoundError as exc:
+        if (missing := missing_bucket(exc)) is not None:
+            raise missing from None
+        raise
     return done["e_tag"]
 
 

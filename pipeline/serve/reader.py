@@ -8,10 +8,15 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import re
+import urllib.error
+import urllib.request
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
+
+import obstore as obs
 
 from pipeline.api import catalog, operations, urls
 from pipeline.api.params import CATEGORY_PARAMETERS, parse_inventory_params
@@ -41,6 +46,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 RELEASE_MAP = "release.map"
+BUCKET_CACHE = "cache"  # nginx's cache of the live answers in front of the bucket, by default
 
 
 def site_path(target: str) -> str | None:
@@ -182,21 +188,64 @@ def endpoint_of(url: str) -> tuple[str, str]:
 def write_nginx(
     url: str, folder: Path, listen: str, upstream: str, limits: ServeSettings | None = None
 ) -> Release | None:
-    """nginx in front of the bucket at `url` (with the `serve` settings `limits`):
+    """nginx in front of the bucket at `url` (with the `serve` settings `limits`; its live
+    answers kept in `folder/cache` unless `serve.nginx_cache` says otherwise):
     `folder/nginx.conf` (include it in `http { }`) and the committed release's map,
     `folder/release.map`, replaced by a rename when the pointer moved (then `nginx -s reload`).
     The release; None before the first publish (no file written)."""
     release = BucketReader(url).snapshot()
     if release is None:
         return None
-    folder.mkdir(parents=True, exist_ok=True)
     endpoint, path = endpoint_of(url)
     origin = BucketOrigin(endpoint, path, (folder / RELEASE_MAP).absolute())
-    _replace(
-        folder / NGINX_CONF, render(folder.absolute(), listen, upstream, limits, bucket=origin)
-    )
+    check_readable(url, origin, release)
+    folder.mkdir(parents=True, exist_ok=True)
+    cache = (limits.nginx_cache if limits else None) or folder.absolute() / BUCKET_CACHE
+    conf = render(folder.absolute(), listen, upstream, limits, bucket=origin, cache=cache)
+    _replace(folder / NGINX_CONF, conf)
     _replace(folder / RELEASE_MAP, release_map(release.stores, release.common, release.build_id))
     return release
+
+
+def check_readable(url: str, origin: BucketOrigin, release: Release) -> None:
+    """An object of the common pages (the help page) and one store's page, read as nginx reads
+    them: a GET without credentials at the key's URL. BuildError naming the object and the
+    bucket's answer where one that the bucket holds cannot be read so (no policy lets anyone
+    GET it); an object the bucket lacks is not nginx's to read, and is passed over."""
+    paths = [str(urls.HELP_FILE)]
+    if release.stores:
+        first = min(release.stores)
+        paths.append(str(urls.inventory_page_path(first, parse_inventory_params(""))))
+    store, direct = open_bucket(url), urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    for path in paths:
+        key = release.key(path)
+        if key is None:
+            continue
+        where = f"{origin.endpoint}{origin.key_prefix}/{quote(key)}"
+        try:
+            with direct.open(where, timeout=30):
+                continue
+        except urllib.error.HTTPError as exc:
+            code = re.search(r"<Code>([^<]*)</Code>", exc.read(4096).decode("utf-8", "replace"))
+            said = f"{exc.code} {code[1] if code else exc.reason}"
+        except (urllib.error.URLError, OSError) as exc:
+            raise BuildError(f"{where}: nginx cannot reach the bucket: {first_line(exc)}") from None
+        try:
+            obs.head(store, key)
+        except FileNotFoundError:
+            continue
+        except FAILURES as exc:
+            raise BuildError(f"{url}: {first_line(exc)}") from None
+        raise BuildError(
+            f"{where}: nginx cannot read it: a GET without credentials answers {said}; give the "
+            f"bucket a policy that lets anyone GET {path_of(origin, 'stores')} and "
+            f'{path_of(origin, "common")} (docs/serving.md, "nginx in front of a bucket")'
+        )
+
+
+def path_of(origin: BucketOrigin, folder: str) -> str:
+    """The objects of one of the bucket's folders, as a bucket policy names them."""
+    return f"{origin.path.lstrip('/')}/{folder}/*"
 
 
 def _replace(path: Path, text: str) -> None:

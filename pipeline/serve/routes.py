@@ -68,6 +68,24 @@ def normalize_path(path: str) -> str:
     return "/" + "/".join(segments) + trailing
 
 
+def request_path(target: str) -> tuple[str, str]:
+    """The decoded, normalised path of a request target and its query string, as nginx reads
+    them before any location; ApiError for what nginx refuses there (400, 414)."""
+    target = origin_form(target)
+    too_long = len(target) > urls.MAX_TARGET  # the fragment counts, as in nginx's $request_uri
+    # A fragment (`#...`, which a client should not send) is dropped, with any query string
+    # after it, as nginx drops it.
+    path, _, query = target.partition("#")[0].partition("?")
+    if BAD_ESCAPE.search(path):  # nginx finds these reading the request line, before a 414
+        raise ApiError(400, [MALFORMED])
+    if too_long:
+        raise ApiError(414, [TOO_LONG])
+    path = normalize_path(unquote(path))
+    if len(path) > 1:
+        path = path.rstrip("/")  # a trailing slash names the same resource
+    return path, query
+
+
 def answer(
     con: Warehouse, target: str, site: Path | None = None, cache: AnswerCache | None = None
 ) -> Response:
@@ -80,18 +98,7 @@ def answer(
         return con if isinstance(con, duckdb.DuckDBPyConnection) else con()
 
     try:
-        target = origin_form(target)
-        too_long = len(target) > urls.MAX_TARGET  # the fragment counts, as in nginx's $request_uri
-        # A fragment (`#...`, which a client should not send) is dropped, with any query string
-        # after it, as nginx drops it.
-        path, _, query = target.partition("#")[0].partition("?")
-        if BAD_ESCAPE.search(path):  # nginx finds these reading the request line, before a 414
-            raise ApiError(400, [MALFORMED])
-        if too_long:
-            raise ApiError(414, [TOO_LONG])
-        path = normalize_path(unquote(path))
-        if len(path) > 1:
-            path = path.rstrip("/")  # a trailing slash names the same resource
+        path, query = request_path(target)
         match = urls.INVENTORY_PATH.fullmatch(path)
         if match:
             params = parse_inventory_params(query)  # 400s are decided before the store lookup

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -58,6 +58,9 @@ __all__ = [
     "load_settings",
 ]
 
+# The characters an output's path may not hold: DuckDB reads them otherwise (`Settings.output`).
+UNREADABLE_PATH = ("?", "*", "[", "\\")
+
 ENV_PREFIX = "PIPELINE_"
 ENV_NESTING = "__"
 
@@ -104,6 +107,18 @@ class Settings(BaseSettings):
     publish: PublishSettings = PublishSettings()
     serve: ServeSettings = ServeSettings()
     ray: RaySettings = RaySettings()
+
+    @field_validator("output")
+    @classmethod
+    def _duckdb_reads_it(cls, value: Path) -> Path:
+        """An output DuckDB would misread: a `?` in a database's path starts its options (the
+        WAL goes elsewhere), `*`, `?` and `[` in a file's path are a glob, `\\` a separator."""
+        if any(c in str(value) for c in UNREADABLE_PATH):
+            raise ValueError(
+                f"'{value}': DuckDB would read {' '.join(UNREADABLE_PATH)} in its path as a "
+                "glob, its options or a separator; choose a folder without them"
+            )
+        return value
 
     @classmethod
     def settings_customise_sources(

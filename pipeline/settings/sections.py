@@ -252,13 +252,28 @@ class ServeSettings(BaseModel):
     max_age: int = Field(
         default=86400,
         ge=0,
-        description="Seconds a client or CDN may keep a 200 or 304 (Cache-Control max-age): "
-        "until the next nightly build",
+        description="Seconds nginx keeps a live answer or a bucket's object in its cache, and "
+        "drops one unasked that long (a new release never reads the last one's)",
     )
-    nginx_cache: Path = Field(
-        default=Path("/var/lib/nginx/pipeline-live"),
-        description="The folder nginx keeps the live answers in (proxy_cache_path; nginx's user "
-        "writes it)",
+    publish_at: str | None = Field(
+        default=None,
+        pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$",
+        description="The time of day (HH:MM, UTC) the nightly publish is scheduled: answers "
+        "are fresh until the next one (nginx's `expires @HH:MM`); unset: `no-cache`, every "
+        "use revalidates",
+        examples=["04:30"],
+    )
+    nginx_cache: Path | None = Field(
+        default=None,
+        description="The folder nginx keeps the live answers in (proxy_cache_path; nginx creates "
+        "it for its user); unset: OUTPUT/nginx-cache, and DIR/cache for `pipeline nginx-bucket`",
+        examples=["/var/cache/nginx/pipeline"],
+    )
+    nginx_cache_mb: int = Field(
+        default=1024,
+        ge=1,
+        description="MiB of live answers nginx keeps at most; past it the least recently asked "
+        "go (proxy_cache_path max_size)",
     )
     nginx_bucket_dir: Path | None = Field(
         default=None,

@@ -5,14 +5,13 @@ written again and nginx reloaded."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
-import json
 import re
 import subprocess
 from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
 
-import boto3
 import obstore as obs
 import orjson
 import pytest
@@ -30,9 +29,15 @@ from pipeline.publish.bucket import open_bucket
 from pipeline.publish.objectstore import publish_release
 from pipeline.serve.reader import RELEASE_MAP, BucketReader, resolve, site_path, write_nginx
 from pipeline.settings import ServeSettings
-from tests.support.around import assert_error_headers, assert_http_around
+from tests.support.around import (
+    assert_error_headers,
+    assert_fresh,
+    assert_http_around,
+    publish_ahead,
+)
 from tests.support.proxy import fork_cli
-from tests.support.s3 import S3Server
+from tests.support.ranges import assert_libraries_read, range_headers, tcp_to
+from tests.support.s3 import S3Server, readable
 from tests.support.servers import (
     NGINX,
     envelope,
@@ -81,26 +86,6 @@ def bucket_nginx(folder: Path, more: str = "") -> AbstractContextManager[Path]:
     """nginx on the configuration `pipeline nginx-bucket` wrote into `folder` (with `more` in
     `http { }`), on a unix socket there."""
     return nginx_on(folder, folder / "nginx.conf", folder / "nginx.sock", more)
-
-
-def readable(s3: S3Server, url: str) -> None:
-    """What a CDN's origin or a public site allows: anyone may read the pages (`stores/`,
-    `common/`), not the release documents (their maps list the store keys)."""
-    bucket, _, prefix = url.removeprefix("s3://").partition("/")
-    policy = {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Principal": "*",
-                "Action": "s3:GetObject",
-                "Resource": [f"arn:aws:s3:::{bucket}/{prefix}/{p}/*" for p in ("stores", "common")],
-            }
-        ],
-    }
-    boto3.client("s3", endpoint_url=s3.endpoint).put_bucket_policy(
-        Bucket=bucket, Policy=json.dumps(policy)
-    )
 
 
 @pytest.fixture(scope="module")
@@ -189,8 +174,9 @@ def test_nginx_in_front_of_the_bucket_sends_the_http_around_the_bytes(
     sample_bucket: str, sample_build: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """A page's ETag is its object's (S3's: the MD5 of its bytes), a live answer's a hash of its
-    bytes, each with 304, gzip, Cache-Control, CORS and HEAD as locally; errors no-store with
-    CORS; a live answer asked again comes from nginx's cache, `pipeline serve` stopped."""
+    bytes, each with 304, gzip, freshness until the next publish, CORS and HEAD as locally, and
+    a preflight's 204; errors no-store with CORS; a live answer asked again comes from nginx's
+    cache, `pipeline serve` stopped."""
     url = sample_bucket
     folder = tmp_path_factory.mktemp("na")
     page = "/v1.39.0/stores/tiny7/inventory/products"
@@ -199,12 +185,20 @@ def test_nginx_in_front_of_the_bucket_sends_the_http_around_the_bytes(
     with ExitStack() as stack:
         with preview_server(sample_build) as port:
             listen = f"unix:{folder / 'nginx.sock'}"
-            assert write_nginx(url, folder, listen, f"127.0.0.1:{port}", cached(folder))
+            at = publish_ahead(request(port, HELP_PATH))
+            limits = ServeSettings(nginx_cache=folder / "cache", publish_at=at)
+            assert write_nginx(url, folder, listen, f"127.0.0.1:{port}", limits)
             bucket = stack.enter_context(bucket_nginx(folder))
-            etag = assert_http_around(bucket, page, body)
+            etag = assert_http_around(bucket, page, body, at)
             assert etag == f'"{hashlib.md5(body).hexdigest()}"'
             answered = request(port, live).body
-            assert assert_http_around(bucket, live, answered) == body_etag(answered)
+            assert assert_http_around(bucket, live, answered, at) == body_etag(answered)
+            asked = {"Access-Control-Request-Headers": "if-none-match,range"}
+            preflight = request(bucket, page, method="OPTIONS", headers=asked)
+            assert (preflight.status, preflight.body) == (204, b"")
+            assert preflight.headers["access-control-allow-headers"] == "if-none-match,range"
+            assert preflight.headers["access-control-allow-methods"] == "GET, HEAD, POST, OPTIONS"
+            assert_fresh(preflight, at)
             for target, method in [
                 ("/v1.39.0/nowhere", "GET"),
                 ("/v1.39.0/stores/nobody/inventory/products", "GET"),
@@ -216,6 +210,44 @@ def test_nginx_in_front_of_the_bucket_sends_the_http_around_the_bytes(
         again = request(bucket, live)
         assert (again.status, again.body) == (200, answered)
         assert request(bucket, "/v1.39.0/stores/tiny7/inventory/products?limit=4").status == 503
+
+
+def test_nginx_in_front_of_the_bucket_answers_byte_ranges_to_http_clients(
+    sample_bucket: str,
+    sample_build: Path,
+    serve_port: int,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """A bulk file's object answers one byte range as `pipeline serve` answers its file (206,
+    416, several ranges whole, If-Range on each one's own ETag), and polars and pyarrow read
+    the bulk files from their URLs, with no live upstream at all."""
+    folder = tmp_path_factory.mktemp("nr")
+    listen, nobody = f"unix:{folder / 'nginx.sock'}", f"unix:{folder / 'nobody.sock'}"
+    assert write_nginx(sample_bucket, folder, listen, nobody, cached(folder))
+    targets = bulk_targets(sample_build)
+    csv = next(t for t in targets if t.endswith(".csv"))
+    parquet = next(t for t in targets if t.endswith(".parquet"))
+    site = sample_build / "site"
+    with bucket_nginx(folder) as bucket:
+        for target in (csv, parquet):
+            length = len((site / target.lstrip("/")).read_bytes())
+            etags = {a: request(a, target).headers["etag"] for a in (bucket, serve_port)}
+            for asked in range_headers(length):
+                for if_range in (False, True):
+                    got = {
+                        a: request(
+                            a,
+                            target,
+                            headers={"Range": asked} | ({"If-Range": e} if if_range else {}),
+                        )
+                        for a, e in etags.items()
+                    }
+                    a, b = got[bucket], got[serve_port]
+                    assert (a.status, a.body) == (b.status, b.body), (target, asked)
+                    for name in ("content-range", "accept-ranges", "content-type"):
+                        assert a.headers.get(name) == b.headers.get(name), (target, asked, name)
+        with tcp_to(bucket) as port:
+            assert_libraries_read(f"http://127.0.0.1:{port}", site, csv, parquet)
 
 
 # --- what is written into nginx's files ----------------------------------------------------------
@@ -305,17 +337,19 @@ def test_the_live_upstream_down_is_503_with_the_envelope_in_front_of_the_bucket(
     sample_bucket: str, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """Every way to the live upstream (`live_requests`: a store the release lacks, a key nginx
-    reads no object for, an object the bucket lacks, a precondition), with nothing listening
-    there: the error envelope's 503, not nginx's HTML 502."""
+    reads no object for, an object the bucket lacks), with nothing listening there: the error
+    envelope's 503, not nginx's HTML 502. (A precondition is asked of nginx itself again, and
+    answered from the object: `..._one_etag_a_url`.)"""
     url = sample_bucket
     folder = tmp_path_factory.mktemp("nd")
     no_live = f"unix:{folder / 'nobody.sock'}"
     assert write_nginx(url, folder, f"unix:{folder / 'nginx.sock'}", no_live, cached(folder))
-    paths = [target.partition("?")[0] for target, _ in live_requests()]
+    requests = [(target, headers) for target, headers in live_requests() if not headers]
+    paths = [target.partition("?")[0] for target, _ in requests]
     for location in live_locations((folder / "nginx.conf").read_text()):
         assert any(location.fullmatch(path) for path in paths), location.pattern
     with bucket_nginx(folder) as bucket:
-        for target, headers in live_requests():
+        for target, headers in requests:
             got = request(bucket, target, headers=headers)
             assert (got.status, got.content_type, orjson.loads(got.body)) == (
                 503,
@@ -382,3 +416,107 @@ def site_path_of(target: str) -> str:
     path = site_path(target)
     assert path is not None, target
     return path
+
+
+# --- what the bucket says, and what decides a URL's ETag ----------------------------------------
+
+# Headers the object store adds to an answer (its ids, checksums, storage, encryption, user
+# metadata): local nginx sends none of them, nor does `pipeline serve`.
+STORE_HEADER = re.compile(r"x-amz|x-amzn", re.IGNORECASE)
+
+
+def test_nginx_in_front_of_the_bucket_sends_local_nginxs_headers_and_one_etag_a_url(
+    sample_bucket: str,
+    sample_build: Path,
+    serve_port: int,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """A page, the help page and a bulk file from the bucket carry the headers local nginx
+    sends for them, by name, and none of the object store's; a URL's ETag is the one a plain
+    GET gets whatever preconditions the request holds (If-Match, If-Unmodified-Since, which
+    `pipeline serve` ignores), plain or compressed, and If-None-Match naming it is 304."""
+    folder = tmp_path_factory.mktemp("nh")
+    listen = f"unix:{folder / 'nginx.sock'}"
+    assert write_nginx(sample_bucket, folder, listen, f"127.0.0.1:{serve_port}", cached(folder))
+    page = "/v1.39.0/stores/tiny7/inventory/products"
+    live = "/v1.39.0/stores/tiny7/inventory/products?limit=2"
+    targets = [page, HELP_PATH, bulk_targets(sample_build)[0], live]
+    preconditions: list[dict[str, str]] = [
+        {"If-Match": "*"},
+        {"If-Match": '"other"'},
+        {"If-Unmodified-Since": "Sat, 01 Jan 2000 00:00:00 GMT"},
+        {"If-Unmodified-Since": "Fri, 01 Jan 2100 00:00:00 GMT"},
+    ]
+    with (
+        running_nginx(
+            tmp_path_factory.mktemp("lh"), sample_build / "site", f"127.0.0.1:{serve_port}"
+        ) as local,
+        bucket_nginx(folder) as bucket,
+    ):
+        for target in targets:
+            ours, theirs = request(local, target), request(bucket, target)
+            assert (theirs.status, theirs.body) == (200, ours.body), target
+            assert not [h for h in theirs.headers if STORE_HEADER.match(h)], theirs.headers
+            assert set(theirs.headers) == set(ours.headers), target
+            etag = theirs.headers["etag"]
+            for more in preconditions:
+                got = request(bucket, target, headers=more)
+                assert (got.status, got.headers.get("etag"), got.body) == (
+                    200,
+                    etag,
+                    theirs.body,
+                ), (target, more)
+                assert set(got.headers) == set(theirs.headers), (target, more)
+                zipped = request(bucket, target, headers={**more, "Accept-Encoding": "gzip"})
+                if "content-encoding" in zipped.headers:
+                    assert zipped.headers["etag"] == f"W/{etag}", (target, more)
+                    assert gzip.decompress(zipped.body) == theirs.body
+                named = request(bucket, target, headers={**more, "If-None-Match": etag})
+                assert (named.status, named.headers.get("etag")) == (304, etag), (target, more)
+
+
+def test_a_bucket_nginx_cannot_read_or_that_does_not_exist_is_refused_in_one_line(
+    s3: S3Server, sample_build: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A bucket that does not exist: `pipeline nginx-bucket` and `pipeline publish` say so in
+    one line. A bucket with the release but no policy: `pipeline nginx-bucket` names the object
+    nginx would fail to read, the bucket's answer and the policy, and writes nothing; with
+    docs/serving.md's policy it writes the configuration, and nginx serves the help page and a
+    store's page from the bucket with no live upstream behind it."""
+    folder = tmp_path_factory.mktemp("nr")
+    listen, no_live = f"unix:{folder / 'nginx.sock'}", f"unix:{folder / 'nobody.sock'}"
+    where = ["--dir", str(folder), "--listen", listen, "--upstream", no_live]
+    missing = "s3://never-created/site"
+    for command, args in (
+        ("nginx-bucket", ["--to", missing, *where]),
+        ("publish", ["--to", missing, "--output", str(sample_build)]),
+    ):
+        done = fork_cli(command, *args)
+        assert (done.returncode, done.stderr.splitlines()) == (
+            1,
+            [
+                f"{command} failed: s3://never-created: no such bucket (the object store "
+                "answers NoSuchBucket); create it, or correct publish.to"
+            ],
+        ), done.stderr
+    url = s3.bucket("private")
+    publish_release((sample_build / "current").resolve(), url)
+    release = BucketReader(url).snapshot()
+    assert release is not None
+    help_key = resolve(release, HELP_PATH)
+    done = fork_cli("nginx-bucket", "--to", url, *where)
+    (line,) = done.stderr.splitlines()
+    assert done.returncode == 1, done.stderr
+    assert line.startswith(f"nginx-bucket failed: {s3.endpoint}/private/site/{help_key}: "), line
+    assert "nginx cannot read it: a GET without credentials answers 403 " in line
+    assert "anyone GET private/site/stores/* and private/site/common/*" in line
+    assert sorted(p.name for p in folder.iterdir()) == []
+    readable(s3, url)
+    done = fork_cli("nginx-bucket", "--to", url, *where)
+    assert done.returncode == 0, done.stderr
+    page = "/v1.39.0/stores/tiny7/inventory/products"
+    with bucket_nginx(folder) as bucket:
+        for target, file in ((HELP_PATH, site_path_of(HELP_PATH)), (page, site_path_of(page))):
+            got = request(bucket, target)
+            assert (got.status, got.body) == (200, (sample_build / "site" / file).read_bytes())
+    assert (folder / "cache").is_dir()  # `serve.nginx_cache` unset: DIR/cache, its own

@@ -6,6 +6,7 @@ from nginx's own code (`ngx_http_test_if_match`, the header table of `ngx_http_r
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -152,22 +153,24 @@ def test_a_repeated_transfer_encoding_is_400(
 
 
 @pytest.mark.parametrize(
-    "lines",
+    ("lines", "status"),
     [
-        ["Accept-Encoding: gzip", "Accept-Encoding: gzip"],
-        ["Range: bytes=0-1", "Range: bytes=2-3"],
-        ["Origin: https://a.example", "Origin: https://b.example"],
-        ["Accept: */*", "accept: text/html"],
-        ["User-Agent: a", "User-Agent: b"],
-        ["X-Thing: a", "X-Thing: a"],
+        (["Accept-Encoding: gzip", "Accept-Encoding: gzip"], 200),
+        (["Range: bytes=0-1", "Range: bytes=2-3"], 206),  # the first: bytes 0-1
+        (["Origin: https://a.example", "Origin: https://b.example"], 200),
+        (["Accept: */*", "accept: text/html"], 200),
+        (["User-Agent: a", "User-Agent: b"], 200),
+        (["X-Thing: a", "X-Thing: a"], 200),
     ],
     ids=["accept-encoding", "range", "origin", "accept", "user-agent", "other"],
 )
-def test_other_repeated_headers_are_read(
-    raw: RawClient, servers: tuple[Address, Address], sample_build: Path, lines: list[str]
+def test_other_repeated_headers_are_read_by_their_first_line(
+    raw: RawClient, servers: tuple[Address, Address], lines: list[str], status: int
 ) -> None:
     got = both_raw(raw, servers, head_of(PAGE, lines))
-    assert got.status == 200
+    assert got.status == status
+    if status == 206:
+        assert got.headers["content-range"].startswith("bytes 0-1/")
 
 
 def test_the_first_refusal_in_the_head_is_answered(
@@ -378,6 +381,10 @@ QUALITIES = ["", ";q=0", ";q=1", ";q=0.5", ";q=1.5", "; q=0.001", ";q=.5", ";lev
 DATES = ["Thu, 01 Jan 1970 00:00:00 GMT", "Fri, 01 Jan 2100 00:00:00 GMT", "junk", ""]
 # Lines nginx ignores (a name with a byte it does not read), and values with control bytes.
 IGNORED = ["If_None_Match: *", "If-None-Match@: *", "Accept(Encoding): gzip", "X-A: a\x01\x7f"]
+# Left out: a Range beside an If-Match or If-Unmodified-Since with a value. nginx sends such a
+# request to `pipeline serve` without its Accept-Encoding, which then answers the range (206),
+# where `pipeline serve` asked directly compresses the whole body (200).
+PRECONDITION = re.compile(r"(?i)if-(?:match|unmodified-since): *[^ ]")
 # Each header: the values a line may have.
 HEADERS: dict[str, st.SearchStrategy[str]] = {
     "If-Modified-Since": st.sampled_from(DATES),
@@ -443,6 +450,8 @@ def heads(draw: st.DrawFn) -> Generated:
             form = draw(st.sampled_from(["{}: {}"] * 6 + ["{}:", "{}"]))
             lines.append(form.format(spelled, draw(values)))
     lines += draw(st.lists(st.sampled_from(IGNORED), max_size=2))
+    if any(PRECONDITION.match(line) for line in lines):  # see PRECONDITION
+        lines = [line for line in lines if not line.lower().startswith("range")]
     version = draw(st.sampled_from(["1.1", "1.1", "1.1", "1.0"]))
     return method, version, kind, draw(st.integers(0, 10**6)), draw(st.permutations(lines))
 

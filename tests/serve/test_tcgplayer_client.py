@@ -1,9 +1,11 @@
-"""A public client reads the catalog and the marketplace prices unchanged: `tcgplayer-client`
-2.0.3 calls `pricing/group/{id}`, `pricing/product/{ids}`, `catalog/categories/{id}`,
-`catalog/groups/{id}`, `catalog/products` and `catalog/conditions` with its own methods,
-through `pipeline serve` and through nginx (docs/contract.md §7), and reads what the servers
-answer, unchanged. Like the live API, a partly found list of ids is a 207, which the client
-raises as an API error with the body.
+"""A public client authenticates and reads the catalog and the marketplace prices unchanged,
+only its base URL set: `tcgplayer-client` 2.0.3 posts its client credentials to `/token` (under
+its base URL) first, as it does against the live service, then calls `pricing/group/{id}`,
+`pricing/product/{ids}`, `catalog/categories/{id}`, `catalog/groups/{id}`, `catalog/products`
+and `catalog/conditions` with its own methods and its token, through `pipeline serve`, the
+generated nginx and nginx in front of a bucket (docs/contract.md §7, §10), and reads what the
+servers answer, unchanged. Like the live API, a partly found list of ids is a 207, which the
+client raises as an API error with the body.
 
 The package is installed by uv, at a pinned version, into a throwaway folder; without the
 package index (an offline machine), the test is skipped with the reason."""
@@ -23,22 +25,24 @@ from tests.support.servers import request
 PACKAGES = ("tcgplayer-client==2.0.3",)
 
 # The client's own calls, against the server named by argv[1] (`.../v1.39.0`), reached through
-# the unix-domain socket argv[2] when given (nginx's in the tests). The token request is the
-# live service's business: a token is set instead.
+# the unix-domain socket argv[2] when given (nginx's in the tests: aiohttp's connections are
+# made there, the client untouched). It authenticates first, as against the live service.
 SCRIPT = """
 import asyncio, json, sys
-import aiohttp
+import aiohttp, aiohttp.client
 if len(sys.argv) > 2:
-    aiohttp.TCPConnector = lambda *args, **kwargs: aiohttp.UnixConnector(path=sys.argv[2])
+    unix = lambda *args, **kwargs: aiohttp.UnixConnector(path=sys.argv[2])
+    aiohttp.TCPConnector = aiohttp.client.TCPConnector = unix
 from tcgplayer_client import TCGPlayerClient
 from tcgplayer_client.config import ClientConfig
 from tcgplayer_client.exceptions import APIError
 
 async def main(base):
-    client = TCGPlayerClient("public", "private", config=ClientConfig(base_url=base, enable_caching=False))
-    client.auth.access_token = "token"
+    client = TCGPlayerClient("public-key", "private", config=ClientConfig(base_url=base, enable_caching=False))
+    authenticated = await client.authenticate()
     catalog, pricing = client.endpoints.catalog, client.endpoints.pricing
     read = {
+        "token": [authenticated["success"], client.auth.access_token],
         "pricing/group/1001": await pricing.get_product_prices_by_group(1001),
         "pricing/product/100001,100002,300005": await pricing.get_market_prices([100001, 100002, 300005]),
         "catalog/categories/3": await catalog.get_category_details(3),
@@ -68,15 +72,22 @@ def _read(client_path: Path, base: str, *via: str) -> dict[str, Any]:
 
 
 @pytest.mark.slow
-def test_tcgplayer_client_reads_the_catalog_and_prices(
-    client_path: Path, serve_port: int, nginx_socket: Path, sample_data: reference.Data
+def test_tcgplayer_client_authenticates_and_reads_the_catalog_and_prices(
+    client_path: Path,
+    serve_port: int,
+    nginx_socket: Path,
+    bucket_nginx_socket: Path,
+    sample_data: reference.Data,
 ) -> None:
     # nginx's host names no server: only its socket answers.
     for address, base, via in (
         (serve_port, f"http://127.0.0.1:{serve_port}/v1.39.0", ()),
         (nginx_socket, "http://nginx.invalid/v1.39.0", (str(nginx_socket),)),
+        (bucket_nginx_socket, "http://nginx.invalid/v1.39.0", (str(bucket_nginx_socket),)),
     ):
         read = _read(client_path, base, *via)
+        authenticated, token = read.pop("token")
+        assert authenticated is True and len(token) >= 32, address  # the token it was given
         partial = read.pop("partial")
         for target, body in read.items():  # what the client read is the answer, unchanged
             got = request(address, f"/v1.39.0/{target}")

@@ -15,10 +15,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import parse_qs, unquote
 
+import boto3
 import obstore as obs
 import pytest
 
 from pipeline.publish.bucket import open_bucket
+from tests.support.inputs import ROOT
 
 
 @dataclass
@@ -122,3 +124,18 @@ def upload(url: str, directory: Path) -> None:
     for path in sorted(directory.rglob("*")):
         if path.is_file():
             obs.put(store, path.relative_to(directory).as_posix(), path)
+
+
+# The bucket policy docs/serving.md gives ("nginx in front of a bucket", "Permissions").
+DOCUMENTED_POLICY = re.search(
+    r"\*\*Permissions\.\*\*.*?```json\n(.*?)```", (ROOT / "docs" / "serving.md").read_text(), re.S
+)[1]  # type: ignore[index]
+
+
+def readable(s3: S3Server, url: str) -> None:
+    """What a CDN's origin or a public site allows: anyone may read the pages (`stores/`,
+    `common/`), not the release documents (their maps list the store keys). The policy is
+    docs/serving.md's, as written there."""
+    bucket, _, prefix = url.removeprefix("s3://").partition("/")
+    policy = DOCUMENTED_POLICY.replace("BUCKET", bucket).replace("PREFIX", prefix)
+    boto3.client("s3", endpoint_url=s3.endpoint).put_bucket_policy(Bucket=bucket, Policy=policy)

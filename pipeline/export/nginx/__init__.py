@@ -7,8 +7,10 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from pipeline.api.http import NO_STORE
 from pipeline.api.responses import (
     ALLOWED_METHODS,
+    RANGE_NOT_SATISFIABLE,
     STATUS_MESSAGES,
     TOO_LONG,
     URL_NOT_FOUND,
@@ -28,15 +30,21 @@ from pipeline.api.urls import (
     VERSION,
 )
 from pipeline.contract import STORED_KEY_PATTERN
-from pipeline.export.nginx.bucket import BucketOrigin, serve_object, upstream_and_map
+from pipeline.export.nginx.bucket import (
+    LOOP_UPSTREAM,
+    BucketOrigin,
+    serve_object,
+    upstream_and_map,
+)
 from pipeline.export.nginx.bulk import bulk_location
 from pipeline.export.nginx.catalog import catalog_locations
-from pipeline.export.nginx.headers import add_headers, http_level, server_level
+from pipeline.export.nginx.headers import add_headers, http_level, preflight, server_level
 from pipeline.export.nginx.live import LIVE, RECURSIVE, TO_LIVE, live_locations
 from pipeline.export.nginx.operations import store_operation_locations
-from pipeline.export.nginx.params import query_maps
+from pipeline.export.nginx.params import LIVE_KEY, live_key_maps, query_maps
+from pipeline.export.nginx.posts import POST_FIRST, post_locations
 from pipeline.export.nginx.syntax import literal, regex_location
-from pipeline.paths import NGINX_CONF, SITE
+from pipeline.paths import NGINX_CACHE, NGINX_CONF, SITE
 from pipeline.settings import FIRST_HEADER_BUFFER, HEADER_BUFFER, ServeSettings, Settings
 
 
@@ -65,6 +73,17 @@ def _error_pages() -> tuple[str, str]:
         f"        return 405 {_envelope(method_not_allowed('$refused_method'))};\n"
         "    }"
     ]
+    # 416: nginx's range filter raises it after the 200's headers were added (they stay, but
+    # the ETag); the envelope, and `no-store`, which wins over the 200's freshness.
+    pages.append("    error_page 416 /.errors/416;")
+    locations.append(
+        "    location = /.errors/416 {\n"
+        "        internal;\n"
+        f'        add_header Cache-Control "{NO_STORE}" always;\n'
+        '        add_header ETag "" always;\n'
+        f"        return 416 {_envelope(RANGE_NOT_SATISFIABLE)};\n"
+        "    }"
+    )
     for status, message in STATUS_MESSAGES.items():
         raised = _RAISED_AS.get(status, str(status))
         overwrite = "" if raised == str(status) else f"={status} "
@@ -82,7 +101,7 @@ def _only_get() -> str:
     """The guard every location opens with: it answers other methods itself, since an
     error_page redirect would turn the request into a GET, and the message names the method."""
     methods = "|".join(ALLOWED_METHODS)
-    return (
+    return preflight("        ") + (
         f"        if ($request_method !~ ^({methods})$) {{\n"
         f'            add_header Allow "{", ".join(ALLOWED_METHODS)}" always;\n'
         f"{add_headers('            ')}"
@@ -173,23 +192,25 @@ def _server(
     serve: Callable[[str, str], str],
     release: str,
     release_root: str,
+    bucket: BucketOrigin | None = None,
 ) -> str:
-    """The server block: whole bodies only, the headers, the limits, the error pages, the
+    """The server block: one byte range of a file, the headers, the limits, the error pages, the
     locations (the live ones telling the upstream `release`, their answers cached under the
-    release, `release_root`: `live_locations`)."""
+    release, `release_root`: `live_locations`; the POST paths': `post_locations`); in front of
+    a `bucket`, listening on its loop socket too."""
     error_pages, error_locations = _error_pages()
-    live = live_locations(release, f"{release_root}$request_uri")
+    loop = LOOP_UPSTREAM if bucket else None
+    live = live_locations(release, f"{release_root}{LIVE_KEY}", limits.max_age, loop)
+    also = f"    listen {literal(bucket.loop, 'the loop socket')};\n" if bucket else ""
     return f"""server {{
     listen {literal(listen, "the address to listen on")};
-    root {literal(str(site_root), "the site's folder")};
+{also}    root {literal(str(site_root), "the site's folder")};
     default_type application/json;
     charset utf-8;
     charset_types application/json;
     absolute_redirect off;
     server_tokens off;
-    # Whole bodies only, as `pipeline serve` answers: no byte ranges (206, 416).
-    max_ranges 0;
-{server_level()}
+{server_level(limits.publish_at)}
 {_limits(limits)}
     # Error pages are internal URIs, not named locations: a request nginx rejects while
     # reading the request line has no URI to carry into a named location. They apply after a
@@ -199,14 +220,14 @@ def _server(
     if ($target_too_long) {{
         return 414 {_envelope(TOO_LONG)};
     }}
-    # A request with a precondition a file would answer 412 to (If-Match,
+{POST_FIRST}    # A request with a precondition a file would answer 412 to (If-Match,
     # If-Unmodified-Since) goes to the upstream, which ignores it.
     if ($inv_conditional) {{
         rewrite ^ /.live last;
     }}
 
 {_page_locations(serve)}
-{live}{error_locations}
+{live}{post_locations(release)}{error_locations}
 }}
 """
 
@@ -223,9 +244,10 @@ def render(
     `pipeline serve` (the `serve` settings); with `bucket`, for the site in that bucket
     (`bucket`), read through the release's map. nginx keeps idle connections to the live
     upstream (as many as it has threads), closing one a second before the server would, and
-    keeps the live answers in `cache` (default: the setting `serve.nginx_cache`)."""
+    keeps the live answers in `cache` (default: the setting `serve.nginx_cache`, else a folder
+    of the output's own, `nginx-cache` beside `site_root`)."""
     limits = limits or ServeSettings()
-    cache = cache or limits.nginx_cache
+    cache = cache or limits.nginx_cache or site_root.parent / NGINX_CACHE
     # What nginx tells the upstream, and what names the release in a cached answer's key: in
     # front of a bucket, the build of the map; locally, nothing, and the folder OUTPUT/site
     # resolves to (releases/<id>/site), which a publish changes without a reload.
@@ -243,15 +265,16 @@ def render(
 # at {upstream}.
 
 {query_maps()}
+{live_key_maps()}
 {_request_maps()}
-{http_level(limits.max_age, cache)}
+{http_level(limits.max_age, cache, limits.publish_at, cache_mb=limits.nginx_cache_mb)}
 {upstream_and_map(bucket) if bucket else ""}upstream pipeline_live {{
     server {literal(upstream, "the live upstream")};
     keepalive {limits.threads};
     keepalive_timeout {max(1, limits.channel_timeout - 1)}s;
 }}
 
-{_server(site_root, listen, limits, serve, *releases)}"""
+{_server(site_root, listen, limits, serve, *releases, bucket)}"""
 
 
 def write_nginx_conf(release: Path, settings: Settings) -> None:

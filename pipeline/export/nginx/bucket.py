@@ -10,15 +10,65 @@ from pathlib import Path
 from urllib.parse import quote
 
 from pipeline.api.urls import STORES_DIR
+from pipeline.errors import BuildError
 from pipeline.export.nginx.headers import CACHE_ZONE, upstream_headers
 from pipeline.export.nginx.syntax import included, literal, map_key, quoted
 
-# The headers of the bucket's answer that the local configuration does not send (whole bodies
-# only, the ETag the one validator: the object's), and the client's that would make the bucket
-# answer otherwise. nginx keeps the objects in its cache under their keys, which are never
+# The headers of the bucket's answer that the local configuration does not send (nginx answers
+# a range itself, the ETag the one validator: the object's), and the client's that would make the
+# bucket answer otherwise. nginx keeps the objects in its cache under their keys, which are never
 # rewritten, and answers If-None-Match itself, as for a local file.
 HIDDEN = ("Last-Modified", "Accept-Ranges", "x-amz-request-id", "x-amz-id-2", "Server")
-CLEARED = ("Range", "If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since")
+# A client's Authorization (a token of the live service's, which no read asks for) is not the
+# bucket's: S3 refuses a request whose Authorization it cannot read.
+CLEARED = (
+    "Range",
+    "If-Match",
+    "If-None-Match",
+    "If-Modified-Since",
+    "If-Unmodified-Since",
+    "Authorization",
+)
+# The object store's own headers of an object's answer (S3's GetObject, and moto's): its ids,
+# checksums, storage, encryption, versions, locks, tags. No other server of the site sends them.
+# (User metadata, `x-amz-meta-*`, has names of its own: a publish writes none.)
+STORE_HEADERS = (
+    "x-amzn-requestid",
+    "x-amz-content-sha256",
+    "x-amz-version-id",
+    "x-amz-delete-marker",
+    "x-amz-expiration",
+    "x-amz-restore",
+    "x-amz-missing-meta",
+    "x-amz-website-redirect-location",
+    "x-amz-server-side-encryption",
+    "x-amz-server-side-encryption-customer-algorithm",
+    "x-amz-server-side-encryption-customer-key-md5",
+    "x-amz-server-side-encryption-aws-kms-key-id",
+    "x-amz-server-side-encryption-bucket-key-enabled",
+    "x-amz-storage-class",
+    "x-amz-request-charged",
+    "x-amz-replication-status",
+    "x-amz-mp-parts-count",
+    "x-amz-tagging-count",
+    "x-amz-object-lock-mode",
+    "x-amz-object-lock-retain-until-date",
+    "x-amz-object-lock-legal-hold",
+    "x-amz-checksum-crc32",
+    "x-amz-checksum-crc32c",
+    "x-amz-checksum-crc64nvme",
+    "x-amz-checksum-sha1",
+    "x-amz-checksum-sha256",
+    "x-amz-checksum-type",
+    "x-amz-bucket-region",
+)
+# The socket, beside the release's map, on which the server also listens for itself: a request
+# with a precondition (If-Match, If-Unmodified-Since), which `pipeline serve` ignores, is asked
+# again there without it, so that it gets the object, and its ETag, as a plain GET does.
+LOOP_SOCKET = "loop.sock"
+LOOP_UPSTREAM = "pipeline_bucket_loop"
+# The longest path of a unix-domain socket (`sun_path`, with its terminating NUL).
+SOCKET_PATH_BYTES = 107
 
 
 @dataclass(frozen=True)
@@ -39,6 +89,18 @@ class BucketOrigin:
         return self.endpoint.partition("://")[0]
 
     @property
+    def loop(self) -> str:
+        """The unix-domain socket the server listens on for itself (`LOOP_SOCKET`), as nginx's
+        `listen` and `server` write it; BuildError where no socket can have its path."""
+        path = str(self.release_map.parent / LOOP_SOCKET)
+        if len(path.encode()) > SOCKET_PATH_BYTES:
+            raise BuildError(
+                f"{path}: a unix-domain socket's path has at most {SOCKET_PATH_BYTES} bytes; "
+                "choose a shorter folder for `pipeline nginx-bucket`"
+            )
+        return f"unix:{path}"
+
+    @property
     def key_prefix(self) -> str:
         """`path` as the start of a request's URI to the bucket (percent-encoded)."""
         return quote(self.path, safe="/")
@@ -51,6 +113,9 @@ def upstream_and_map(origin: BucketOrigin) -> str:
         f"include {included(str(origin.release_map))};\n"
         "upstream pipeline_bucket {\n"
         f"    server {literal(origin.host, 'the bucket endpoint')};\n"
+        "}\n"
+        f"upstream {LOOP_UPSTREAM} {{\n"
+        f"    server {literal(origin.loop, 'the loop socket')};\n"
         "}\n"
     )
 
@@ -85,9 +150,12 @@ def serve_object(
         f"proxy_set_header Host {host};",
         *(f'proxy_set_header {name} "";' for name in CLEARED),
         *(f"proxy_hide_header {name};" for name in HIDDEN),
+        *(f"proxy_hide_header {name};" for name in STORE_HEADERS),
+        "proxy_headers_hash_bucket_size 128;",  # the longest name above has 47 bytes
         f"proxy_cache {CACHE_ZONE};",
         "proxy_cache_key $bk_key;",
         f"proxy_cache_valid 200 {max_age}s;",
+        "proxy_force_ranges on;",  # one byte range of the object, as of a file
         "proxy_intercept_errors on;",
         "proxy_http_version 1.1;",
         'proxy_set_header Connection "";',

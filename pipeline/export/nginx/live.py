@@ -17,22 +17,35 @@ RECURSIVE = "    recursive_error_pages on;\n"
 RELEASE_HEADER = "X-Pipeline-Release"
 
 
-def live_locations(release: str, cache_key: str) -> str:
+def live_locations(release: str, cache_key: str, max_age: int, loop: str | None = None) -> str:
     """`@live` for a page with no file, its answers kept in nginx's cache under `cache_key`
-    (`headers.live_cache`); `/.live`, uncached, for a request with a precondition nginx does
-    not answer itself (If-Match, If-Unmodified-Since), which `pipeline serve` ignores. Each
-    tells the upstream `release` (an nginx value: `$bk_build`, or `""` to clear it)."""
+    `max_age` seconds (`headers.live_cache`); `/.live`, uncached, for a request with a
+    precondition nginx does not answer itself (If-Match, If-Unmodified-Since), which `pipeline
+    serve` ignores. Each tells the upstream `release` (an nginx value: `$bk_build`, or `""` to
+    clear it). With `loop` (in front of a bucket: the upstream of the server's own socket),
+    `/.live` asks the server itself again without those preconditions: the object's answer and
+    its ETag, as a plain GET gets them, never a file of the live server's."""
+    tell = f"        proxy_set_header {RELEASE_HEADER} {release};\n"
+    without = "".join(
+        f'        proxy_set_header {h} "";\n' for h in ("If-Match", "If-Unmodified-Since")
+    )
     return "".join(
         f"""    location {where} {{
-{internal}        proxy_pass http://pipeline_live{uri};
+{internal}        proxy_pass http://{upstream}{uri};
         proxy_set_header Host $host;
-        proxy_set_header {RELEASE_HEADER} {release};
-        proxy_http_version 1.1;
+{told}        proxy_http_version 1.1;
         proxy_set_header Connection "";
 {upstream_headers()}{cached}    }}
 """
-        for where, internal, uri, cached in (
-            (LIVE, "", "", live_cache(cache_key)),
-            ("= /.live", "        internal;\n", "$request_uri", ""),
+        for where, internal, upstream, uri, told, cached in (
+            (LIVE, "", "pipeline_live", "", tell, live_cache(cache_key, max_age)),
+            (
+                "= /.live",
+                "        internal;\n",
+                loop or "pipeline_live",
+                "$request_uri",
+                without if loop else tell,
+                "",
+            ),
         )
     )

@@ -139,3 +139,41 @@ def query_maps() -> str:
 {plain_static}
 {plain_page}
 """
+
+
+# The live answers' cache key (`headers.live_cache`): what decides an answer, so that a
+# parameter the API ignores, whatever its value, shares the entry of the request without it.
+LIVE_KEY = "$key_path?$key_query"
+
+
+def live_key_maps() -> str:
+    """The maps of `LIVE_KEY`: the path as the request sent it, then each parameter the API
+    reads (a field of `InventoryParams`), as it reads it: its name in any case, the first of
+    repeated ones, an empty value (`limit=`, `limit`) apart from an absent one, its value as
+    sent; every other pair left out. A query string whose names nginx cannot read as the API
+    does (an escape, a byte past ASCII) or whose values are not UTF-8 is its own key, whole."""
+    names = [f.name for f in fields(InventoryParams)]
+    values = "".join(
+        f"map $args $key_{n.lower()} {{\n"
+        '    default "";\n'
+        f"    {quoted(f'~*(?:^|&){n.lower()}(?:=(?<key_{n.lower()}_v>[^&]*))?(?:&|$)')} "
+        f"{quoted(f'{n}=$key_{n.lower()}_v&')};\n"
+        "}\n"
+        for n in names
+    )
+    pieces = "".join(f"$key_{n.lower()}" for n in names)
+    return (
+        "# The live answers' cache key: the path as sent and the parameters the API reads, as\n"
+        "# it reads them (any other pair left out); a query string it cannot read so, whole.\n"
+        'map $request_uri $key_path {\n    "~^(?<key_p>[^?]*)" $key_p;\n}\n'
+        "map $args $key_readable {\n"
+        "    default 0;\n"
+        '    "" 1;\n'
+        f"    {quoted('~*' + args_pattern(()))} 1;\n"
+        "}\n"
+        f"{values}"
+        "map $key_readable $key_query {\n"
+        '    default "!$args";\n'
+        f"    1 {quoted(pieces)};\n"
+        "}\n"
+    )
