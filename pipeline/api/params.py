@@ -238,6 +238,7 @@ def bind_params(
         "sort_desc": params.sort_desc,
         "get_extended_fields": params.getExtendedFields,
         "include_skus": params.includeSkus,
+        "search_filters": "[]",  # a search's filters (`api.search`), JSON: none on a GET
         **paging_params(params),
     }
 

@@ -14,6 +14,7 @@ from pipeline.api import catalog, operations, urls
 from pipeline.api.docs import help_page
 from pipeline.api.openapi import openapi_json
 from pipeline.api.params import CATEGORY_PARAMETERS, parse_inventory_params
+from pipeline.api.search import match_post
 from pipeline.api.responses import (
     HTML,
     MALFORMED,
@@ -27,6 +28,7 @@ from pipeline.api.responses import (
 from pipeline.serve import catalog as catalog_operations
 from pipeline.serve import live
 from pipeline.serve import operations as store_operations
+from pipeline.serve import search
 from pipeline.serve.cache import AnswerCache
 from pipeline.serve.headers import page as read_page
 
@@ -68,6 +70,51 @@ def normalize_path(path: str) -> str:
     return "/" + "/".join(segments) + trailing
 
 
+def path_and_query(target: str) -> tuple[str, str]:
+    """The request target's path (percent-decoded, normalised as nginx reads it, no trailing
+    slash) and query string, or ApiError (400, 414)."""
+    target = origin_form(target)
+    too_long = len(target) > urls.MAX_TARGET  # the fragment counts, as in nginx's $request_uri
+    # A fragment (`#...`, which a client should not send) is dropped, with any query string
+    # after it, as nginx drops it.
+    path, _, query = target.partition("#")[0].partition("?")
+    if BAD_ESCAPE.search(path):  # nginx finds these reading the request line, before a 414
+        raise ApiError(400, [MALFORMED])
+    if too_long:
+        raise ApiError(414, [TOO_LONG])
+    path = normalize_path(unquote(path))
+    if len(path) > 1:
+        path = path.rstrip("/")  # a trailing slash names the same resource
+    return path, query
+
+
+def answered_to_post(target: str) -> bool:
+    """Whether a `POST` of `target` is answered (else 405): a search's path, or a target
+    whose error (400, 414) comes first."""
+    try:
+        return match_post(path_and_query(target)[0]) is not None
+    except ApiError:
+        return True
+
+
+def post_answer(
+    con: Callable[[], duckdb.DuckDBPyConnection],
+    target: str,
+    body: bytes,
+    cache: AnswerCache | None = None,
+) -> Response | None:
+    """The API's response to `POST target` with `body` (docs/contract.md §8); None for a path
+    no `POST` is answered on (405)."""
+    try:
+        path, query = path_and_query(target)
+        found = match_post(path)
+        if found is None:
+            return None
+        return search.answer(con, *found, query, body, cache)
+    except ApiError as exc:
+        return exc.response()
+
+
 def answer(
     con: Warehouse, target: str, site: Path | None = None, cache: AnswerCache | None = None
 ) -> Response:
@@ -80,18 +127,7 @@ def answer(
         return con if isinstance(con, duckdb.DuckDBPyConnection) else con()
 
     try:
-        target = origin_form(target)
-        too_long = len(target) > urls.MAX_TARGET  # the fragment counts, as in nginx's $request_uri
-        # A fragment (`#...`, which a client should not send) is dropped, with any query string
-        # after it, as nginx drops it.
-        path, _, query = target.partition("#")[0].partition("?")
-        if BAD_ESCAPE.search(path):  # nginx finds these reading the request line, before a 414
-            raise ApiError(400, [MALFORMED])
-        if too_long:
-            raise ApiError(414, [TOO_LONG])
-        path = normalize_path(unquote(path))
-        if len(path) > 1:
-            path = path.rstrip("/")  # a trailing slash names the same resource
+        path, query = path_and_query(target)
         match = urls.INVENTORY_PATH.fullmatch(path)
         if match:
             params = parse_inventory_params(query)  # 400s are decided before the store lookup

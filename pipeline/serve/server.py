@@ -28,7 +28,8 @@ from pipeline.paths import CURRENT, SITE, WAREHOUSE
 from pipeline.serve.cache import AnswerCache
 from pipeline.serve.headers import around
 from pipeline.serve.protocol import Channel, head_limit, raise_open_files_limit
-from pipeline.serve.routes import answer, origin_form
+from pipeline.serve.routes import answer, answered_to_post, origin_form, post_answer
+from pipeline.serve.search import posted
 from pipeline.settings import ServeSettings
 
 StartResponse = Callable[..., Any]
@@ -124,17 +125,23 @@ def application(
     max_age = build.limits.max_age
 
     def respond(
-        method: str, target: str, release: str | None
+        method: str, target: str, release: str | None, body: bytes
     ) -> tuple[Response, list[tuple[str, str]]]:
+        allow = [("Allow", ", ".join(ALLOWED_METHODS))]
         try:
-            if method not in ALLOWED_METHODS:
+            if method not in (*ALLOWED_METHODS, "POST"):
                 origin_form(target)  # a malformed target is 400 before the method is looked at
-                allow = [("Allow", ", ".join(ALLOWED_METHODS))]
+                return ApiError(405, [method_not_allowed(method)]).response(), allow
+            if method == "POST" and not answered_to_post(target):
                 return ApiError(405, [method_not_allowed(method)]).response(), allow
             published = build.current()
             if release and release != published.release.name:
                 build.refuse(release, published)
             cursor = functools.partial(build.cursor, published)
+            if method == "POST":
+                posted = post_answer(cursor, target, body, published.cache)
+                assert posted is not None
+                return posted, []
             return answer(cursor, target, published.site, published.cache), []
         except ApiError as exc:
             return exc.response(), []
@@ -147,8 +154,13 @@ def application(
             query = environ.get("QUERY_STRING", "")
             target = environ.get("PATH_INFO", "/") + (f"?{query}" if query else "")
         release = environ.get(RELEASE_ENVIRON)
-        response, extra = respond(method, target, release)
-        status, headers, body = around(response, environ, max_age)
+        sent = environ["wsgi.input"].read() if method == "POST" else b""
+        response, extra = respond(method, target, release, sent)
+        if method == "POST" and not extra:  # a search's answer: never kept, no ETag
+            status = response.status
+            headers, body = posted(response, environ)
+        else:
+            status, headers, body = around(response, environ, max_age)
         start_response(f"{status} {HTTPStatus(status).phrase}", headers + extra)
         return [] if method == "HEAD" else [body]
 

@@ -1,0 +1,110 @@
+"""Answers to a `POST` of a search (docs/contract.md §8), live from the warehouse: the
+catalog's search (product ids) and a store's search (the summary of its products that match),
+and the HTTP around them: no ETag, `Cache-Control: no-store`, conditional headers ignored."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import duckdb
+
+from pipeline.api.catalog import parse_ids
+from pipeline.api.http import CORS, NO_STORE, VARY, accepts_gzip, compress, compressible
+from pipeline.api.params import DEFAULTS, parse_inventory_params, used
+from pipeline.api.responses import (
+    NO_CATEGORIES,
+    NO_PRODUCTS,
+    NO_STORES,
+    ApiError,
+    Response,
+    envelope,
+)
+from pipeline.api.search import SUMMARY_SORTS, PostOperation, SearchBody, parse_body
+from pipeline.api.urls import STORE_KEY
+from pipeline.db import scalar
+from pipeline.serve import live
+from pipeline.serve.cache import AnswerCache
+from pipeline.transform.steps import CATALOG_SEARCH
+
+
+def _category_id(segment: str, errors: list[str]) -> int | None:
+    try:
+        return parse_ids("categoryId", segment)[0]
+    except ApiError as exc:
+        errors += exc.messages
+        return None
+
+
+def answer(
+    warehouse: Callable[[], duckdb.DuckDBPyConnection],
+    op: PostOperation,
+    segments: tuple[str, ...],
+    query: str,
+    body: bytes,
+    cache: AnswerCache | None = None,
+) -> Response:
+    """The answer to a `POST` of `op`: every 400 (the path's, the query's, the body's, in that
+    order) before any 404."""
+    errors: list[str] = []
+    category_id = _category_id(segments[-1], errors)
+    params = DEFAULTS
+    try:
+        params = parse_inventory_params(query, op.parameters)
+    except ApiError as exc:
+        errors += exc.messages
+    search, body_errors = parse_body(body)
+    errors += body_errors
+    if errors or search is None or category_id is None:
+        raise ApiError(400, errors)
+    if op.name == "catalog_search":
+        return Response(200, catalog_search(warehouse(), category_id, search))
+    key = segments[0].lower()
+    if not STORE_KEY.fullmatch(key):
+        raise ApiError(404, [NO_STORES])
+    summary = replace(
+        params,
+        categoryId=category_id,
+        sort=SUMMARY_SORTS[search.sort],
+        offset=search.offset,
+        limit=search.limit,
+    )
+    found = live.store_inventory(warehouse(), key, summary, cache, search.filters_json())
+    return Response(200, found)
+
+
+def catalog_search(con: duckdb.DuckDBPyConnection, category_id: int, search: SearchBody) -> bytes:
+    """The page of product ids, or ApiError(404): no such category, or nothing on the page."""
+    sql = CATALOG_SEARCH.sql
+    values = {
+        "category_id": category_id,
+        "search_filters": search.filters_json(),
+        "sort": search.sort,
+        "limit": search.limit,
+        "offset": search.offset,
+    }
+    rows = con.execute(sql, used(sql, values)).fetchall()
+    if rows:
+        return envelope(rows[0][0], (str(product_id) for _, product_id in rows))
+    known = "SELECT count(*) FROM staging.categories WHERE category_id = ?"
+    if not scalar(con, known, [category_id]):
+        raise ApiError(404, [NO_CATEGORIES])
+    raise ApiError(404, [NO_PRODUCTS])
+
+
+def posted(response: Response, environ: dict[str, Any]) -> tuple[list[tuple[str, str]], bytes]:
+    """The headers and body sent for a `POST`'s answer, as nginx sends them: never kept
+    (`no-store`), no ETag, If-None-Match and the like ignored; gzip where nginx compresses."""
+    body = response.body
+    headers = [("Content-Type", response.content_type)]
+    if (
+        compressible(response.status, response.content_type, len(body))
+        and accepts_gzip(environ.get("HTTP_ACCEPT_ENCODING"))
+        and environ.get("SERVER_PROTOCOL") != "HTTP/1.0"
+    ):
+        body = compress(body)
+        headers.append(("Content-Encoding", "gzip"))
+    headers.append(("Content-Length", str(len(body))))
+    vary = [VARY] if response.status == 200 else []
+    return headers + [("Cache-Control", NO_STORE), *CORS, *vary], body
