@@ -152,9 +152,7 @@ class SearchManifest(BaseModel):
 
 class SearchFilterValues(BaseModel):
     model_config = STRICT
-    name: StrictStr | None = Field(
-        None, description="A filter of the manifest (case-insensitive)."
-    )
+    name: StrictStr | None = Field(None, description="A filter of the manifest (case-insensitive).")
     values: list[StrictStr] | None = Field(
         None, description="Any of them matches; none given: anything does."
     )
@@ -172,9 +170,7 @@ class SearchRequest(BaseModel):
     )
     limit: Int32 | None = Field(None, description="1 to 100; 10 by default.")
     offset: Int32 | None = Field(None, description="0 or more; 0 by default.")
-    filters: list[SearchFilterValues] | None = Field(
-        None, description="Every filter must match."
-    )
+    filters: list[SearchFilterValues] | None = Field(None, description="Every filter must match.")
     includeAggregates: StrictBool | None = Field(None, description="Accepted and ignored.")
 
 

@@ -14,7 +14,6 @@ from pipeline.api import catalog, operations, urls
 from pipeline.api.docs import help_page
 from pipeline.api.openapi import openapi_json
 from pipeline.api.params import CATEGORY_PARAMETERS, parse_inventory_params
-from pipeline.api.search import match_post
 from pipeline.api.responses import (
     HTML,
     MALFORMED,
@@ -25,10 +24,10 @@ from pipeline.api.responses import (
     Response,
     content_type,
 )
+from pipeline.api.search import match_post
 from pipeline.serve import catalog as catalog_operations
-from pipeline.serve import live
+from pipeline.serve import live, search
 from pipeline.serve import operations as store_operations
-from pipeline.serve import search
 from pipeline.serve.cache import AnswerCache
 from pipeline.serve.headers import page as read_page
 

@@ -12,7 +12,7 @@ import duckdb
 
 from pipeline.api.catalog import parse_ids
 from pipeline.api.http import CORS, NO_STORE, VARY, accepts_gzip, compress, compressible
-from pipeline.api.params import DEFAULTS, parse_inventory_params, used
+from pipeline.api.params import DEFAULTS, PARAMETER_NAMES, parse_inventory_params, used
 from pipeline.api.responses import (
     NO_CATEGORIES,
     NO_PRODUCTS,
@@ -51,7 +51,8 @@ def answer(
     category_id = _category_id(segments[-1], errors)
     params = DEFAULTS
     try:
-        params = parse_inventory_params(query, op.parameters)
+        # Its errors in §4's order (the summary's), not the official document's
+        params = parse_inventory_params(query, [n for n in PARAMETER_NAMES if n in op.parameters])
     except ApiError as exc:
         errors += exc.messages
     search, body_errors = parse_body(body)
@@ -107,4 +108,4 @@ def posted(response: Response, environ: dict[str, Any]) -> tuple[list[tuple[str,
         headers.append(("Content-Encoding", "gzip"))
     headers.append(("Content-Length", str(len(body))))
     vary = [VARY] if response.status == 200 else []
-    return headers + [("Cache-Control", NO_STORE), *CORS, *vary], body
+    return [*headers, ("Cache-Control", NO_STORE), *CORS, *vary], body

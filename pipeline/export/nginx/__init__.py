@@ -35,6 +35,7 @@ from pipeline.export.nginx.headers import add_headers, http_level, server_level
 from pipeline.export.nginx.live import LIVE, RECURSIVE, TO_LIVE, live_locations
 from pipeline.export.nginx.operations import store_operation_locations
 from pipeline.export.nginx.params import query_maps
+from pipeline.export.nginx.search import post_locations
 from pipeline.export.nginx.syntax import literal, regex_location
 from pipeline.paths import NGINX_CONF, SITE
 from pipeline.settings import FIRST_HEADER_BUFFER, HEADER_BUFFER, ServeSettings, Settings
@@ -102,15 +103,15 @@ map $request_uri $target_too_long {{
 }}
 
 # 1 when the request has a precondition nginx does not answer as `pipeline serve` does (see the
-# server block), not on the way to an error page.
+# server block), not on the way to an error page, and not a POST (a search ignores it).
 map "$http_if_match$http_if_unmodified_since" $inv_precondition {{
     default 1;
     "" 0;
 }}
-map "$inv_precondition$uri" $inv_conditional {{
+map "$inv_precondition$request_method$uri" $inv_conditional {{
     volatile;
     default 0;
-    "~^1/(?![.]errors/)" 1;
+    "~^1(?!POST/)[A-Z_-]*/(?![.]errors/)" 1;
 }}
 
 # The method of the request line, for the 405 of a request nginx refuses before any location.
@@ -205,6 +206,7 @@ def _server(
         rewrite ^ /.live last;
     }}
 
+{post_locations(_only_get(), f"return 404 {_envelope(URL_NOT_FOUND)};", release)}
 {_page_locations(serve)}
 {live}{error_locations}
 }}
