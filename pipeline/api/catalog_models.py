@@ -151,27 +151,27 @@ class SearchManifest(BaseModel):
 
 
 class SearchFilterValues(BaseModel):
-    model_config = STRICT
-    name: StrictStr | None = Field(None, description="A filter of the manifest (case-insensitive).")
-    values: list[StrictStr] | None = Field(
-        None, description="Any of them matches; none given: anything does."
-    )
+    """A filter of a search's body; other keys are ignored."""
+
+    name: StrictStr | None = absent("A filter of the manifest (case-insensitive).")
+    values: list[StrictStr] | None = absent("Any of them matches; none given: anything does.")
 
 
 class SearchRequest(BaseModel):
-    """A search's body: strict UTF-8 JSON, every key optional, null as absent, unknown keys
+    """A search's body: strict UTF-8 JSON, every key optional, null as absent, other keys
     ignored, integers without fraction or exponent."""
 
-    model_config = STRICT
-    sort: StrictStr | None = Field(
-        None,
-        description="ProductName ASC, MinPrice DESC, MinPrice ASC or Relevance (the default), "
-        "case-insensitive.",
+    sort: StrictStr | None = absent(
+        "ProductName ASC, MinPrice DESC, MinPrice ASC or Relevance (the default), case-insensitive."
     )
-    limit: Int32 | None = Field(None, description="1 to 100; 10 by default.")
-    offset: Int32 | None = Field(None, description="0 or more; 0 by default.")
-    filters: list[SearchFilterValues] | None = Field(None, description="Every filter must match.")
-    includeAggregates: StrictBool | None = Field(None, description="Accepted and ignored.")
+    limit: Int32 | None = absent("1 to 100; 10 by default.")
+    offset: Int32 | None = absent("0 or more; 0 by default.")
+    filters: list[SearchFilterValues] | None = absent("Every filter must match.")
+    includeAggregates: StrictBool | None = absent("Accepted and ignored.")
+
+
+class ProductIdPage(PagedResponse[Int64]):
+    """The catalog's search: a page of product ids."""
 
 
 # Each operation's result item, by operationId: its 200 is a page or a results envelope of it

@@ -23,7 +23,8 @@ class PostOperation:
     operation_id: str
     summary: str
     path: str  # under /v1.39.0/, `{name}` a path segment
-    parameters: tuple[str, ...] = ()  # the query parameters it reads, in §4's order
+    description: str
+    parameters: tuple[str, ...] = ()  # the query parameters it reads, the official order
 
     @property
     def pattern(self) -> re.Pattern[str]:
@@ -46,13 +47,19 @@ POST_OPERATIONS: tuple[PostOperation, ...] = (
         "Catalog_SearchCategory",
         "Search Category Products",
         "catalog/categories/{categoryId}/search",
+        "The ids of the category's products that match every filter of the body, in its sort "
+        "(lowest market price first or last, products with none last), paged by its offset "
+        "and limit. An unknown category: 404 No categories were found.",
     ),
     PostOperation(
         "store_search",
         "Stores_ProductSearchByCategory",
         "List Product Summary By Category",
-        f"{STORES_DIR.removeprefix(VERSION + '/')}/{{storeKey}}/inventory/categories/"
-        "{categoryId}/search",
+        f"{STORES_DIR.removeprefix(VERSION + '/')}/{{storeKey}}/inventory/categories/{{categoryId}}"
+        "/search",
+        "The store's inventory summary of its products in the category that match the body's "
+        "filters, in its sort (MinPrice on the store's lowest price), paged by its offset and "
+        "limit: the summary's entries and bytes. An unknown category matches nothing.",
         ("skuLimit", "includeCustom", "includeGeneric", "channelId", "includeExcludedCategories"),
     ),
 )

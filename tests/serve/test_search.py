@@ -258,3 +258,69 @@ def test_a_body_past_the_limit_is_413(serve_port: int, nginx_socket: Path) -> No
         refused = request(server, target, "POST", {"Content-Length": str(limit + 1)})
         assert refused.status == 413
         assert json.loads(refused.body) == envelope("The request body is too large.")
+
+
+# The recorded answer of the live service for category 2 (a 2019 recording, kept beside the
+# contract): its sorts, and the filters this pipeline's inputs can answer, with their display
+# names and input types. "Best Selling" needs sales, which no input has.
+RECORDED_SORTING = [
+    {"text": "A-Z", "value": "ProductName ASC"},
+    {"text": "Price: High to Low", "value": "MinPrice DESC"},
+    {"text": "Price: Low to High", "value": "MinPrice ASC"},
+    {"text": "Relevance", "value": "Relevance"},
+    {"text": "Best Selling", "value": "Sales DESC"},
+]
+RECORDED_FILTERS = [
+    ("ProductName", "Product Name", "Text"),
+    ("SetName", "Set", "SingleValue"),
+    ("Number", "Number", "Text"),
+    ("Rarity", "Rarity", "MultipleValues"),
+]
+
+
+def test_the_manifest_has_the_recorded_shape_and_the_document_says_so(
+    serve_port: int, nginx_socket: Path, client: Client
+) -> None:
+    """The manifest as the live service words it; the OpenAPI document describes the three
+    operations, and their answers parse into its models."""
+    from pipeline.api.catalog_models import ProductIdPage, SearchManifest
+    from pipeline.api.models import InventoryPage, ResultsResponse
+
+    for server in (serve_port, nginx_socket):
+        got = client.request(server, "/v1.39.0/catalog/categories/2/search/manifest")
+        ResultsResponse[SearchManifest].model_validate_json(got.body)
+        manifest = json.loads(got.body)["results"][0]
+        assert manifest["sorting"] == RECORDED_SORTING[:4]
+        shapes = [(f["name"], f["displayName"], f["inputType"]) for f in manifest["filters"]]
+        assert shapes == RECORDED_FILTERS
+        assert manifest["filters"][1]["items"][0] == {"text": "All Sets", "value": "All"}
+    document = json.loads(client.request(serve_port, "/v1.39.0/help/openapi.json").body)
+    assert sorted(
+        (op["operationId"], method, path)
+        for path, item in document["paths"].items()
+        if "/search" in path
+        for method, op in item.items()
+    ) == [
+        (
+            "Catalog_GetCategorySearchManifest",
+            "get",
+            "/catalog/categories/{categoryId}/search/manifest",
+        ),
+        ("Catalog_SearchCategory", "post", "/catalog/categories/{categoryId}/search"),
+        (
+            "Stores_ProductSearchByCategory",
+            "post",
+            "/stores/{storeKey}/inventory/categories/{categoryId}/search",
+        ),
+    ]
+    searched = client.request(
+        serve_port, "/v1.39.0/catalog/categories/1/search", "POST", body=b'{"limit":100}'
+    )
+    ProductIdPage.model_validate_json(searched.body)
+    summary = client.request(
+        serve_port, "/v1.39.0/stores/mom-and-pop/inventory/categories/1/search", "POST", body=b"{}"
+    )
+    InventoryPage.model_validate_json(summary.body)
+    help_page = client.request(serve_port, "/v1.39.0/help/index").body.decode()
+    for path in ("/search/manifest", "POST /v1.39.0/catalog/categories/{categoryId}/search"):
+        assert path in help_page
