@@ -13,6 +13,8 @@ from urllib.parse import quote, unquote
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pipeline import db
+from pipeline.serve.routes import post_answer
 from pipeline.settings import ServeSettings
 from tests.support import reference
 from tests.support.servers import Client, envelope, request
@@ -138,10 +140,11 @@ def test_random_searches_match_the_reference(
 
 
 def test_searches_find_what_the_sample_holds(
-    serve_port: int, sample_data: reference.Data, client: Client
+    serve_port: int, sample_build: Path, sample_data: reference.Data, client: Client
 ) -> None:
     """Beside the random bodies, which mostly miss: each filter kind and sort on a category
-    with many products, paged to its end."""
+    with many products, paged to its end; and each answered from the warehouse alone too (the
+    server cuts a small store's pages from its products kept whole)."""
     cases = [
         {"filters": [{"name": "ProductName", "values": ["a"]}], "sort": "MinPrice DESC"},
         {"filters": [{"name": "SetName", "values": ["base set", "Evolving Skies"]}]},
@@ -151,6 +154,7 @@ def test_searches_find_what_the_sample_holds(
         {"sort": "ProductName ASC"},
     ]
     answered = 0
+    con = db.connect(sample_build / "warehouse.duckdb", read_only=True)
     for case in cases:
         for offset in (0, 10, 100):
             body = json.dumps({**case, "offset": offset}).encode()
@@ -160,7 +164,10 @@ def test_searches_find_what_the_sample_holds(
             ):
                 got = client.request(serve_port, target, "POST", body=body)
                 assert (got.status, got.body) == _model(sample_data, target, body), (target, body)
+                alone = post_answer(lambda: con, target, body)
+                assert alone is not None and (alone.status, alone.body) == (got.status, got.body)
                 answered += got.status == 200
+    con.close()
     assert answered >= 12
 
 

@@ -1,6 +1,7 @@
 """A public client reads the catalog and the marketplace prices unchanged: `tcgplayer-client`
 2.0.3 calls `pricing/group/{id}`, `pricing/product/{ids}`, `catalog/categories/{id}`,
-`catalog/groups/{id}`, `catalog/products` and `catalog/conditions` with its own methods,
+`catalog/groups/{id}`, `catalog/products` and `catalog/conditions` with its own methods, and
+searches a category (its manifest, then a POST of a search: docs/contract.md §8),
 through `pipeline serve` and through nginx (docs/contract.md §7), and reads what the servers
 answer, unchanged. Like the live API, a partly found list of ids is a 207, which the client
 raises as an API error with the body.
@@ -28,7 +29,7 @@ PACKAGES = ("tcgplayer-client==2.0.3",)
 SCRIPT = """
 import asyncio, json, sys
 import aiohttp
-if len(sys.argv) > 2:
+if len(sys.argv) > 3:
     aiohttp.TCPConnector = lambda *args, **kwargs: aiohttp.UnixConnector(path=sys.argv[2])
 from tcgplayer_client import TCGPlayerClient
 from tcgplayer_client.config import ClientConfig
@@ -52,6 +53,11 @@ async def main(base):
         read["partial"] = None
     except APIError as exc:
         read["partial"] = [exc.status_code, json.loads(exc.response_data)]
+    # Its search methods name the version in their own paths: a client of the host's root.
+    root = TCGPlayerClient("public", "private", config=ClientConfig(base_url=base.removesuffix("/v1.39.0"), enable_caching=False))
+    root.auth.access_token = "token"
+    read["catalog/categories/3/search/manifest"] = await root.endpoints.catalog.get_category_search_manifest(3)
+    read["searched"] = await root.endpoints.catalog.search_category_products(3, json.loads(sys.argv[-1]))
     print(json.dumps(read))
 
 asyncio.run(main(sys.argv[1]))
@@ -63,8 +69,17 @@ def client_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return client_installed(tmp_path_factory, PACKAGES)
 
 
+# The search the client sends (as its JSON), after the other arguments.
+SEARCH = {
+    "filters": [{"name": "ProductName", "values": ["a"]}],
+    "sort": "MinPrice DESC",
+    "limit": 5,
+}
+
+
 def _read(client_path: Path, base: str, *via: str) -> dict[str, Any]:
-    return json.loads(run_client(client_path, SCRIPT, base, *via))  # type: ignore[no-any-return]
+    output = run_client(client_path, SCRIPT, base, *via, json.dumps(SEARCH))
+    return json.loads(output)  # type: ignore[no-any-return]
 
 
 @pytest.mark.slow
@@ -78,12 +93,27 @@ def test_tcgplayer_client_reads_the_catalog_and_prices(
     ):
         read = _read(client_path, base, *via)
         partial = read.pop("partial")
+        searched = read.pop("searched")  # the client's POST, answered as ours
+        got = request(
+            address,
+            "/v1.39.0/catalog/categories/3/search",
+            "POST",
+            body=json.dumps(SEARCH).encode(),
+        )
+        assert (got.status, searched) == (200, json.loads(got.body))
         for target, body in read.items():  # what the client read is the answer, unchanged
             got = request(address, f"/v1.39.0/{target}")
             assert (got.status, body) == (200, json.loads(got.body)), target
         got = request(address, "/v1.39.0/pricing/product/100001,7")
         assert (got.status, partial) == (207, [207, json.loads(got.body)])
     # and it holds the sample's catalog (the independent reference model's reading of it)
+    named = [p for p, row in sample_data.products.items() if "a" in row["name"].lower()]
+    assert set(searched["results"]) <= set(named) and searched["totalItems"] >= 5
+    manifest = read["catalog/categories/3/search/manifest"]["results"][0]
+    sets = [i["value"] for i in manifest["filters"][1]["items"]]
+    assert set(sets) == {"All"} | {
+        g["name"] for g in sample_data.groups.values() if g["categoryId"] == 3
+    }
     errors = json.loads(got.body)["errors"]
     assert errors == ["No product price was found for productId 7."]
     assert read["catalog/categories/3"]["results"][0]["name"] == sample_data.categories[3]["name"]
