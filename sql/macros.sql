@@ -81,7 +81,7 @@ CREATE OR REPLACE TEMP MACRO json_money(d) AS
          THEN (CAST(d AS DECIMAL(18, 2))::VARCHAR)[:-2]
          ELSE CAST(d AS DECIMAL(18, 2))::VARCHAR END;
 
--- Name matching and the search's orders (docs/contract.md §4.1, §8): the one definition the
+-- Name matching and the search's orders (docs/contract.md §4.1, §12): the one definition the
 -- summary's productName filter, the catalog's products, the catalog's search and a store's
 -- search share. `name_key` is the lower-cased product name (export.product); a value is
 -- lower-cased here, as the name was (Unicode lower-casing, no accent folding).

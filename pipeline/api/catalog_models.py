@@ -143,7 +143,7 @@ class SearchFilter(BaseModel):
 
 
 class SearchManifest(BaseModel):
-    """What a category's products can be searched and sorted by (docs/contract.md §8)."""
+    """What a category's products can be searched and sorted by (docs/contract.md §12)."""
 
     model_config = STRICT
     sorting: list[SearchOption]

@@ -111,7 +111,7 @@ def _catalog_operations() -> str:
     )
 
 
-# A search's body (docs/contract.md §8), key by key, in the official document's order.
+# A search's body (docs/contract.md §12), key by key, in the official document's order.
 SEARCH_BODY_DOCS = (
     ("sort", "string", "Relevance", "ProductName ASC, MinPrice DESC, MinPrice ASC or Relevance "
      "(case-insensitive). Relevance puts names equal to a ProductName value first, then names "

@@ -1,4 +1,4 @@
-"""The search operations (docs/contract.md §8): the paths answered to a `POST`, their query
+"""The search operations (docs/contract.md §12): the paths answered to a `POST`, their query
 parameters, and the body `{sort, limit, offset, filters, includeAggregates}` parsed with its
 400 messages. (The category's manifest is a catalog operation: `api.catalog`.)"""
 

@@ -102,7 +102,7 @@ def post_answer(
     body: bytes,
     cache: AnswerCache | None = None,
 ) -> Response | None:
-    """The API's response to `POST target` with `body` (docs/contract.md §8); None for a path
+    """The API's response to `POST target` with `body` (docs/contract.md §12); None for a path
     no `POST` is answered on (405)."""
     try:
         path, query = path_and_query(target)

@@ -1,4 +1,4 @@
-"""Answers to a `POST` of a search (docs/contract.md §8), live from the warehouse: the
+"""Answers to a `POST` of a search (docs/contract.md §12), live from the warehouse: the
 catalog's search (product ids) and a store's search (the summary of its products that match),
 and the HTTP around them: no ETag, `Cache-Control: no-store`, conditional headers ignored."""
 

@@ -118,7 +118,7 @@ STORE_PRODUCT_ENTRIES = SqlFile("api/parts/store_product_entries")
 STORE_ENTRIES = SqlFile("api/store_entries")
 KEPT_PRODUCT_ENTRIES = SqlFile("api/parts/kept_product_entries")
 CATALOG_CATEGORIES = SqlFile("api/catalog_categories")
-# The catalog's search (docs/contract.md §8), a POST answered live.
+# The catalog's search (docs/contract.md §12), a POST answered live.
 CATALOG_SEARCH = SqlFile("api/catalog_search")
 # The bulk files' rows, every category's at once (`export.pages.bulk`).
 BULK_ROWS = SqlFile("api/bulk_rows")

@@ -1,5 +1,5 @@
 -- POST /v1.39.0/catalog/categories/{categoryId}/search (Catalog_SearchCategory),
--- docs/contract.md §8. One row per product id of the page: the products of category
+-- docs/contract.md §12. One row per product id of the page: the products of category
 -- $category_id that match every filter of $search_filters (`search_matches`), in the order
 -- $sort names: 'productname asc' (by name: the lower-cased name, then productId),
 -- 'minprice asc' and 'minprice desc' (the product's lowest market price, the lowest lowPrice

@@ -1,5 +1,5 @@
 -- GET /v1.39.0/catalog/categories/{categoryId}/search/manifest
--- (Catalog_GetCategorySearchManifest), docs/contract.md §8. One row per category with a row
+-- (Catalog_GetCategorySearchManifest), docs/contract.md §12. One row per category with a row
 -- (category $item_id; null: every category, for the exporter): what its products can be
 -- searched and sorted by. SetName offers each distinct lower-cased name of the category's
 -- groups, Rarity each distinct rarity of its products (compared lower-cased), each spelled

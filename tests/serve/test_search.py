@@ -1,4 +1,4 @@
-"""Search (docs/contract.md §8) over real sockets: random bodies and query strings `POST`ed to
+"""Search (docs/contract.md §12) over real sockets: random bodies and query strings `POST`ed to
 `pipeline serve` against the independent reference model on the sample, nginx giving the same
 bytes; a store's search with no filter equal to its summary, for every store of the sample;
 and the HTTP around a `POST` (405 elsewhere, 404 for a `GET` of a search, 413, no-store,

@@ -1,7 +1,7 @@
 """A public client reads the catalog and the marketplace prices unchanged: `tcgplayer-client`
 2.0.3 calls `pricing/group/{id}`, `pricing/product/{ids}`, `catalog/categories/{id}`,
 `catalog/groups/{id}`, `catalog/products` and `catalog/conditions` with its own methods, and
-searches a category (its manifest, then a POST of a search: docs/contract.md §8),
+searches a category (its manifest, then a POST of a search: docs/contract.md §12),
 through `pipeline serve` and through nginx (docs/contract.md §7), and reads what the servers
 answer, unchanged. Like the live API, a partly found list of ids is a 207, which the client
 raises as an API error with the body.

@@ -1178,7 +1178,7 @@ def answer_catalog(data: Data, path: str, query: str) -> tuple[int, bytes] | Non
 
 
 # ---------------------------------------------------------------------------------------------
-# Search (docs/contract.md §8): the category's manifest, the catalog's search and a store's
+# Search (docs/contract.md §12): the category's manifest, the catalog's search and a store's
 # search, from the contract alone.
 # ---------------------------------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 """The nginx locations of the `POST` operations (`api.search.POST_OPERATIONS`, docs/contract.md
-§8), for `pipeline.export.nginx`: a `POST` of their paths goes to `pipeline serve` with its
+§12), for `pipeline.export.nginx`: a `POST` of their paths goes to `pipeline serve` with its
 body, never cached, its answer `no-store`; a `GET` of them is 404 `URL not found.`; any other
 method is 405, as everywhere. (docs/serving.md, "Search")"""
 

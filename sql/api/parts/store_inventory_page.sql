@@ -6,7 +6,7 @@
 -- read `named`: one row per store, channel and product with its listings' counts
 -- (is_excluded_category, sku_count, lowest_price) and its catalog keys (category_id,
 -- group_id, name_key, category_name_key, group_name_key, number_key, rarity_key); and they
--- end with a comma. A store's search (docs/contract.md §8) is the same page with the body's
+-- end with a comma. A store's search (docs/contract.md §12) is the same page with the body's
 -- filters ($search_filters, `search_matches`) and its `Relevance` order.
 ranked as (
     -- The answer's products and order within a store and channel, as sort columns (null but
