@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -133,8 +134,9 @@ def live_latency(output: Path, count: int = 200, seconds: float = 5.0) -> dict[s
     picked = stores(output)
     median_key, largest_key = picked["median"][0], picked["largest"][0]
     products = busiest_products(output, median_key, PRODUCTS)
-    targets: dict[str, list[Request]] = {
-        **{name: summary_pages(output, key) for name, (key, _) in picked.items()},
+    summaries = {name: summary_pages(output, key) for name, (key, _) in picked.items()}
+    targets: dict[str, Sequence[Request]] = {
+        **summaries,
         "skus": [_store(median_key, f"products/{p}/skus") for p in products],
         "quantity": [_store(median_key, f"products/{p}/quantity") for p in products],
         "skuprices_largest": [
@@ -145,7 +147,7 @@ def live_latency(output: Path, count: int = 200, seconds: float = 5.0) -> dict[s
         **catalog_targets(output, PAGES),
         **search_targets(output, largest_key, PAGES),
     }
-    mixed = [*targets["smallest"], *targets["median"]]
+    mixed = [*summaries["smallest"], *summaries["median"]]
     figures: dict[str, Any] = {"live_orders": ",".join(ORDERS), "live_load_average": _load()}
     for name, (_, listings) in picked.items():
         figures[f"live_{name}_store_listings"] = listings
@@ -158,7 +160,9 @@ def live_latency(output: Path, count: int = 200, seconds: float = 5.0) -> dict[s
     with serving(output) as (port, pid):
         direct = _direct(port)
         for name in picked:  # after a live answer of another kind: the warehouse is open
-            first = first_request(direct, targets["groups"][0], targets[name][0])
+            first = first_request(
+                direct, _store(median_key, f"groups?{LIST_QUERY}"), summaries[name][0]
+            )
             figures[f"live_{name}_first_ms"] = first
         figures |= _latencies(direct, targets, count, "live")
         figures |= _throughputs(direct, mixed, seconds, pid, "live")
@@ -183,7 +187,7 @@ def _direct(port: int) -> Connect:
 
 
 def _latencies(
-    connect: Connect, targets: dict[str, list[Request]], count: int, prefix: str
+    connect: Connect, targets: Mapping[str, Sequence[Request]], count: int, prefix: str
 ) -> dict[str, float]:
     """Median and 95th percentile of each figure's time, its targets one request after the
     other, in turn."""

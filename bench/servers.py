@@ -16,7 +16,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -146,7 +146,7 @@ def _get(
         raise RuntimeError(f"{target}: HTTP {response.status}")
 
 
-def latencies(connect: Connect, targets: list[Request], count: int) -> list[float]:
+def latencies(connect: Connect, targets: Sequence[Request], count: int) -> list[float]:
     """Seconds of `count` requests one after the other on one keep-alive connection, the
     targets in turn, after one to warm up (the warehouse opens, the thread's cursor is made)."""
     conn = connect()

@@ -208,12 +208,13 @@ def test_a_store_search_without_filters_is_its_summary(
 
 
 def test_a_post_answer_is_never_kept(serve_port: int, nginx_socket: Path, client: Client) -> None:
-    """No ETag, Cache-Control no-store, If-None-Match ignored; and nginx answers each body
-    anew (its cache keys a URL, not a body)."""
+    """No ETag, Cache-Control no-store, conditional headers ignored; and nginx answers each
+    body anew (its cache keys a URL, not a body)."""
     target = "/v1.39.0/catalog/categories/3/search"
     for server in (serve_port, nginx_socket):
         first = client.request(server, target, "POST", body=b'{"limit":1}')
-        second = client.request(server, target, "POST", {"If-None-Match": "*"}, body=b'{"limit":2}')
+        conditions = {"If-None-Match": "*", "If-Match": '"x"', "If-Unmodified-Since": "x"}
+        second = client.request(server, target, "POST", conditions, body=b'{"limit":2}')
         assert first.status == second.status == 200
         assert json.loads(first.body)["results"] != json.loads(second.body)["results"]
         for reply in (first, second):
