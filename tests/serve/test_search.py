@@ -122,7 +122,7 @@ def _model(data: reference.Data, target: str, body: bytes) -> tuple[int, bytes]:
 
 
 @settings(
-    max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(target=targets(), body=bodies())
 def test_random_searches_match_the_reference(
@@ -156,7 +156,7 @@ def test_searches_find_what_the_sample_holds(
     answered = 0
     con = db.connect(sample_build / "warehouse.duckdb", read_only=True)
     for case in cases:
-        for offset in (0, 10, 100):
+        for offset in (0, 20):
             body = json.dumps({**case, "offset": offset}).encode()
             for target in (
                 "/v1.39.0/catalog/categories/3/search",
@@ -168,7 +168,7 @@ def test_searches_find_what_the_sample_holds(
                 assert alone is not None and (alone.status, alone.body) == (got.status, got.body)
                 answered += got.status == 200
     con.close()
-    assert answered >= 12
+    assert answered >= 10
 
 
 def test_a_store_search_without_filters_is_its_summary(
