@@ -92,12 +92,15 @@ CREATE OR REPLACE TEMP MACRO name_matches(name_key, value) AS contains(name_key,
 CREATE OR REPLACE TEMP MACRO search_filters(filters_json) AS
     from_json(filters_json, '[{"name":"VARCHAR","values":["VARCHAR"]}]');
 
--- Whether a product matches every filter of a search: one of a filter's values matches
--- (none given: anything does). ProductName: the name contains it; SetName: the group's name
--- equals it, `All` any group; Number and Rarity: equal to it (null matches nothing).
+-- Whether a product matches every filter of a search (`filters_json`, the JSON text of
+-- `search_filters`): one of a filter's values matches (none given: anything does).
+-- ProductName: the name contains it; SetName: the group's name equals it, `All` any group;
+-- Number and Rarity: equal to it (null matches nothing). No filter (`[]`, every request but a
+-- search's, and the exporter's) folds to true when the query is planned: no row pays for it.
 CREATE OR REPLACE TEMP MACRO search_matches(
-        filters, name_key, group_name_key, number_key, rarity_key) AS
-    len(list_filter(filters, lambda f: NOT (
+        filters_json, name_key, group_name_key, number_key, rarity_key) AS
+    filters_json = '[]'
+    OR len(list_filter(search_filters(filters_json), lambda f: NOT (
         len(f.values) = 0
         OR len(list_filter(f.values, lambda v: coalesce(CASE f.name
             WHEN 'productname' THEN name_matches(name_key, v)

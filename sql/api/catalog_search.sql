@@ -21,7 +21,7 @@ matching as (
     join keys using (product_id)
     where products.category_id = $category_id
       and search_matches(
-          search_filters($search_filters),
+          $search_filters,
           products.name_key, products.group_name_key, keys.number_key, keys.rarity_key
       )
 ),

@@ -32,9 +32,7 @@ ranked as (
       and ($category_name is null or category_name_key = lower($category_name))
       and ($group_name is null or group_name_key = lower($group_name))
       and ($product_name is null or name_matches(name_key, $product_name))
-      and search_matches(
-          search_filters($search_filters), name_key, group_name_key, number_key, rarity_key
-      )
+      and search_matches($search_filters, name_key, group_name_key, number_key, rarity_key)
 ),
 page as (
     -- The page of a request (one store and channel): the first $last_position products from
