@@ -86,6 +86,7 @@ STEPS: tuple[Step, ...] = (
     Model("export/catalog_product", indexes=("product_id",)),
     Model("export/condition"),
     Model("export/product_price", indexes=("product_id",)),
+    Model("export/search_manifest"),
 )
 
 # The steps that read the stores' tables (their rows partition by store: a shard of stores runs
