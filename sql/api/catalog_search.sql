@@ -10,9 +10,10 @@ with
 products as (select * from export.catalog_product),
 keys as (select product_id, number_key, rarity_key from export.product),
 prices as (
+    -- Read for a price order only: another folds to no row when the query is planned.
     select product_id, min(low_price) as lowest_price
     from marts.product_market
-    where category_id = $category_id
+    where category_id = $category_id and $sort like 'minprice %'
     group by product_id
 ),
 matching as (
