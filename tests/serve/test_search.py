@@ -332,3 +332,23 @@ def test_the_manifest_has_the_recorded_shape_and_the_document_says_so(
     help_page = client.request(serve_port, "/v1.39.0/help/index").body.decode()
     for path in ("/search/manifest", "POST /v1.39.0/catalog/categories/{categoryId}/search"):
         assert path in help_page
+
+
+def test_name_matching_and_the_searches_order_have_one_definition() -> None:
+    """The summary's page (the summary and a store's search), the catalog's products and the
+    catalog's search match names by the macros of sql/macros.sql, and order by relevance by
+    its macro: no query spells the rule again."""
+    from pipeline.db import MACROS
+    from pipeline.transform.steps import CATALOG_SEARCH, QUERIES, STORE_INVENTORY_PAGE
+
+    for name in ("name_matches", "search_matches", "name_relevance"):
+        assert MACROS.count(f"MACRO {name}(") == 1, name
+    texts = {file.path: file.file.read_text() for file in (*QUERIES, STORE_INVENTORY_PAGE)}
+    for path, text in texts.items():
+        code = "\n".join(line.split("--")[0] for line in text.splitlines())
+        assert "contains(name_key" not in code and "starts_with(" not in code, path
+    assert "search_matches(" in texts[STORE_INVENTORY_PAGE.path]
+    assert "name_relevance(" in texts[STORE_INVENTORY_PAGE.path]
+    assert "search_matches(" in texts[CATALOG_SEARCH.path]
+    assert "name_relevance(" in texts[CATALOG_SEARCH.path]
+    assert "name_matches(" in texts["api/catalog_products"]
