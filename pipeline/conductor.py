@@ -26,7 +26,13 @@ from pipeline.export.records.state import baseline, previous_volumes, published_
 from pipeline.ingest import IngestedTable
 from pipeline.paths import POOL, RELEASES, WAREHOUSE, WORK
 from pipeline.progress import SILENT, Advance, Reporter
-from pipeline.publish.release import BuildResult, check_release, new_build_id, publish
+from pipeline.publish.release import (
+    BuildResult,
+    build_time,
+    check_release,
+    new_build_id,
+    publish,
+)
 from pipeline.settings import SITE_FILES, Settings
 from pipeline.transform import StepResult, staged_rows
 from pipeline.transform.audit import audit, check_baseline, check_stores_lost, check_volumes
@@ -42,7 +48,8 @@ class Conductor:
     settings: Settings
     reporter: Reporter = SILENT
     build_id: str = field(default_factory=new_build_id)
-    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    # The build id's time (`build_time`): the report, meta.build_run and history.* state it.
+    started_at: datetime = field(init=False)
     stages: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     distributed: DistributedFigures | None = None  # a Ray night's own figures
@@ -50,6 +57,7 @@ class Conductor:
     volume_change_accepted: bool = False
 
     def __post_init__(self) -> None:
+        self.started_at = build_time(self.build_id) or datetime.now(UTC)
         output = self.settings.output
         self.work = output / WORK / self.build_id
         self.release = output / RELEASES / self.build_id
@@ -170,7 +178,7 @@ class Conductor:
                 summary.build_warnings = self.warnings
                 summary.volume_change_accepted = self.volume_change_accepted
                 summary.distributed = self.distributed
-                history.record_run(con, summary)
+                history.record_run(con, summary, self.started_at)
                 history.write_history(con, release)
                 published = self.write_night(con)
                 summary.write(release)

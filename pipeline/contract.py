@@ -45,7 +45,8 @@ class Column:
     # the category listing's live-only fields (docs/contract.md §6). Ingest records which ones
     # it saw.
     keyed: bool = False
-    # A RECORD's keys (name, scalar kind, required); an object's other keys are ignored.
+    # A RECORD's keys (name, scalar kind); an object's other keys are ignored. A key missing or
+    # null is a value: null.
     fields: tuple[Column, ...] = ()
 
     @property
@@ -152,7 +153,7 @@ TABLES: tuple[Table, ...] = (
                 Kind.RECORD,
                 "Presale state: on presale or not, release time (no zone), a note",
                 fields=(
-                    _c("isPresale", Kind.BOOL, required=True),
+                    _c("isPresale", Kind.BOOL),
                     _c("releasedOn", Kind.TIMESTAMP),
                     _c("note", Kind.TEXT),
                 ),
@@ -162,7 +163,7 @@ TABLES: tuple[Table, ...] = (
                 Kind.RECORD_LIST,
                 "Extended fields (card number, rarity, text, ...) as listed, values as text",
                 fields=(
-                    _c("name", Kind.TEXT, required=True),
+                    _c("name", Kind.TEXT),
                     _c("displayName", Kind.TEXT),
                     _c("value", Kind.TEXT),
                 ),

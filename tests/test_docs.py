@@ -10,6 +10,7 @@ review `git diff docs/analysts.md`. The tests never rewrite the guide.
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from collections.abc import Sequence
@@ -230,6 +231,82 @@ def test_build_history_is_carried_from_build_to_build(tmp_path: Path) -> None:
         ).fetchall()
     ] == sorted(ids)
     con.close()
+
+
+# --- facts the prose states, checked against their homes ------------------------------------
+
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def test_the_readme_counts_the_samples_stores_as_the_build_does(sample_build: Path) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    stated = re.findall(r"It has (\d+) stores", readme)
+    report = json.loads((sample_build / "build_report.json").read_text(encoding="utf-8"))
+    assert stated == [str(report["stores"])]
+
+
+def test_the_serving_guide_states_the_gzip_level_and_types_the_servers_use() -> None:
+    from pipeline.api.http import GZIP_LEVEL, GZIP_TYPES
+
+    guide = (ROOT / "docs" / "serving.md").read_text(encoding="utf-8")
+    row = next(line for line in guide.splitlines() if line.startswith("| gzip |"))
+    assert re.findall(r"Level (\d+)\.", row) == [str(GZIP_LEVEL)]
+    levels = re.findall(r"(?:at|to) level (\d+) \(", guide)
+    assert levels and set(levels) == {str(GZIP_LEVEL)}, levels
+    named = re.search(r"bytes, ([A-Z]+(?:, [A-Z]+)*(?: or [A-Z]+)?) \(nginx's gzip filter\)", row)
+    assert named is not None, row
+    words = {"application/json": "JSON", "text/html": "HTML", "text/csv": "CSV"}
+    assert set(re.split(r", | or ", named[1])) == {words[t] for t in GZIP_TYPES}
+
+
+def test_every_name_the_docs_place_in_a_module_is_there() -> None:
+    """`Name` in `pipeline/x.py`, and `pipeline.x.Name`: a name moved away would send the
+    reader to the wrong file."""
+    import importlib
+
+    placed = 0
+    for doc in DOCS:
+        text = doc.read_text(encoding="utf-8")
+        for name, module in re.findall(r"`([A-Za-z_][\w.]*)` in `(pipeline/[\w/]+\.py)`", text):
+            source = (ROOT / module).read_text(encoding="utf-8")
+            first = name.split(".")[0]
+            assert re.search(rf"^\s*(?:def |class |async def )?{first}\b", source, re.M), (
+                f"{doc.name}: `{name}` is not in {module}"
+            )
+            placed += 1
+        for dotted in re.findall(r"`(pipeline(?:\.\w+)+)`", text):
+            parts = dotted.split(".")
+            for cut in range(len(parts), 0, -1):  # the longest module, then its attributes
+                try:
+                    found: Any = importlib.import_module(".".join(parts[:cut]))
+                except ModuleNotFoundError:
+                    continue
+                for attribute in parts[cut:]:
+                    assert hasattr(found, attribute), f"{doc.name}: `{dotted}` does not exist"
+                    found = getattr(found, attribute)
+                placed += 1
+                break
+    assert placed >= 4
+
+
+def test_the_guides_price_change_is_the_one_the_tests_make(tmp_path: Path) -> None:
+    """docs/analysts.md's commands make the history queries' second night as
+    `build_sample_nights` does: the same listings file, a dollar dearer."""
+    import subprocess
+
+    from tests.support.inputs import SAMPLE, raise_prices
+
+    guide = GUIDE.read_text(encoding="utf-8")
+    script = re.search(r'\.venv/bin/python -c "\n(.*?)"\n', guide, re.S)
+    assert script is not None, "no price change in the history section's commands"
+    listings = SAMPLE / "stores" / "listings" / "card-cellar.csv"
+    ours, theirs = tmp_path / "ours.csv", tmp_path / "theirs.csv"
+    ours.write_bytes(listings.read_bytes())
+    theirs.write_bytes(listings.read_bytes())
+    raise_prices(ours)
+    code = script[1].replace("/tmp/dearer/stores/listings/card-cellar.csv", str(theirs))
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+    assert theirs.read_bytes() == ours.read_bytes() != listings.read_bytes()
 
 
 @pytest.mark.parametrize(("name", "most"), [("README.md", 250), ("docs/benchmarks.md", 200)])

@@ -36,9 +36,11 @@ def test_build_publishes_warehouse_site_manifest_and_report(sample_build: Path) 
     assert report["warnings"] == [
         {
             "table": "skus",
+            "file": "catalog/skus.parquet",
             "column": "conditionId",
             "reason": "unknown conditionId (published with a null name)",
             "rows": 1,
+            "first_rows": [10793],  # the Parquet file's one row of conditionId 7
         }
     ]
     assert "<h1>Build " in (sample_build / "build_report.html").read_text()

@@ -41,6 +41,7 @@ class CatalogOperation:
     parameters: tuple[str, ...] = ()  # the query parameters, in the official document's order
     missing: str = ""  # `ids`: the error of an id not found, `{id}` the id in plain decimal
     materialised: bool = False  # the pages of §7's defaults are files (`page_paths`)
+    sortable: str = "category"  # what `sortOrder` names a field of (`params.SORTABLE`)
 
     @property
     def id_name(self) -> str | None:
@@ -121,6 +122,27 @@ CATALOG_OPERATIONS: tuple[CatalogOperation, ...] = (
         "No categories were found.",
         "The categories given, in the order first given.",
         missing="No category was found for categoryId {id}.",
+    ),
+    CatalogOperation(
+        "Catalog_GetGroups",
+        "List All Group Details",
+        "catalog/groups",
+        "page",
+        "api/catalog_groups",
+        "No groups were found.",
+        "Every group, by the field sortOrder names (default name; text case-insensitive, in "
+        "code-point order; a null first), descending with sortDesc=true, then groupId; "
+        "hasSealed is accepted and ignored.",
+        (
+            "categoryId",
+            "categoryName",
+            "isSupplemental",
+            "sortOrder",
+            "sortDesc",
+            "offset",
+            "limit",
+        ),
+        sortable="group",
     ),
     CatalogOperation(
         "Catalog_GetGroups_ByIds",

@@ -68,7 +68,7 @@ class PresaleInfo(BaseModel):
 
 class ExtendedData(BaseModel):
     model_config = STRICT
-    name: StrictStr
+    name: StrictStr | None  # an input entry's missing or null key is published null
     displayName: StrictStr | None
     value: StrictStr | None
 
@@ -183,6 +183,7 @@ CATALOG_ITEMS: dict[str, type[BaseModel]] = {
     "Catalog_GetCategoryPrintings": CategoryPrinting,
     "Catalog_GetCategorySearchManifest": SearchManifest,
     "Catalog_GetCategories_ByIds": Category,
+    "Catalog_GetGroups": StoreGroup,
     "Catalog_GetGroups_ByIds": StoreGroup,
     "Catalog_GetProducts": CatalogProduct,
     "Catalog_GetProduct": CatalogProduct,

@@ -21,8 +21,9 @@ from pipeline.api.search import BODY_NOT_VALID, POST_OPERATIONS
 from pipeline.api.urls import VERSION
 
 _PARAM_DOCS: dict[str, str] = {
-    "categoryId": "Only products of this category.",
-    "categoryName": "Only products of this category, by name (case-insensitive, exact).",
+    "categoryId": "Only products (groups) of this category.",
+    "categoryName": "Only products (groups) of this category, by name (case-insensitive, exact).",
+    "isSupplemental": "Only groups that are supplemental (true) or not (false).",
     "groupId": "Only products of this group.",
     "groupName": "Only products of this group, by name (case-insensitive, exact).",
     "productName": "Only products whose name contains this (case-insensitive).",
@@ -37,8 +38,9 @@ _PARAM_DOCS: dict[str, str] = {
     "limit": f"Items per page (1..{MAX_LIMIT}).",
     "skuId": "Only listings of this SKU.",
     "inStockOnly": "When false, listings of quantity 0 count too.",
-    "sortOrder": "The field of the category to sort by (case-insensitive); by name when not "
-    "given. Text compares case-insensitively; a null comes first; ties break on categoryId.",
+    "sortOrder": "The field of the category (group) to sort by (case-insensitive); by name "
+    "when not given. Text compares case-insensitively; a null comes first; ties break on "
+    "categoryId (groupId).",
     "sortDesc": "When true, the order is descending.",
     "getExtendedFields": "When true, each product carries its extendedData.",
     "includeSkus": "When true, each product carries its SKUs (by skuId).",
@@ -179,6 +181,11 @@ true) with an error for each one that was not, 404 when none was. Market prices 
 every store's listings on channel 0 with a quantity, but those of a category the store
 excludes.</p>
 {_post_operations()}
+<h2>POST /token</h2>
+<p>The form <code>grant_type=client_credentials</code> with any <code>client_id</code> and
+<code>client_secret</code> gets a bearer token, as from the live service's token endpoint (also
+at <code>/token</code>, outside the version). No read asks for it: a client that
+authenticates first works unchanged.</p>
 <h2>Responses</h2>
 <p>Success: <code>{{"totalItems":N,"success":true,"errors":[],"results":[...]}}</code>.
 Errors: <code>{{"success":false,"errors":["message"],"results":[]}}</code> with status 400 (a bad

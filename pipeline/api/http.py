@@ -1,6 +1,7 @@
-"""The HTTP around an answer's bytes, alike on every server: validators, compression, caching,
-CORS. nginx's configuration is written from these values (`export/nginx/headers.py`) and
-`pipeline serve` answers by them as nginx does. (docs/serving.md, "HTTP around the bytes")"""
+"""The HTTP around an answer's bytes, alike on every server: validators, compression, caching
+until the next publish, CORS and its preflight, byte ranges. nginx's configuration is written
+from these values (`export/nginx/headers.py`) and `pipeline serve` answers by them as nginx
+does. (docs/serving.md, "HTTP around the bytes")"""
 
 from __future__ import annotations
 
@@ -8,15 +9,33 @@ import gzip
 import hashlib
 import os
 import re
+from email.utils import formatdate
 
-# On every answer, errors included: a page on another origin may read it and its validator.
-CORS = (("Access-Control-Allow-Origin", "*"), ("Access-Control-Expose-Headers", "ETag"))
-# On every 200 and 304: a cache keeps one entry per encoding.
+# On every answer, errors included: a page on another origin may read it, its validator and
+# what a range request needs.
+CORS = (
+    ("Access-Control-Allow-Origin", "*"),
+    ("Access-Control-Expose-Headers", "ETag, Content-Range, Accept-Ranges"),
+)
+# The preflight (OPTIONS, 204): what a page on another origin may send. The headers it asks
+# for (`Access-Control-Request-Headers`) are echoed; a browser keeps the answer up to a day.
+PREFLIGHT = (
+    ("Access-Control-Allow-Methods", "GET, HEAD, POST, OPTIONS"),
+    ("Access-Control-Max-Age", "86400"),
+)
+ALLOW_HEADERS = "Access-Control-Allow-Headers"
+# On every 200, 204, 206 and 304 (the statuses nginx's `add_header` and `expires` apply to): a
+# cache keeps one entry per encoding.
 VARY = ("Vary", "Accept-Encoding")
 # Errors are never kept: the next build, or the upstream coming back, may answer otherwise.
 NO_STORE = "no-store"
-# The statuses whose answer may be kept until the next build (`serve.max_age`).
-CACHED_STATUSES = (200, 304)
+# The statuses whose answer is fresh until the next scheduled publish (`serve.publish_at`).
+CACHED_STATUSES = (200, 204, 206, 304)
+# Their Cache-Control: `public` (a shared cache may keep an answer to a request with
+# Authorization, which every client sends), and with no schedule `no-cache` (every use
+# revalidates); with one, nginx's `expires` adds `max-age` and `Expires` (`freshness`).
+PUBLIC = "public"
+UNSCHEDULED = "public, no-cache"
 
 # What nginx's gzip filter compresses: these statuses, these types, bodies of at least
 # GZIP_MIN_LENGTH bytes, to a client that accepts gzip over HTTP/1.1 (`gzip_http_version`).
@@ -27,13 +46,22 @@ GZIP_MIN_LENGTH = 20
 # more CPU; 9 saves nothing more (docs/serving.md, "Compression, on the fly").
 GZIP_LEVEL = 6
 
+# Byte ranges: nginx answers one range of a file (`max_ranges 1`); its largest offset.
+MAX_RANGES = 1
+MAX_OFFSET = 2**63 - 1
+ACCEPT_RANGES = ("Accept-Ranges", "bytes")
+
 # One entity-tag of an If-None-Match list, weak or strong, or `*`.
 _ENTITY_TAG = re.compile(r'\s*(?:W/)?("[^"]*"|\*)\s*(?:,|$)')
 
 
-def cache_control(status: int, max_age: int) -> str:
-    """The Cache-Control of an answer with `status`: kept `max_age` seconds, or never."""
-    return f"public, max-age={max_age}" if status in CACHED_STATUSES else NO_STORE
+def cache_control(status: int, publish_at: str | None) -> str:
+    """The Cache-Control nginx's `add_header` gives an answer with `status`: `public`, beside
+    `expires`' own, with a publish scheduled at `publish_at`; else `public, no-cache`; never
+    kept for an error."""
+    if status not in CACHED_STATUSES:
+        return NO_STORE
+    return UNSCHEDULED if publish_at is None else PUBLIC
 
 
 def file_etag(stat: os.stat_result) -> str:
@@ -89,3 +117,117 @@ def compressible(status: int, content_type: str, length: int) -> bool:
 def compress(body: bytes) -> bytes:
     """The body gzip-compressed at nginx's level (no name, no time: the same bytes every time)."""
     return gzip.compress(body, GZIP_LEVEL, mtime=0)
+
+
+def next_publish(now: int, publish_at: str) -> int:
+    """The next time (seconds since the epoch, UTC) of `publish_at` (HH:MM, UTC) after `now`:
+    today's when it is still ahead, else tomorrow's (nginx's `ngx_next_time`, in UTC)."""
+    hours, minutes = (int(part) for part in publish_at.split(":"))
+    today = now - now % 86400
+    at = today + hours * 3600 + minutes * 60
+    return at if at > now else at + 86400
+
+
+def http_date(when: int) -> str:
+    """`when` as an HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`), as nginx writes one."""
+    return formatdate(when, usegmt=True)
+
+
+def freshness(status: int, publish_at: str | None, now: int) -> list[tuple[str, str]]:
+    """The caching headers of an answer with `status` sent at `now`, as nginx sends them: with
+    a publish scheduled, nginx's `expires @HH:MM` (Expires the next publish, `max-age` the
+    seconds until it, both from the second of the Date header) and `public`."""
+    headers = [("Cache-Control", cache_control(status, publish_at))]
+    if publish_at is None or status not in CACHED_STATUSES:
+        return headers
+    until = next_publish(now, publish_at)
+    return [("Expires", http_date(until)), ("Cache-Control", f"max-age={until - now}"), *headers]
+
+
+def nginx_time(publish_at: str) -> str:
+    """`publish_at` (HH:MM) in nginx's syntax for `expires @...` (`4h30m`)."""
+    hours, minutes = (int(part) for part in publish_at.split(":"))
+    return f"{hours}h{minutes}m"
+
+
+class RangeNotSatisfiable(Exception):
+    """A Range header nginx answers 416 to."""
+
+
+def _digits(text: str, at: int) -> tuple[int, int]:
+    """The number written at `text[at]` on, and where it ends; RangeNotSatisfiable past nginx's
+    largest offset."""
+    value = 0
+    while at < len(text) and "0" <= text[at] <= "9":
+        value = value * 10 + ord(text[at]) - 48
+        if value > MAX_OFFSET:
+            raise RangeNotSatisfiable(text)
+        at += 1
+    return value, at
+
+
+def byte_range(header: str | None, if_range: str | None, etag: str, length: int) -> range | None:
+    """The bytes of a body of `length` (its ETag `etag`) that a Range header asks for, as
+    nginx's range filter reads it with `max_ranges 1`: one range of `bytes=` (206); None for
+    the whole body (no Range, another unit, an If-Range that is not exactly the ETag, several
+    ranges, or ranges longer than the body); RangeNotSatisfiable (416) for a range past the
+    end, or one nginx cannot read."""
+    if header is None or len(header) < 7 or header[:6].lower() != "bytes=":
+        return None
+    if if_range is not None and not (len(if_range) >= 2 and if_range.endswith('"')):
+        return None  # a date: there is no Last-Modified it could be
+    if if_range is not None and if_range != etag:
+        return None
+    text, at, found, size = header[6:], 0, [], 0
+
+    def char(at: int) -> str:
+        return text[at] if at < len(text) else ""
+
+    while True:
+        while char(at) == " ":
+            at += 1
+        if char(at) != "-":
+            if not "0" <= char(at) <= "9":
+                raise RangeNotSatisfiable(header)
+            start, at = _digits(text, at)
+            while char(at) == " ":
+                at += 1
+            if char(at) != "-":
+                raise RangeNotSatisfiable(header)
+            at += 1
+            while char(at) == " ":
+                at += 1
+            suffix, end = False, length
+            open_ended = char(at) in (",", "")
+        else:
+            suffix, start, open_ended = True, 0, False
+            at += 1
+        if not open_ended:
+            if not "0" <= char(at) <= "9":
+                raise RangeNotSatisfiable(header)
+            end, at = _digits(text, at)
+            while char(at) == " ":
+                at += 1
+            if char(at) not in (",", ""):
+                raise RangeNotSatisfiable(header)
+            if suffix:
+                start, end = (length - end if end < length else 0), length - 1
+            end = length if end >= length else end + 1
+        if start < end:
+            found.append(range(start, end))
+            size += end - start
+            if len(found) > 1:  # several ranges: the whole body (max_ranges 1)
+                return None
+        elif start == 0:
+            return None
+        if char(at) != ",":
+            break
+        at += 1
+    if not found:
+        raise RangeNotSatisfiable(header)
+    return None if size > length else found[0]
+
+
+def content_range(part: range, length: int) -> str:
+    """The Content-Range of a 206."""
+    return f"bytes {part.start}-{part.stop - 1}/{length}"

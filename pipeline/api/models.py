@@ -239,3 +239,41 @@ OPERATION_RESPONSES: dict[str, type[BaseModel]] = {
     "Stores_GetStoreGroups": PagedResponse[StoreGroup],
     "Stores_GetStoreCategories": PagedResponse[StoreCategory],
 }
+
+
+class Token(BaseModel):
+    """`POST /token`'s answer, as the live service's token endpoint gives it."""
+
+    model_config = STRICT
+    access_token: StrictStr = Field(description="Opaque; no read asks for it.")
+    token_type: Literal["bearer"]
+    expires_in: Literal[1209599] = Field(description="Seconds the token lives.")
+    userName: StrictStr = Field(description="The client id.")
+    issued: StrictStr = Field(alias=".issued", description="RFC 1123, GMT.")
+    expires: StrictStr = Field(alias=".expires", description="RFC 1123, GMT; 14 days on.")
+
+
+class TokenError(BaseModel):
+    """A token request refused: another grant type or none, or no client id."""
+
+    model_config = STRICT
+    error: Literal["unsupported_grant_type", "invalid_client"]
+
+
+class BulkFile(BaseModel):
+    """A bulk file of the index: its URL path, what it holds, its size and SHA-256."""
+
+    model_config = STRICT
+    path: StrictStr
+    categoryId: Int32
+    groupId: Int64 | None = Field(description="null for a category's Parquet file.")
+    bytes: StrictInt = Field(ge=0)
+    sha256: StrictStr = Field(pattern="^[0-9a-f]{64}$")
+
+
+class BulkIndex(BaseModel):
+    """The bulk files' index: every file, and the time of the build that last changed one."""
+
+    model_config = STRICT
+    builtAt: StrictStr
+    files: list[BulkFile]

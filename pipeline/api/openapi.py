@@ -1,5 +1,6 @@
 """The OpenAPI 3.1 document of the published operations (`/v1.39.0/help/openapi.json`),
-generated from the response models, the parameters' definitions and the store operations."""
+generated from the response models, the parameters' definitions and the store operations; with
+what it declares beside them (`openapi_http`: ETag and 304, the bulk files, the token)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,16 @@ from pipeline.api.catalog import CATALOG_OPERATIONS, ID_RANGES, MAX_IDS, Catalog
 from pipeline.api.catalog_models import ProductIdPage, SearchRequest
 from pipeline.api.catalog_models import responses as catalog_responses
 from pipeline.api.docs import parameter
-from pipeline.api.models import OPERATION_RESPONSES, CategoryPage, ErrorResponse, InventoryPage
+from pipeline.api.models import (
+    OPERATION_RESPONSES,
+    BulkIndex,
+    CategoryPage,
+    ErrorResponse,
+    InventoryPage,
+    Token,
+    TokenError,
+)
+from pipeline.api.openapi_http import bulk_paths, token_path, validated
 from pipeline.api.operations import STORE_OPERATIONS
 from pipeline.api.params import CATEGORY_PARAMETERS, INT32, PARAMETER_NAMES
 from pipeline.api.responses import NO_CATEGORIES, NO_PRODUCTS, NO_STORES
@@ -124,6 +134,9 @@ def openapi_document() -> dict[str, Any]:
         *dict.fromkeys(m for pair in catalog for m in pair if m is not None),
         SearchRequest,
         ProductIdPage,
+        BulkIndex,
+        Token,
+        TokenError,
         ErrorResponse,
     ]
     _, schemas = models_json_schema(
@@ -168,6 +181,9 @@ def openapi_document() -> dict[str, Any]:
         paths[f"/{catalog_op.path}"] = _catalog_operation(catalog_op)
     for post_op in POST_OPERATIONS:
         paths[f"/{post_op.path}"] = _post_operation(post_op)
+    paths.update(bulk_paths(_ref, _path_id))
+    validated(paths)
+    paths["/token"] = token_path(_ref)
     return {
         "openapi": "3.1.0",
         "info": {"title": "Store inventory (static reproduction)", "version": VERSION},

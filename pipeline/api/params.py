@@ -34,6 +34,18 @@ CATEGORY_FIELDS = (
     "popularity",
     "isDirect",
 )
+# The fields of a group (`catalog/groups`), which its `sortOrder` may name.
+GROUP_FIELDS = (
+    "groupId",
+    "name",
+    "abbreviation",
+    "isSupplemental",
+    "publishedOn",
+    "modifiedOn",
+    "categoryId",
+)
+# The fields `sortOrder` may name, by what the page lists.
+SORTABLE = {"category": CATEGORY_FIELDS, "group": GROUP_FIELDS}
 
 
 @dataclass(frozen=True)
@@ -60,6 +72,7 @@ class InventoryParams:
     sortDesc: bool = False
     getExtendedFields: bool = False
     includeSkus: bool = False
+    isSupplemental: bool | None = None
     offset: int = 0
     limit: int = 10
 
@@ -90,6 +103,7 @@ BOOLS = (
     "sortDesc",
     "getExtendedFields",
     "includeSkus",
+    "isSupplemental",
 )
 PAGING = ("offset", "limit")
 # The parameters of each operation (`pipeline.api.operations` for the store's other ones).
@@ -97,7 +111,15 @@ PARAMETER_NAMES = tuple(
     f.name
     for f in fields(InventoryParams)
     if f.name
-    not in ("skuId", "inStockOnly", "sortOrder", "sortDesc", "getExtendedFields", "includeSkus")
+    not in (
+        "skuId",
+        "inStockOnly",
+        "sortOrder",
+        "sortDesc",
+        "getExtendedFields",
+        "includeSkus",
+        "isSupplemental",
+    )
 )
 CATEGORY_PARAMETERS = (*PAGING, "sortOrder", "sortDesc")
 
@@ -149,9 +171,11 @@ def _parse_sort(value: str) -> str | None:
     return f"{SORT_FIELDS[match.group(1).lower()]} {direction}"
 
 
-def parse_inventory_params(query: str, names: Sequence[str] = PARAMETER_NAMES) -> InventoryParams:
+def parse_inventory_params(
+    query: str, names: Sequence[str] = PARAMETER_NAMES, sortable: str = "category"
+) -> InventoryParams:
     """The request's parameters (those of `names`; others are ignored), or ApiError(400) naming
-    every bad parameter."""
+    every bad parameter; `sortOrder` names a field of what `sortable` says the page lists."""
     raw = parse_query_string(query)
     values: dict[str, object] = {}
     errors: list[str] = []
@@ -180,11 +204,11 @@ def parse_inventory_params(query: str, names: Sequence[str] = PARAMETER_NAMES) -
                 continue
             values[name] = sort
         elif name == "sortOrder" and value != "":  # empty: the default, as an empty filter
-            field = {f.lower(): f for f in CATEGORY_FIELDS}.get(value.lower())
+            field = {f.lower(): f for f in SORTABLE[sortable]}.get(value.lower())
             if field is None:
                 errors.append(
-                    invalid_value(name, value) + " Use a field of the category: "
-                    f"{', '.join(CATEGORY_FIELDS)}."
+                    invalid_value(name, value) + f" Use a field of the {sortable}: "
+                    f"{', '.join(SORTABLE[sortable])}."
                 )
                 continue
             values[name] = field
@@ -202,11 +226,13 @@ def parse_inventory_params(query: str, names: Sequence[str] = PARAMETER_NAMES) -
     return replace(DEFAULTS, **values)  # type: ignore[arg-type]
 
 
-def parse_after_path(path_errors: list[str], query: str, names: Sequence[str]) -> InventoryParams:
+def parse_after_path(
+    path_errors: list[str], query: str, names: Sequence[str], sortable: str = "category"
+) -> InventoryParams:
     """The query's parameters of an operation whose path segments were parsed first:
     ApiError(400) naming every bad one, the path's first."""
     try:
-        params = parse_inventory_params(query, names)
+        params = parse_inventory_params(query, names, sortable)
     except ApiError as exc:
         raise ApiError(exc.status, path_errors + exc.messages) from None
     if path_errors:
@@ -238,6 +264,9 @@ def bind_params(
         "sort_desc": params.sort_desc,
         "get_extended_fields": params.getExtendedFields,
         "include_skus": params.includeSkus,
+        "is_supplemental": params.isSupplemental,
+        "sort_order": params.sortOrder,
+        "order_desc": params.sortDesc,
         "search_filters": "[]",  # a search's filters (`api.search`), JSON: none on a GET
         **paging_params(params),
     }

@@ -28,6 +28,9 @@ NO_CATEGORIES = "No categories were found."
 URL_NOT_FOUND = "URL not found."
 MALFORMED = "The request is malformed."
 TOO_LONG = "The request URL is too long."
+# 416, to a Range past a file's end: the envelope nginx answers with too (not a message of the
+# API's live service, which answers no ranges).
+RANGE_NOT_SATISFIABLE = "The requested range is not satisfiable."
 NOT_UTF8 = "The query string is not valid UTF-8 after percent-decoding."
 UNAVAILABLE = "The service is unavailable."
 BODY_TOO_LARGE = "The request body is too large."
@@ -35,7 +38,7 @@ HEADERS_TOO_LARGE = "The request headers are too large."
 NOT_IMPLEMENTED = "The request's transfer encoding is not supported."
 VERSION_NOT_SUPPORTED = "The request's HTTP version is not supported."
 INTERNAL_ERROR = "An error has occurred."
-ALLOWED_METHODS = ("GET", "HEAD")
+ALLOWED_METHODS = ("GET", "HEAD", "OPTIONS")
 
 # The message of each error the servers answer before (or without) routing a request: a request
 # nginx or waitress refuses while reading it, a failed upstream, a warehouse that cannot be
@@ -65,6 +68,8 @@ class Response:
     content_type: str = JSON
     # A file's validator (`http.file_etag`); None: a hash of the bytes, for a 200.
     etag: str | None = None
+    # False: an answer no cache may keep or revalidate (a token): no ETag, `no-store`.
+    store: bool = True
 
 
 class ApiError(Exception):

@@ -1,6 +1,7 @@
-"""The search operations (docs/contract.md §12): the paths answered to a `POST`, their query
-parameters, and the body `{sort, limit, offset, filters, includeAggregates}` parsed with its
-400 messages. (The category's manifest is a catalog operation: `api.catalog`.)"""
+"""The search operations (docs/contract.md §12): what describes them, their query parameters,
+and the body `{sort, limit, offset, filters, includeAggregates}` parsed with its 400 messages.
+Their paths are POST paths (`api.urls.POST_PATHS`); the category's manifest is a catalog
+operation (`api.catalog`)."""
 
 from __future__ import annotations
 
@@ -10,37 +11,26 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from pipeline.api.params import INT32, MAX_LIMIT
-from pipeline.api.urls import STORES_DIR, VERSION
+from pipeline.api.urls import POST_PATHS, STORES_DIR, VERSION
 
 PostName = Literal["catalog_search", "store_search"]
 
 
 @dataclass(frozen=True)
 class PostOperation:
-    """An operation answered to a `POST` (with a body), live by `pipeline serve`."""
+    """A search, answered to a `POST` (with a body) live by `pipeline serve`; its path's
+    regular expression is `api.urls.POST_PATHS[name]`."""
 
     name: PostName
     operation_id: str
     summary: str
-    path: str  # under /v1.39.0/, `{name}` a path segment
+    path: str  # under /v1.39.0/, `{name}` a path segment, as the official document writes it
     description: str
     parameters: tuple[str, ...] = ()  # the query parameters it reads, the official order
 
-    @property
-    def pattern(self) -> re.Pattern[str]:
-        """The (normalised) path; each path segment is a group."""
-        return re.compile(
-            rf"/{re.escape(VERSION)}/" + re.sub(r"\\\{\w+\\\}", "([^/]+)", re.escape(self.path))
-        )
 
-    @property
-    def location(self) -> str:
-        """The path as nginx's location matches it (as sent: a trailing slash allowed)."""
-        return rf"^/{re.escape(VERSION)}/" + re.sub(r"\\\{\w+\\\}", "[^/]+", re.escape(self.path))
-
-
-# The one table of the paths a `POST` is answered on: every other `POST` is 405, and a `GET` of
-# these paths is 404 (`pipeline serve`'s routes, nginx's locations, the OpenAPI document).
+# The searches, by their POST path's name (`api.urls.POST_PATHS`): the OpenAPI document and the
+# help page describe them from here.
 POST_OPERATIONS: tuple[PostOperation, ...] = (
     PostOperation(
         "catalog_search",
@@ -63,16 +53,7 @@ POST_OPERATIONS: tuple[PostOperation, ...] = (
         ("skuLimit", "includeCustom", "includeGeneric", "channelId", "includeExcludedCategories"),
     ),
 )
-
-
-def match_post(path: str) -> tuple[PostOperation, tuple[str, ...]] | None:
-    """The `POST` operation a (normalised) path names, and its path segments."""
-    for op in POST_OPERATIONS:
-        found = op.pattern.fullmatch(path)
-        if found:
-            return op, found.groups()
-    return None
-
+assert {op.name for op in POST_OPERATIONS} <= set(POST_PATHS), "each search has its POST path"
 
 # The body's messages (400).
 BODY_NOT_VALID = "The request body is not valid."

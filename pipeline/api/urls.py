@@ -35,6 +35,19 @@ BULK_INDEX = PurePosixPath(BULK_DIR, "index.json")
 BULK_NAMES = r"index\.json|-?[0-9]+\.parquet|-?[0-9]+/-?[0-9]+\.csv"  # under BULK_DIR
 BULK_PATH = re.compile(rf"/({re.escape(BULK_DIR)}/(?:{BULK_NAMES}))")
 STORE_KEY = re.compile(STORE_KEY_PATTERN)
+# The paths that take a POST, by the name of what answers them: each a regular expression of
+# the normalised path (no trailing slash) that nginx's PCRE reads alike. The generated nginx
+# passes a POST to one of them to `pipeline serve` (`export/nginx/posts.py`), its body at most
+# `serve.max_request_body_size` bytes (else 413), and `pipeline serve` answers it by name
+# (`serve/posts.py`); a POST to any other path is 405, and another method to these is answered
+# as on any path. The token endpoint is where the live service has it, and under the version,
+# where a client whose base URL carries the version asks for it (docs/contract.md §10).
+POST_PATHS = {
+    "token": rf"/(?:{re.escape(VERSION)}/)?token",
+    # The searches (docs/contract.md §12, `api.search`): the groups are the path's segments.
+    "catalog_search": rf"/{re.escape(VERSION)}/catalog/categories/([^/]+)/search",
+    "store_search": rf"/{re.escape(STORES_DIR)}/([^/]+)/inventory/categories/([^/]+)/search",
+}
 # A site path in a store's folder, `STORES_DIR/<key>/...`: the key is its group.
 STORE_PAGE = re.compile(rf"{re.escape(STORES_DIR)}/([^/]+)/")
 

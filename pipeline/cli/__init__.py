@@ -21,7 +21,7 @@ from pipeline.cli.bucket import nginx_bucket_command, publish_command
 from pipeline.cli.options import config_option, setting, with_settings
 from pipeline.distributed import build_on_ray
 from pipeline.errors import BuildError
-from pipeline.paths import WAREHOUSE
+from pipeline.paths import SITE, WAREHOUSE
 from pipeline.progress import Reporter
 from pipeline.publish.release import BuildResult
 from pipeline.serve.routes import answer
@@ -97,7 +97,8 @@ def _published(
 @failures
 @with_settings
 def query_command(settings: Settings, target: str) -> None:
-    """Print the API's answer to TARGET ('/v1.39.0/...?...') from the published warehouse.
+    """Print the API's answer to TARGET ('/v1.39.0/...?...') from the published build: a
+    page or bulk file from its file, anything else from the warehouse, as `pipeline serve`.
 
     The body goes to standard output, and `HTTP <status>` to standard error. The exit code is
     0 for a 2xx answer, 1 otherwise. The answer is a GET's: this command cannot send a body,
@@ -105,9 +106,11 @@ def query_command(settings: Settings, target: str) -> None:
     its path is 404, as a GET of it is."""
     output_dir = settings.output
     _check_published(output_dir)
-    con = db.connect(output_dir / WAREHOUSE, read_only=True)
+    # One release for both: its site's files (the bulk files, the pages) and its warehouse.
+    release = (output_dir / WAREHOUSE).resolve().parent
+    con = db.connect(release / WAREHOUSE, read_only=True)
     try:
-        response = answer(con, target)
+        response = answer(con, target, release / SITE)
     finally:
         con.close()
     click.echo(f"HTTP {response.status}", err=True)

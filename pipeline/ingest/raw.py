@@ -54,9 +54,10 @@ def json_text(value: object) -> str | None:
 
 def json_values(obj: dict[str, Any], scalar_columns: frozenset[str]) -> dict[str, str | None]:
     """A JSON record's values as text (`json_text`; an object or an array as its JSON text,
-    kept whole: a nested column of the contract, or an extra column), or its parse error: an
-    object or array in a declared column that holds a value (`scalar_columns`), or a value
-    nested deeper than JSON is written here (orjson's limit): a reject, not a crash."""
+    kept whole: a nested column of the contract, an optional column, or an extra column), or
+    its parse error: an object or array in a required column that holds a value
+    (`scalar_columns`), or a value nested deeper than JSON is written here (orjson's limit): a
+    reject, not a crash."""
     nested = [k for k, v in obj.items() if isinstance(v, dict | list) and k in scalar_columns]
     if nested:
         return {PARSE_ERROR: f"{nested[0]}: a JSON object or array, not a value"}
@@ -70,8 +71,10 @@ def json_values(obj: dict[str, Any], scalar_columns: frozenset[str]) -> dict[str
 
 
 def scalar_columns(table: Table) -> frozenset[str]:
-    """The table's declared columns that hold one value, not a JSON array or object."""
-    return frozenset(c.name for c in table.columns if c.kind not in NESTED_KINDS)
+    """The table's required columns that hold one value, not a JSON array or object: an object
+    or array in one is a parse error. In an optional column it is its JSON text, as Parquet's
+    are, which a column of a kind other than text cannot read (a warning, not a reject)."""
+    return frozenset(c.name for c in table.columns if c.required and c.kind not in NESTED_KINDS)
 
 
 def check_width(path: Path, columns: int, max_columns: int) -> None:

@@ -75,6 +75,15 @@ def built_before(build_id: str, other: str) -> bool:
 _ID_TIME = re.compile(r"\d{8}T\d{6}\.\d{6}Z(?=-)")  # `new_build_id`'s start time
 
 
+def build_time(build_id: str) -> datetime | None:
+    """The start time a build id begins with (`new_build_id`: UTC, to the microsecond), the
+    one time a build states; None for an id of another form."""
+    found = _ID_TIME.match(build_id)
+    if found is None:
+        return None
+    return datetime.strptime(found[0], "%Y%m%dT%H%M%S.%fZ").replace(tzinfo=UTC)
+
+
 def publish(output: Path, release: Path, keep: int) -> list[str]:
     """Switch `current` to the new release (its warehouse in it): one rename publishes the
     warehouse, the site, the manifest, the report and the nginx configuration together. What

@@ -27,7 +27,7 @@ def parse(
             ids = parse_ids(op.id_name, segment)
         except ApiError as exc:
             errors = exc.messages
-    return ids, parse_after_path(errors, query, op.parameters)
+    return ids, parse_after_path(errors, query, op.parameters, op.sortable)
 
 
 def live_answer(

@@ -24,9 +24,8 @@ from pipeline.api.responses import (
     Response,
     content_type,
 )
-from pipeline.api.search import match_post
 from pipeline.serve import catalog as catalog_operations
-from pipeline.serve import live, search
+from pipeline.serve import live
 from pipeline.serve import operations as store_operations
 from pipeline.serve.cache import AnswerCache
 from pipeline.serve.headers import page as read_page
@@ -69,9 +68,9 @@ def normalize_path(path: str) -> str:
     return "/" + "/".join(segments) + trailing
 
 
-def path_and_query(target: str) -> tuple[str, str]:
-    """The request target's path (percent-decoded, normalised as nginx reads it, no trailing
-    slash) and query string, or ApiError (400, 414)."""
+def request_path(target: str) -> tuple[str, str]:
+    """The decoded, normalised path of a request target and its query string, as nginx reads
+    them before any location; ApiError for what nginx refuses there (400, 414)."""
     target = origin_form(target)
     too_long = len(target) > urls.MAX_TARGET  # the fragment counts, as in nginx's $request_uri
     # A fragment (`#...`, which a client should not send) is dropped, with any query string
@@ -87,33 +86,6 @@ def path_and_query(target: str) -> tuple[str, str]:
     return path, query
 
 
-def answered_to_post(target: str) -> bool:
-    """Whether a `POST` of `target` is answered (else 405): a search's path, or a target
-    whose error (400, 414) comes first."""
-    try:
-        return match_post(path_and_query(target)[0]) is not None
-    except ApiError:
-        return True
-
-
-def post_answer(
-    con: Callable[[], duckdb.DuckDBPyConnection],
-    target: str,
-    body: bytes,
-    cache: AnswerCache | None = None,
-) -> Response | None:
-    """The API's response to `POST target` with `body` (docs/contract.md §12); None for a path
-    no `POST` is answered on (405)."""
-    try:
-        path, query = path_and_query(target)
-        found = match_post(path)
-        if found is None:
-            return None
-        return search.answer(con, *found, query, body, cache)
-    except ApiError as exc:
-        return exc.response()
-
-
 def answer(
     con: Warehouse, target: str, site: Path | None = None, cache: AnswerCache | None = None
 ) -> Response:
@@ -126,7 +98,7 @@ def answer(
         return con if isinstance(con, duckdb.DuckDBPyConnection) else con()
 
     try:
-        path, query = path_and_query(target)
+        path, query = request_path(target)
         match = urls.INVENTORY_PATH.fullmatch(path)
         if match:
             params = parse_inventory_params(query)  # 400s are decided before the store lookup

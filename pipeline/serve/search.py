@@ -1,17 +1,17 @@
 """Answers to a `POST` of a search (docs/contract.md §12), live from the warehouse: the
 catalog's search (product ids) and a store's search (the summary of its products that match),
-and the HTTP around them: no ETag, `Cache-Control: no-store`, conditional headers ignored."""
+each kept by no cache: no ETag, `Cache-Control: no-store`, conditional headers ignored."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Protocol
 
 import duckdb
 
 from pipeline.api.catalog import parse_ids
-from pipeline.api.http import CORS, NO_STORE, VARY, accepts_gzip, compress, compressible
 from pipeline.api.params import DEFAULTS, PARAMETER_NAMES, parse_inventory_params, used
 from pipeline.api.responses import (
     NO_CATEGORIES,
@@ -37,16 +37,42 @@ def _category_id(segment: str, errors: list[str]) -> int | None:
         return None
 
 
+class Posted(Protocol):
+    """The POST (`serve.posts.Post`): its path's match, whose groups are the path's segments,
+    its query string and its body."""
+
+    @property
+    def path(self) -> re.Match[str]: ...
+    @property
+    def query(self) -> str: ...
+    @property
+    def body(self) -> bytes: ...
+
+
 def answer(
+    op: PostOperation,
+    post: Posted,
     warehouse: Callable[[], duckdb.DuckDBPyConnection],
+    cache: AnswerCache | None = None,
+) -> Response:
+    """The answer to a `POST` of the search `op`, errors included: kept by no cache (no ETag,
+    `no-store`, conditional headers ignored: `Response.store`)."""
+    try:
+        answered = _answer(op, post.path.groups(), post.query, post.body, warehouse, cache)
+    except ApiError as exc:
+        answered = exc.response()
+    return replace(answered, store=False)
+
+
+def _answer(
     op: PostOperation,
     segments: tuple[str, ...],
     query: str,
     body: bytes,
-    cache: AnswerCache | None = None,
+    warehouse: Callable[[], duckdb.DuckDBPyConnection],
+    cache: AnswerCache | None,
 ) -> Response:
-    """The answer to a `POST` of `op`: every 400 (the path's, the query's, the body's, in that
-    order) before any 404."""
+    """Every 400 (the path's, the query's, the body's, in that order) before any 404."""
     errors: list[str] = []
     category_id = _category_id(segments[-1], errors)
     params = DEFAULTS
@@ -92,20 +118,3 @@ def catalog_search(con: duckdb.DuckDBPyConnection, category_id: int, search: Sea
     if not scalar(con, known, [category_id]):
         raise ApiError(404, [NO_CATEGORIES])
     raise ApiError(404, [NO_PRODUCTS])
-
-
-def posted(response: Response, environ: dict[str, Any]) -> tuple[list[tuple[str, str]], bytes]:
-    """The headers and body sent for a `POST`'s answer, as nginx sends them: never kept
-    (`no-store`), no ETag, If-None-Match and the like ignored; gzip where nginx compresses."""
-    body = response.body
-    headers = [("Content-Type", response.content_type)]
-    if (
-        compressible(response.status, response.content_type, len(body))
-        and accepts_gzip(environ.get("HTTP_ACCEPT_ENCODING"))
-        and environ.get("SERVER_PROTOCOL") != "HTTP/1.0"
-    ):
-        body = compress(body)
-        headers.append(("Content-Encoding", "gzip"))
-    headers.append(("Content-Length", str(len(body))))
-    vary = [VARY] if response.status == 200 else []
-    return [*headers, ("Cache-Control", NO_STORE), *CORS, *vary], body

@@ -25,11 +25,11 @@ from pipeline.api.responses import (
 )
 from pipeline.export.nginx.live import RELEASE_HEADER
 from pipeline.paths import CURRENT, SITE, WAREHOUSE
+from pipeline.serve import posts
 from pipeline.serve.cache import AnswerCache
-from pipeline.serve.headers import around
+from pipeline.serve.headers import around, preflight
 from pipeline.serve.protocol import Channel, head_limit, raise_open_files_limit
-from pipeline.serve.routes import answer, answered_to_post, origin_form, post_answer
-from pipeline.serve.search import posted
+from pipeline.serve.routes import answer, origin_form, request_path
 from pipeline.settings import ServeSettings
 
 StartResponse = Callable[..., Any]
@@ -122,26 +122,32 @@ def application(
     output: Path, limits: ServeSettings | None = None
 ) -> Callable[[dict[str, Any], StartResponse], Iterable[bytes]]:
     build = PublishedBuild(output, limits)
-    max_age = build.limits.max_age
+    publish_at = build.limits.publish_at
 
     def respond(
-        method: str, target: str, release: str | None, body: bytes
+        method: str, target: str, release: str | None, environ: dict[str, Any]
     ) -> tuple[Response, list[tuple[str, str]]]:
-        allow = [("Allow", ", ".join(ALLOWED_METHODS))]
         try:
-            if method not in (*ALLOWED_METHODS, "POST"):
+            if method == "OPTIONS":  # a CORS preflight, for any URL nginx would route
+                request_path(target)
+                return Response(204, b"", ""), preflight(environ)
+            post = posts.match(target) if method == "POST" else None
+            if post is not None:  # a POST path (`api.urls.POST_PATHS`), its body read
+                published = build.current()
+                if release and release != published.release.name:
+                    build.refuse(release, published)
+                cursor = functools.partial(build.cursor, published)
+                # waitress read the body whole, within serve.max_request_body_size
+                body = cast(bytes, environ["wsgi.input"].read())
+                return posts.answer(post, body, cursor, published.cache), []
+            if method not in ALLOWED_METHODS:
                 origin_form(target)  # a malformed target is 400 before the method is looked at
-                return ApiError(405, [method_not_allowed(method)]).response(), allow
-            if method == "POST" and not answered_to_post(target):
+                allow = [("Allow", ", ".join(ALLOWED_METHODS))]
                 return ApiError(405, [method_not_allowed(method)]).response(), allow
             published = build.current()
             if release and release != published.release.name:
                 build.refuse(release, published)
             cursor = functools.partial(build.cursor, published)
-            if method == "POST":
-                posted = post_answer(cursor, target, body, published.cache)
-                assert posted is not None
-                return posted, []
             return answer(cursor, target, published.site, published.cache), []
         except ApiError as exc:
             return exc.response(), []
@@ -154,15 +160,10 @@ def application(
             query = environ.get("QUERY_STRING", "")
             target = environ.get("PATH_INFO", "/") + (f"?{query}" if query else "")
         release = environ.get(RELEASE_ENVIRON)
-        sent = environ["wsgi.input"].read() if method == "POST" else b""
-        response, extra = respond(method, target, release, sent)
-        if method == "POST" and not extra:  # a search's answer: never kept, no ETag
-            status = response.status
-            headers, body = posted(response, environ)
-        else:
-            status, headers, body = around(response, environ, max_age)
+        response, extra = respond(method, target, release, environ)
+        status, headers, body = around(response, environ, publish_at)
         start_response(f"{status} {HTTPStatus(status).phrase}", headers + extra)
-        return [] if method == "HEAD" else [body]
+        return [] if method in ("HEAD", "OPTIONS") else [body]
 
     return app
 

@@ -252,8 +252,16 @@ class ServeSettings(BaseModel):
     max_age: int = Field(
         default=86400,
         ge=0,
-        description="Seconds a client or CDN may keep a 200 or 304 (Cache-Control max-age): "
-        "until the next nightly build",
+        description="Seconds nginx keeps a live answer or a bucket's object in its cache, and "
+        "drops one unasked that long (a new release never reads the last one's)",
+    )
+    publish_at: str | None = Field(
+        default=None,
+        pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$",
+        description="The time of day (HH:MM, UTC) the nightly publish is scheduled: answers "
+        "are fresh until the next one (nginx's `expires @HH:MM`); unset: `no-cache`, every "
+        "use revalidates",
+        examples=["04:30"],
     )
     nginx_cache: Path = Field(
         default=Path("/var/lib/nginx/pipeline-live"),

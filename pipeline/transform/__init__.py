@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import duckdb
 
-from pipeline.contract import TABLES, TABLES_BY_NAME
+from pipeline.contract import TABLES, TABLES_BY_NAME, Column
 from pipeline.db import (
     build_table,
     comment_table,
@@ -21,7 +21,13 @@ from pipeline.db import (
 )
 from pipeline.ingest.raw import SOURCE_DOCS, raw_comments
 from pipeline.progress import Advance
-from pipeline.transform.rules import Query, duplicate_key_check, parsed, row_checks
+from pipeline.transform.rules import (
+    Query,
+    duplicate_key_check,
+    parsed,
+    row_checks,
+    unreadable_checks,
+)
 from pipeline.transform.steps import STEPS, Staging, Step
 
 # The source columns as staging and the findings name them (raw.<table> has them as _<name>).
@@ -49,7 +55,11 @@ def _create_finding_tables(con: duckdb.DuckDBPyConnection) -> None:
     )
     for table, what in (
         ("rejects", "Rows left out of the build because they break the input contract"),
-        ("warnings", "Rows kept but worth a look (unknown condition, language, printing, ...)"),
+        (
+            "warnings",
+            "Rows kept but worth a look (unknown condition, language, printing; an optional "
+            "value that cannot be read, published as absent: check 'contract')",
+        ),
     ):
         con.execute(f"CREATE TABLE IF NOT EXISTS meta.{table} ({columns})")
         comment_table(con, f"meta.{table}", what, FINDING_COLUMNS)
@@ -71,18 +81,36 @@ def _raw_types(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, str]:
 
 
 def _run_staging(con: duckdb.DuckDBPyConnection, step: Staging) -> int:
-    """Reject the rows that break the contract; `valid_<table>` is the rest, each declared
-    column parsed to its type, for the staging SQL; then the staging checks."""
+    """Reject the rows that break the contract, and warn of the optional values that cannot be
+    read; `valid_<table>` is the rest, each declared column parsed to its type (an unreadable
+    value: absent), for the staging SQL; then the staging checks."""
     table = TABLES_BY_NAME[step.table]
     types = _raw_types(con, table.name)
     _record(con, "meta.rejects", row_checks(table, types), "contract")
+    rejected = (
+        f"(SELECT source_file, source_row FROM meta.rejects WHERE table_name = '{table.name}')"
+    )
+    unreadable = unreadable_checks(table, types)
+    if unreadable is not None:  # a rejected row's values are not read: no warning
+        query = Query(
+            f"SELECT * FROM ({unreadable.sql}) ANTI JOIN {rejected} USING "
+            "(source_file, source_row)",
+            unreadable.params,
+        )
+        _record(con, "meta.warnings", query, "contract")
     name = quote(table.name)
-    values = ", ".join(f"{parsed(c, types[c.name])} AS {quote(c.name)}" for c in table.columns)
+    values = ", ".join(
+        f"{_unless_unreadable(c, parsed(c, types[c.name]))} AS {quote(c.name)}"
+        for c in table.columns
+    )
     con.execute(
         f"CREATE OR REPLACE TEMP VIEW valid_{table.name} AS "
-        f"SELECT raw_row.* REPLACE ({values}) FROM raw.{name} AS raw_row ANTI JOIN "
-        f"(SELECT source_file, source_row FROM meta.rejects WHERE table_name = '{table.name}') r "
-        f"ON r.source_file = raw_row._source_file AND r.source_row = raw_row._source_row"
+        f"SELECT raw_row.* REPLACE ({values}) FROM raw.{name} AS raw_row ANTI JOIN {rejected} r "
+        f"ON r.source_file = raw_row._source_file AND r.source_row = raw_row._source_row "
+        f"LEFT JOIN (SELECT source_file, source_row, list(column_name) AS {UNREADABLE} "
+        f"FROM meta.warnings WHERE table_name = '{table.name}' AND check_name = 'contract' "
+        f"GROUP BY ALL) w "
+        f"ON w.source_file = raw_row._source_file AND w.source_row = raw_row._source_row"
     )
     rows = build_table(con, step.file)
     checks: list[tuple[Query, str, str]] = []
@@ -103,6 +131,16 @@ def _run_staging(con: duckdb.DuckDBPyConnection, step: Staging) -> int:
                 [table.name, check_name],
             )
     return rows
+
+
+UNREADABLE = "_unreadable"  # valid_<table>'s list of a row's columns that cannot be read
+
+
+def _unless_unreadable(column: Column, value: str) -> str:
+    """An optional column's parsed `value`, absent where it cannot be read (SQL)."""
+    if column.required:
+        return value
+    return f"CASE WHEN list_contains({UNREADABLE}, '{column.name}') THEN NULL ELSE {value} END"
 
 
 def run_steps(

@@ -25,22 +25,42 @@ def rejected_rows(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
     return {table: int(n) for table, n in rows}
 
 
+def unreadable_rows(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], int]:
+    """Rows whose optional column's value could not be read (staged absent, a warning), per
+    (table, column): most unreadable first."""
+    rows = con.execute(
+        "SELECT table_name, column_name, count(DISTINCT (source_file, source_row)) AS n "
+        "FROM meta.warnings WHERE check_name = 'contract' "
+        "GROUP BY ALL ORDER BY n DESC, table_name, column_name"
+    ).fetchall()
+    return {(table, column): int(n) for table, column, n in rows}
+
+
 def audit(
     con: duckdb.DuckDBPyConnection, settings: Settings, ingested: Sequence[IngestedTable]
 ) -> None:
-    """Stop the build when the input is too broken to publish."""
+    """Stop the build when the input is too broken to publish: an input table's rejects, or an
+    optional column that cannot be read, in more than `max_reject_share` of its rows."""
     if db.count_rows(con, "staging.products") == 0:
         raise BuildError("catalog/products: no usable product rows (empty catalog)")
-    rejected = rejected_rows(con)
+    share = settings.build.max_reject_share
+    rejected, unreadable = rejected_rows(con), unreadable_rows(con)
     for ingested_table in ingested:
         table = ingested_table.table
         raw_rows, bad = ingested_table.rows, rejected.get(table.name, 0)
-        if raw_rows and bad / raw_rows > settings.build.max_reject_share:
+        if raw_rows and bad / raw_rows > share:
             raise BuildError(
                 f"{table.group}/{table.name}: {bad} of {raw_rows} rows rejected "
                 f"({bad / raw_rows:.1%}, above build.max_reject_share "
-                f"{settings.build.max_reject_share:.1%}); the rows are in meta.rejects"
+                f"{share:.1%}); the rows are in meta.rejects"
             )
+        for (name, column), bad in unreadable.items():
+            if name == table.name and raw_rows and bad / raw_rows > share:
+                raise BuildError(
+                    f"{table.group}/{table.name}: {column} cannot be read in {bad} of "
+                    f"{raw_rows} rows ({bad / raw_rows:.1%}, above build.max_reject_share "
+                    f"{share:.1%}); the rows are in meta.warnings"
+                )
 
 
 ACCEPT_FLAG = "--accept-volume-change"

@@ -1,6 +1,8 @@
 """The contract's row-level rules as SQL, generated from `pipeline.contract`: the checks run
 before staging, and `parsed`, the one place a raw value becomes the contract's type.
-Identifiers come only from the contract; reasons and defaults travel as bind parameters."""
+Identifiers come only from the contract; reasons and defaults travel as bind parameters.
+A required column's broken rule rejects its row (`row_checks`); an optional column's value that
+breaks one is unreadable (`unreadable_checks`): a warning, and the value is staged absent."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from dataclasses import dataclass
 from pipeline.contract import Column, Kind, Table
 from pipeline.db import quote
 
-INTEGER_TEXT = "-?[0-9]+"
+INTEGER_TEXT = r"-?[0-9]+(\.0+)?"  # `3.0` is 3, read without loss
 DECIMAL_TEXT = r"-?[0-9]+(\.[0-9]+)?"
 TOO_MANY_DECIMALS = r"-?[0-9]+\.[0-9]{2}[0-9]*[1-9][0-9]*"
 BOOLEAN_TEXTS = ("true", "false", "1", "0")
@@ -189,11 +191,10 @@ def _record_rules(column: Column, value: str) -> list[tuple[str, str]]:
 
 def _field_rules(field: Column, obj: str) -> list[tuple[str, str]]:
     """(failing condition, reason) for a field of the JSON object `obj`: a value (not an object
-    or an array), there when required, and its text as a column of its kind (`_rules`)."""
+    or an array) and its text as a column of its kind (`_rules`). A missing or null field is a
+    value: null."""
     found = f"json_type({obj}, '$.{field.name}')"
     rules = [(f"{found} IN ('OBJECT', 'ARRAY')", "an object or array, not a value")]
-    if field.required:
-        rules.append((f"coalesce({found}, 'NULL') = 'NULL'", "missing value"))
     text = _field(field, obj)
     scalar = f"{found} NOT IN ('OBJECT', 'ARRAY') AND {text} IS NOT NULL"
     rules += [(f"{scalar} AND ({condition})", reason) for condition, reason in _rules(field, text)]
@@ -201,47 +202,83 @@ def _field_rules(field: Column, obj: str) -> list[tuple[str, str]]:
 
 
 def row_checks(table: Table, raw_types: dict[str, str] | None = None) -> Query:
-    """All row-level rule violations of `raw.<table>`, one row per (row, column, rule).
+    """The row-level rule violations that reject a row of `raw.<table>`, one row per (row,
+    column, rule): a row that cannot be parsed, and a required column's broken rules.
     `raw_types`: the raw table's column types (a column not named is text)."""
     types = raw_types or {}
-    parts: list[str] = []
-    params: list[object] = []
     src = f"raw.{quote(table.name)}"
-    head = "SELECT ? AS table_name, _source_file AS source_file, _source_row AS source_row"
-
-    parts.append(
-        f"{head}, '*' AS column_name, NULL::VARCHAR AS value, _parse_error AS reason "
+    parts = [
+        f"{_HEAD}, '*' AS column_name, NULL::VARCHAR AS value, _parse_error AS reason "
         f"FROM {src} WHERE _parse_error IS NOT NULL"
-    )
-    params.append(table.name)
+    ]
+    params: list[object] = [table.name]
     for column in table.columns:
-        raw_type = types.get(column.name, TEXT)
-        v = cell(column, raw_type)
-        if column.required:
-            parts.append(
-                f"{head}, ? AS column_name, NULL::VARCHAR AS value, 'missing value' AS reason "
-                f"FROM {src} WHERE _parse_error IS NULL AND {v} IS NULL"
-            )
-            params += [table.name, column.name]
-        typed = raw_type != TEXT
-        for condition, reason in _typed_rules(column, raw_type) if typed else _rules(column):
-            parts.append(
-                f"{head}, ? AS column_name, v{'::VARCHAR' if typed else ''} AS value, "
-                "? AS reason "
-                f"FROM (SELECT *, {v} AS v FROM {src}) "
-                f"WHERE _parse_error IS NULL AND v IS NOT NULL AND ({condition})"
-            )
-            params += [table.name, column.name, reason]
+        if not column.required:
+            continue
+        v = cell(column, types.get(column.name, TEXT))
+        parts.append(
+            f"{_HEAD}, ? AS column_name, NULL::VARCHAR AS value, 'missing value' AS reason "
+            f"FROM {src} WHERE _parse_error IS NULL AND {v} IS NULL"
+        )
+        params += [table.name, column.name]
+        _add_rules(table, column, types, parts, params)
     by_name = {c.name: c for c in table.columns}
     for target, flag in table.required_if:
         when, flagged = by_name[target], by_name[flag]
+        raw_type = types.get(target, TEXT)
+        # A value that cannot be read is absent (`unreadable_checks`): missing here too.
+        unreadable = [f"coalesce({c}, false)" for c, _ in _column_rules(when, raw_type)]
+        absent = " OR ".join(["v IS NULL", *unreadable])
         parts.append(
-            f"{head}, ? AS column_name, NULL::VARCHAR AS value, ? AS reason FROM {src} "
-            f"WHERE _parse_error IS NULL AND {cell(when, types.get(target, TEXT))} IS NULL "
+            f"{_HEAD}, ? AS column_name, v::VARCHAR AS value, ? AS reason "
+            f"FROM (SELECT *, {cell(when, raw_type)} AS v FROM {src}) "
+            f"WHERE _parse_error IS NULL AND ({absent}) "
             f"AND {parsed(flagged, types.get(flag, TEXT))}"
         )
         params += [table.name, target, f"missing value (required when {flag} is true)"]
     return Query("\nUNION ALL\n".join(parts), params)
+
+
+def unreadable_checks(table: Table, raw_types: dict[str, str] | None = None) -> Query | None:
+    """The values of `raw.<table>`'s optional columns that cannot be read as their type without
+    loss, one row per (row, column, rule), in the rows no parse error rejects: each is a
+    warning, and staged absent. None: the table has no optional column."""
+    types = raw_types or {}
+    parts: list[str] = []
+    params: list[object] = []
+    for column in table.columns:
+        if not column.required:
+            _add_rules(table, column, types, parts, params)
+    return Query("\nUNION ALL\n".join(parts), params) if parts else None
+
+
+_HEAD = "SELECT ? AS table_name, _source_file AS source_file, _source_row AS source_row"
+
+
+def _column_rules(column: Column, raw_type: str) -> list[tuple[str, str]]:
+    """(failing condition over `v`, reason) for a column's present value, raw as `raw_type`."""
+    return _typed_rules(column, raw_type) if raw_type != TEXT else _rules(column)
+
+
+def _add_rules(
+    table: Table,
+    column: Column,
+    types: dict[str, str],
+    parts: list[str],
+    params: list[object],
+) -> None:
+    """One SELECT a rule of `column` into `parts`, finding the rows that break it."""
+    raw_type = types.get(column.name, TEXT)
+    v = cell(column, raw_type)
+    typed = raw_type != TEXT
+    for condition, reason in _column_rules(column, raw_type):
+        parts.append(
+            f"{_HEAD}, ? AS column_name, v{'::VARCHAR' if typed else ''} AS value, "
+            "? AS reason "
+            f"FROM (SELECT *, {v} AS v FROM raw.{quote(table.name)}) "
+            f"WHERE _parse_error IS NULL AND v IS NOT NULL AND ({condition})"
+        )
+        params += [table.name, column.name, reason]
 
 
 def duplicate_key_check(table: Table, key_columns: list[str]) -> Query:

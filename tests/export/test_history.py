@@ -7,6 +7,7 @@ import io
 import subprocess
 import sys
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -16,7 +17,7 @@ import pytest
 from pipeline.build import build
 from pipeline.export.records import history
 from pipeline.export.records.state import STATE_FORMAT
-from pipeline.paths import HISTORY, WAREHOUSE
+from pipeline.paths import HISTORY, REPORT_JSON, WAREHOUSE
 from pipeline.progress import Reporter
 from pipeline.settings import load_settings
 from tests.support.damage import flip_a_bit
@@ -141,3 +142,25 @@ def test_an_output_from_before_releases_carries_its_history_as_an_earlier_format
         f"{output}: state format 1, not this version's {STATE_FORMAT}; every store's pages are "
         "built again and the volumes are not compared with it; its history is carried on"
     ]
+
+
+def test_a_build_states_one_time(sample_build: Path) -> None:
+    """The build id's time (UTC, to the microsecond) is the build's time: meta.build_run's
+    started_at and its night's built_at in history.* are the same instant, and the report
+    states it to the second."""
+    con = duckdb.connect(str((sample_build / WAREHOUSE).resolve()), read_only=True)
+    try:
+        [(build_id, started_at)] = con.execute(
+            "SELECT build_id, started_at FROM meta.build_run"
+        ).fetchall()
+        built_at = {
+            table: con.execute(f"SELECT DISTINCT built_at FROM history.{table}").fetchall()
+            for table in ("sku_market", "product_market", "store_volume")
+        }
+    finally:
+        con.close()
+    stamp = datetime.strptime(build_id.split("Z-")[0], "%Y%m%dT%H%M%S.%f")
+    assert started_at == stamp
+    assert built_at == {table: [(stamp,)] for table in built_at}
+    report = orjson.loads((sample_build / REPORT_JSON).read_bytes())
+    assert report["started_at"] == stamp.replace(tzinfo=UTC).isoformat(timespec="seconds")

@@ -86,7 +86,69 @@ MEASURE = """<script>
 document.body.dataset.columns = [...document.querySelectorAll("#history svg")]
   .map(svg => [...svg.querySelectorAll("rect")].filter(r => r.getBBox().height > 0).length)
   .join(",");
+// Per chart, as laid out: pairs of texts whose boxes overlap, texts not wholly inside the
+// chart, and columns with a text of their own just above them (their value).
+const boxes = (svg, what) => [...svg.querySelectorAll(what)].map(e => e.getBBox());
+const meet = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width
+  && a.y < b.y + b.height && b.y < a.y + a.height;
+document.body.dataset.layout = [...document.querySelectorAll("#history svg")].map(svg => {
+  const texts = boxes(svg, "text"), width = svg.width.baseVal.value;
+  let overlaps = 0;
+  texts.forEach((a, i) => texts.slice(i + 1).forEach(b => { overlaps += meet(a, b); }));
+  const outside = texts.filter(t => t.x < 0 || t.x + t.width > width || t.y < 0).length;
+  const labelled = boxes(svg, "rect").filter(r => r.height > 0).filter(r => texts.some(t =>
+    t.x >= r.x - 6 && t.x + t.width <= r.x + r.width + 6 && t.y + t.height <= r.y + 1
+    && t.y + t.height >= r.y - 16)).length;
+  return `${overlaps}/${outside}/${labelled}`;
+}).join(",");
 </script></body>"""
+
+
+def _laid_out(summary: BuildReport, folder: Path) -> str:
+    """The history section of `summary`'s page as headless chromium laid it out (`MEASURE`)."""
+    page = folder / "report.html"
+    page.write_text(report_html.render_html(summary).replace("</body>", MEASURE))
+    return subprocess.run(
+        [
+            CHROMIUM or "chromium",
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={folder / 'profile'}",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+
+
+def test_the_history_charts_of_builds_of_one_day_label_each_bar_and_overlap_nothing(
+    sample_build: Path, tmp_path: Path
+) -> None:
+    """Five builds on one day (a busy night of retries): each chart's labels apart from each
+    other and inside it, the day said once, and every column with its value above it."""
+    assert CHROMIUM, "chromium is not installed: run `make system-deps` (or `make test`)"
+    summary = BuildReport.read(sample_build)
+    summary.history = [
+        BuildRun(
+            build_id=f"20261129T0{n}1500Z-{n:06x}",
+            started_at=f"2026-11-29 0{n}:15",
+            listings=1_000_000 + 5_000 * n,
+            files_changed=587 + n,
+            rejected_rows=n * 10,
+            seconds=14.0 + n / 2,
+        )
+        for n in range(5)
+    ]
+    dom = _laid_out(summary, tmp_path)
+    # rejected_rows 0 is a hairline with its value too: five labelled columns in every chart
+    assert 'data-layout="0/0/5,0/0/5,0/0/5,0/0/5"' in dom
+    # values to three significant digits, as people read them
+    for value in ("1M", "1.01M", "1.02M", "591", "40", "14s", "16s"):
+        assert f">{value}</text>" in dom, value
+    # under each chart's axis, the day the five builds share once, with the first and last time
+    assert dom.count(">2026-11-29 00:15 to 04:15</text>") == 4
 
 
 def test_the_history_charts_render_thirty_builds(sample_build: Path, tmp_path: Path) -> None:
@@ -124,6 +186,8 @@ def test_the_history_charts_render_thirty_builds(sample_build: Path, tmp_path: P
     # A column a build; the build without files_changed has none, the builds without rejects
     # a hairline.
     assert 'data-columns="30,29,30,30"' in dom
+    # every column carries its value (the one not recorded has none), no two labels meet
+    assert 'data-layout="0/0/30,0/0/29,0/0/30,0/0/30"' in dom
     assert "not recorded" in dom
     shot = tmp_path / "history.png"
     page.write_text(report_html.render_html(summary))

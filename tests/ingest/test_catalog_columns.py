@@ -331,10 +331,12 @@ def test_printings_display_order_and_modified_on(tmp_path: Path) -> None:
     ) == [
         (1, "Normal", False, 1, datetime(2024, 1, 17)),
         (2, "Foil", True, 2, datetime(2024, 1, 17, 14, 23, 40, 603000)),
+        (3, "Holofoil", False, None, None),  # unreadable: absent, foil false
     ]
+    assert rows(con, "SELECT count(*) FROM meta.rejects") == [(0,)]
     assert rows(
         con,
-        "SELECT source_file, source_row, column_name, value, reason FROM meta.rejects "
+        "SELECT source_file, source_row, column_name, value, reason FROM meta.warnings "
         "ORDER BY column_name",
     ) == [
         ("catalog/printings.csv", 3, "displayOrder", "first", "not a 32-bit integer"),

@@ -153,12 +153,22 @@ def test_ndjson_nested_values_and_empty_files(tmp_path: Path) -> None:
     (folder / "empty.ndjson").write_text("", encoding="utf-8")
     (folder / "rows.ndjson").write_text(
         '{"storeKey": "s", "skuId": 1, "price": 1, "quantity": 1, "title": {"x": 1}}\n'
-        '{"storeKey": "s", "skuId": 2, "price": 1, "quantity": 1, "additionalImageUrls": ["a", 1]}\n',
+        '{"storeKey": "s", "skuId": 2, "price": 1, "quantity": 1, "additionalImageUrls": ["a", 1]}\n'
+        '{"storeKey": "s", "skuId": 3, "price": {"x": 1}, "quantity": 1}\n',
         encoding="utf-8",
     )
-    assert [(r[0], r[1], r[2], r[14]) for r in _load(tmp_path)] == [
-        ("stores/listings/rows.ndjson", 1, "title: a JSON object or array, not a value", None),
-        ("stores/listings/rows.ndjson", 2, None, '["a",1]'),
+    # An object in an optional column of one value is its JSON text; in a required one, the
+    # row cannot be parsed.
+    assert [(r[0], r[1], r[2], r[11], r[14]) for r in _load(tmp_path)] == [
+        ("stores/listings/rows.ndjson", 1, None, '{"x":1}', None),
+        ("stores/listings/rows.ndjson", 2, None, None, '["a",1]'),
+        (
+            "stores/listings/rows.ndjson",
+            3,
+            "price: a JSON object or array, not a value",
+            None,
+            None,
+        ),
     ]
 
 

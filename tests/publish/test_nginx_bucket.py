@@ -6,13 +6,11 @@ written again and nginx reloaded."""
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import subprocess
 from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
 
-import boto3
 import obstore as obs
 import orjson
 import pytest
@@ -30,9 +28,15 @@ from pipeline.publish.bucket import open_bucket
 from pipeline.publish.objectstore import publish_release
 from pipeline.serve.reader import RELEASE_MAP, BucketReader, resolve, site_path, write_nginx
 from pipeline.settings import ServeSettings
-from tests.support.around import assert_error_headers, assert_http_around
+from tests.support.around import (
+    assert_error_headers,
+    assert_fresh,
+    assert_http_around,
+    publish_ahead,
+)
 from tests.support.proxy import fork_cli
-from tests.support.s3 import S3Server
+from tests.support.ranges import assert_libraries_read, range_headers, tcp_to
+from tests.support.s3 import S3Server, readable
 from tests.support.servers import (
     NGINX,
     envelope,
@@ -92,26 +96,6 @@ def bucket_nginx(folder: Path, more: str = "") -> AbstractContextManager[Path]:
     """nginx on the configuration `pipeline nginx-bucket` wrote into `folder` (with `more` in
     `http { }`), on a unix socket there."""
     return nginx_on(folder, folder / "nginx.conf", folder / "nginx.sock", more)
-
-
-def readable(s3: S3Server, url: str) -> None:
-    """What a CDN's origin or a public site allows: anyone may read the pages (`stores/`,
-    `common/`), not the release documents (their maps list the store keys)."""
-    bucket, _, prefix = url.removeprefix("s3://").partition("/")
-    policy = {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Principal": "*",
-                "Action": "s3:GetObject",
-                "Resource": [f"arn:aws:s3:::{bucket}/{prefix}/{p}/*" for p in ("stores", "common")],
-            }
-        ],
-    }
-    boto3.client("s3", endpoint_url=s3.endpoint).put_bucket_policy(
-        Bucket=bucket, Policy=json.dumps(policy)
-    )
 
 
 @pytest.fixture(scope="module")
@@ -208,8 +192,9 @@ def test_nginx_in_front_of_the_bucket_sends_the_http_around_the_bytes(
     sample_bucket: str, sample_build: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """A page's ETag is its object's (S3's: the MD5 of its bytes), a live answer's a hash of its
-    bytes, each with 304, gzip, Cache-Control, CORS and HEAD as locally; errors no-store with
-    CORS; a live answer asked again comes from nginx's cache, `pipeline serve` stopped."""
+    bytes, each with 304, gzip, freshness until the next publish, CORS and HEAD as locally, and
+    a preflight's 204; errors no-store with CORS; a live answer asked again comes from nginx's
+    cache, `pipeline serve` stopped."""
     url = sample_bucket
     folder = tmp_path_factory.mktemp("na")
     page = "/v1.39.0/stores/tiny7/inventory/products"
@@ -218,12 +203,20 @@ def test_nginx_in_front_of_the_bucket_sends_the_http_around_the_bytes(
     with ExitStack() as stack:
         with preview_server(sample_build) as port:
             listen = f"unix:{folder / 'nginx.sock'}"
-            assert write_nginx(url, folder, listen, f"127.0.0.1:{port}", cached(folder))
+            at = publish_ahead(request(port, HELP_PATH))
+            limits = ServeSettings(nginx_cache=folder / "cache", publish_at=at)
+            assert write_nginx(url, folder, listen, f"127.0.0.1:{port}", limits)
             bucket = stack.enter_context(bucket_nginx(folder))
-            etag = assert_http_around(bucket, page, body)
+            etag = assert_http_around(bucket, page, body, at)
             assert etag == f'"{hashlib.md5(body).hexdigest()}"'
             answered = request(port, live).body
-            assert assert_http_around(bucket, live, answered) == body_etag(answered)
+            assert assert_http_around(bucket, live, answered, at) == body_etag(answered)
+            asked = {"Access-Control-Request-Headers": "if-none-match,range"}
+            preflight = request(bucket, page, method="OPTIONS", headers=asked)
+            assert (preflight.status, preflight.body) == (204, b"")
+            assert preflight.headers["access-control-allow-headers"] == "if-none-match,range"
+            assert preflight.headers["access-control-allow-methods"] == "GET, HEAD, POST, OPTIONS"
+            assert_fresh(preflight, at)
             for target, method in [
                 ("/v1.39.0/nowhere", "GET"),
                 ("/v1.39.0/stores/nobody/inventory/products", "GET"),
@@ -235,6 +228,44 @@ def test_nginx_in_front_of_the_bucket_sends_the_http_around_the_bytes(
         again = request(bucket, live)
         assert (again.status, again.body) == (200, answered)
         assert request(bucket, "/v1.39.0/stores/tiny7/inventory/products?limit=4").status == 503
+
+
+def test_nginx_in_front_of_the_bucket_answers_byte_ranges_to_http_clients(
+    sample_bucket: str,
+    sample_build: Path,
+    serve_port: int,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """A bulk file's object answers one byte range as `pipeline serve` answers its file (206,
+    416, several ranges whole, If-Range on each one's own ETag), and polars and pyarrow read
+    the bulk files from their URLs, with no live upstream at all."""
+    folder = tmp_path_factory.mktemp("nr")
+    listen, nobody = f"unix:{folder / 'nginx.sock'}", f"unix:{folder / 'nobody.sock'}"
+    assert write_nginx(sample_bucket, folder, listen, nobody, cached(folder))
+    targets = bulk_targets(sample_build)
+    csv = next(t for t in targets if t.endswith(".csv"))
+    parquet = next(t for t in targets if t.endswith(".parquet"))
+    site = sample_build / "site"
+    with bucket_nginx(folder) as bucket:
+        for target in (csv, parquet):
+            length = len((site / target.lstrip("/")).read_bytes())
+            etags = {a: request(a, target).headers["etag"] for a in (bucket, serve_port)}
+            for asked in range_headers(length):
+                for if_range in (False, True):
+                    got = {
+                        a: request(
+                            a,
+                            target,
+                            headers={"Range": asked} | ({"If-Range": e} if if_range else {}),
+                        )
+                        for a, e in etags.items()
+                    }
+                    a, b = got[bucket], got[serve_port]
+                    assert (a.status, a.body) == (b.status, b.body), (target, asked)
+                    for name in ("content-range", "accept-ranges", "content-type"):
+                        assert a.headers.get(name) == b.headers.get(name), (target, asked, name)
+        with tcp_to(bucket) as port:
+            assert_libraries_read(f"http://127.0.0.1:{port}", site, csv, parquet)
 
 
 # --- what is written into nginx's files ----------------------------------------------------------

@@ -1,18 +1,28 @@
 """The bulk files through `pipeline serve` and the generated nginx: each file's bytes with its
-content type, the same from both; any other name under the bulk folder is 404, never live."""
+content type, the same from both; any other name under the bulk folder is 404, never live; one
+byte range answered alike, and read by polars and pyarrow from a URL."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import orjson
+from click.testing import CliRunner
 
-from pipeline.api.responses import CSV, JSON, PARQUET, URL_NOT_FOUND
+from pipeline import cli
+from pipeline.api.responses import CSV, JSON, PARQUET, RANGE_NOT_SATISFIABLE, URL_NOT_FOUND
 from tests.support.around import assert_http_around
-from tests.support.servers import both, envelope, request, running_nginx
+from tests.support.ranges import assert_libraries_read, range_headers, tcp_to
+from tests.support.servers import Client, Reply, both, envelope, request, running_nginx
 from tests.support.targets import bulk_targets
 
 TYPES = {".csv": CSV, ".parquet": PARQUET, ".json": JSON}
+# The headers of the connection and the moment, and the server's name.
+PER_SEND = ("date", "connection", "server")
+
+
+def sent(reply: Reply) -> dict[str, str]:
+    return {k: v for k, v in reply.headers.items() if k not in PER_SEND}
 
 
 def test_every_bulk_file_from_both_servers_with_its_content_type(
@@ -80,3 +90,74 @@ def test_a_bulk_file_has_the_http_around_the_bytes_on_both_servers(
         assert got.body == (site / parquet.lstrip("/")).read_bytes()
         again = request(address, parquet, headers={"If-None-Match": got.headers["etag"]})
         assert (again.status, again.body) == (304, b"")
+
+
+def test_bulk_files_and_pages_answer_one_byte_range_alike_on_both_servers(
+    nginx_socket: Path, serve_port: int, sample_build: Path, client: Client
+) -> None:
+    """One range is 206 with its bytes and Content-Range; past the end 416 with `bytes */size`
+    and the envelope; several, or an If-Range that is not the ETag, the whole body with
+    Accept-Ranges; a Parquet file is never compressed, a CSV compressed is whole. Every Range
+    header gets the same status, headers and body from both servers."""
+    targets = bulk_targets(sample_build)
+    csv = next(t for t in targets if t.endswith(".csv"))
+    parquet = next(t for t in targets if t.endswith(".parquet"))
+    site = sample_build / "site"
+    for target in (parquet, csv, "/v1.39.0/stores/tiny7/inventory/products"):
+        file = site / (target.lstrip("/") + ("/index.json" if "stores" in target else ""))
+        body = file.read_bytes()
+        etag = request(serve_port, target).headers["etag"]
+        for asked in range_headers(len(body)):
+            for headers in ({"Range": asked}, {"Range": asked, "If-Range": etag}):
+                a, b = both(nginx_socket, serve_port, target, client, headers=headers)
+                assert sent(a) == sent(b), (target, headers)
+        part = request(serve_port, target, headers={"Range": "bytes=2-11"})
+        assert (part.status, part.body) == (206, body[2:12])
+        assert part.headers["content-range"] == f"bytes 2-11/{len(body)}"
+        assert "accept-ranges" not in part.headers
+        past = request(serve_port, target, headers={"Range": f"bytes={len(body)}-"})
+        assert (past.status, past.headers["content-range"]) == (416, f"bytes */{len(body)}")
+        assert orjson.loads(past.body) == envelope(RANGE_NOT_SATISFIABLE)
+        assert "no-store" in past.headers["cache-control"] and "etag" not in past.headers
+        for whole in ({"Range": "bytes=0-1,4-5"}, {"Range": "bytes=0-1", "If-Range": '"x"'}):
+            got = request(serve_port, target, headers=whole)
+            assert (got.status, got.body, got.headers["accept-ranges"]) == (200, body, "bytes")
+        same = request(serve_port, target, headers={"Range": "bytes=0-1", "If-Range": etag})
+        assert (same.status, same.body) == (206, body[:2])
+    for address in (nginx_socket, serve_port):
+        zipped = {"Range": "bytes=0-3", "Accept-Encoding": "gzip"}
+        got = request(address, parquet, headers=zipped)
+        assert (got.status, got.body) == (206, (site / parquet.lstrip("/")).read_bytes()[:4])
+        got = request(address, csv, headers=zipped)
+        assert (got.status, got.headers["content-encoding"]) == (200, "gzip")
+        assert "accept-ranges" not in got.headers
+
+
+def test_http_clients_read_the_bulk_files_from_their_urls_on_both_servers(
+    nginx_socket: Path, serve_port: int, sample_build: Path
+) -> None:
+    """polars' read_csv, read_parquet and scan_parquet (ranges: the footer first) and pyarrow
+    through fsspec read each bulk file's URL as its file, from `pipeline serve` and nginx."""
+    targets = bulk_targets(sample_build)
+    csv = next(t for t in targets if t.endswith(".csv"))
+    parquet = next(t for t in targets if t.endswith(".parquet"))
+    site = sample_build / "site"
+    assert_libraries_read(f"http://127.0.0.1:{serve_port}", site, csv, parquet)
+    with tcp_to(nginx_socket) as port:
+        assert_libraries_read(f"http://127.0.0.1:{port}", site, csv, parquet)
+
+
+def test_pipeline_query_answers_every_bulk_file_as_serve_does(
+    serve_port: int, sample_build: Path
+) -> None:
+    """`pipeline query` answers every GET URL `pipeline serve` answers: a bulk file's bytes on
+    standard output, exit 0 (the command in this process: the answer is its work)."""
+    targets = bulk_targets(sample_build)
+    for target in [*targets[:2], targets[-1], "/v1.39.0/bulk/99.parquet"]:
+        served = request(serve_port, target)
+        result = CliRunner().invoke(cli.main, ["query", "--output", str(sample_build), target])
+        assert (result.exit_code, result.stdout_bytes) == (
+            0 if served.status == 200 else 1,
+            served.body,
+        ), target
+        assert result.stderr == f"HTTP {served.status}\n"

@@ -41,6 +41,10 @@ PARAMS = {
     "productName": ["a", "LUGIA", "ring", "é", "", "zzz"],
     "productTypes": ["Cards", "x"],
     "unknownParam": ["x"],
+    "isSupplemental": BOOLS,
+    "sortOrder": ["name", "GROUPID", "abbreviation", "publishedOn", "modifiedon", "popularity", ""],
+    "sortDesc": BOOLS,
+    "hasSealed": ["true", "x"],
 }
 # Path ids: known ones (of categories with excluded stores too), unknown, negative, zero,
 # leading zeros (a few and more than 19 digits), out of range, not numbers.
@@ -118,6 +122,11 @@ def test_the_reference_reads_the_sample_as_served(
             paths.append(f"pricing/{kind}/{listed}")
             paths.append(f"catalog/{kind}s/{listed}?getExtendedFields=true&includeSkus=true")
     paths += [f"catalog/products?limit=100&offset={o}&getExtendedFields=true" for o in (0, 400)]
+    paths += [
+        f"catalog/groups?limit=100&sortOrder={field}&sortDesc={desc}"
+        for field in reference.GROUP_FIELDS
+        for desc in ("false", "true")
+    ]
     for path in paths:
         target = f"/v1.39.0/{path}"
         resource, _, query = target.partition("?")
@@ -606,6 +615,51 @@ def test_category_groups(tiny: duckdb.DuckDBPyConnection) -> None:
         {"totalItems": 2, **ok([beta])},
     )
     assert get(tiny, "/v1.39.0/catalog/groups/10,11") == (200, ok([beta, alpha]))
+
+
+def test_every_group(tiny: duckdb.DuckDBPyConnection, tiny_dir: Path) -> None:
+    """`catalog/groups`: every group, filtered by category (id, or name in any case) and
+    isSupplemental (a null matches neither value), by sortOrder's field (nulls the smallest),
+    ties by groupId; paged; an unknown sortOrder is a 400 naming it; hasSealed is ignored."""
+
+    def ids(query: str) -> list[int]:
+        status, body = get(tiny, f"/v1.39.0/catalog/groups{query}")
+        assert status == 200, (query, body)
+        return [g["groupId"] for g in body["results"]]
+
+    # Alpha, Base, beta, Empty: lower-cased names, in code-point order
+    assert ids("") == [11, 20, 10, 30]
+    assert get(tiny, "/v1.39.0/catalog/groups?limit=1&offset=1")[1]["totalItems"] == 4
+    assert ids("?limit=2&offset=1") == [20, 10]
+    assert ids("?categoryId=2") == [20, 30]
+    assert ids("?categoryName=MAGIC&hasSealed=x") == [11, 10]
+    assert ids("?isSupplemental=TRUE") == [11]
+    assert get(tiny, "/v1.39.0/catalog/groups?isSupplemental=false") == (
+        404,
+        failed("No groups were found."),
+    )
+    assert ids("?sortOrder=ABBREVIATION") == [11, 20, 30, 10]  # three nulls first, by groupId
+    assert ids("?sortOrder=abbreviation&sortDesc=true") == [10, 11, 20, 30]  # nulls last
+    assert ids("?sortOrder=isSupplemental&sortDesc=true") == [11, 10, 20, 30]
+    assert ids("?sortOrder=categoryId&sortDesc=true") == [20, 30, 10, 11]
+    assert ids("?sortOrder=") == [11, 20, 10, 30]
+    assert get(tiny, "/v1.39.0/catalog/groups?categoryId=3") == (
+        404,
+        failed("No groups were found."),
+    )
+    assert get(tiny, "/v1.39.0/catalog/groups?sortOrder=popularity&isSupplemental=1") == (
+        400,
+        failed(
+            "The value '1' is not valid for isSupplemental.",
+            "The value 'popularity' is not valid for sortOrder. Use a field of the group: "
+            "groupId, name, abbreviation, isSupplemental, publishedOn, modifiedOn, categoryId.",
+        ),
+    )
+    data = reference.load_directory(tiny_dir)  # and the reference model agrees
+    for query in ("", "sortOrder=abbreviation&sortDesc=true", "isSupplemental=true&limit=1"):
+        response = answer(tiny, f"/v1.39.0/catalog/groups?{query}")
+        expected = reference.answer_catalog(data, "/v1.39.0/catalog/groups", query)
+        assert (response.status, response.body) == expected, query
 
 
 MANY = ",".join(["100"] * 250)

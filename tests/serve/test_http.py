@@ -1,8 +1,9 @@
 """The HTTP around the bytes, alike from `pipeline serve` and the generated nginx: an ETag on every
 200 (a file's nginx's own, kept across a build while the bytes are, a live answer's a hash of
 them), 304 to If-None-Match, gzip on the fly with Vary, Cache-Control, CORS on every answer,
-HEAD as GET without a body; nginx's cache of the live answers, keyed by the release; and a
-storefront on another origin reading a store's summary in headless Chromium."""
+HEAD as GET without a body; freshness until the next scheduled publish; the CORS preflight;
+nginx's cache of the live answers, keyed by the release; and a storefront on another origin
+making every kind of request to both servers in headless Chromium."""
 
 from __future__ import annotations
 
@@ -13,17 +14,25 @@ import shutil
 import subprocess
 import sys
 from contextlib import ExitStack
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import orjson
 import pytest
 
-from pipeline.api.http import body_etag, file_etag
+from pipeline.api.http import body_etag, file_etag, next_publish
 from pipeline.build import build
-from pipeline.settings import load_settings
-from tests.support.around import assert_error_headers, assert_http_around
+from pipeline.settings import ServeSettings, load_settings
+from tests.support.around import (
+    CORS,
+    assert_error_headers,
+    assert_fresh,
+    assert_http_around,
+    publish_ahead,
+)
 from tests.support.inputs import ROOT, SAMPLE, raise_prices
 from tests.support.servers import envelope, preview_server, request, running_nginx
+from tests.support.targets import bulk_targets
 
 SUMMARY = "/v1.39.0/stores/tiny7/inventory/products"
 SUMMARY_FILE = "v1.39.0/stores/tiny7/inventory/products/index.json"
@@ -127,15 +136,103 @@ def test_nginx_keeps_live_answers_until_the_next_build_and_pages_keep_their_etag
         assert changed.headers["etag"] != cellar.headers["etag"]
 
 
-def test_a_storefront_on_another_origin_reads_a_store_summary_in_chromium(
+def test_the_next_publish_is_nginx_s_next_time_of_day_in_utc() -> None:
+    """nginx's `expires @HH:MM` counts to the time's next occurrence: today's while it is still
+    ahead, else tomorrow's, and tomorrow's at the very second (`ngx_next_time`)."""
+    day = datetime(2026, 3, 29, tzinfo=UTC)  # European clocks change that night; UTC's do not
+    for now, at, then in [
+        (timedelta(hours=4, minutes=29, seconds=59), "04:30", timedelta(hours=4, minutes=30)),
+        (timedelta(hours=4, minutes=30), "04:30", timedelta(days=1, hours=4, minutes=30)),
+        (timedelta(hours=23, minutes=59, seconds=59), "00:00", timedelta(days=1)),
+        (timedelta(0), "00:00", timedelta(days=1)),
+        (timedelta(hours=12), "23:59", timedelta(hours=23, minutes=59)),
+    ]:
+        assert next_publish(int((day + now).timestamp()), at) == int((day + then).timestamp())
+
+
+def test_answers_are_fresh_until_the_next_scheduled_publish_alike_on_both_servers(
+    sample_build: Path, serve_port: int, tmp_path: Path
+) -> None:
+    """With `serve.publish_at` set, `pipeline serve` and nginx in front of it send the next
+    publish as Expires and the seconds to it from their own Date as max-age, on 200, 206, 304
+    and a preflight's 204, live answers and files alike; errors are no-store, with no Expires.
+    The schedule is two hours after the Date of a first answer: ahead, whatever the clock."""
+    at = publish_ahead(request(serve_port, SUMMARY))
+    parquet = next(t for t in bulk_targets(sample_build) if t.endswith(".parquet"))
+    site = sample_build / "site"
+    live = request(serve_port, LIVE).body
+    with (
+        preview_server(sample_build, {"PIPELINE_SERVE__PUBLISH_AT": at}) as port,
+        running_nginx(
+            tmp_path / "n", site, f"127.0.0.1:{port}", ServeSettings(publish_at=at)
+        ) as sock,
+    ):
+        for address in (port, sock):
+            assert_http_around(address, SUMMARY, (site / SUMMARY_FILE).read_bytes(), at)
+            assert_http_around(address, LIVE, live, at)
+            part = request(address, parquet, headers={"Range": "bytes=0-3"})
+            assert part.status == 206
+            assert_fresh(part, at)
+            asked = request(address, SUMMARY, method="OPTIONS")
+            assert asked.status == 204
+            assert_fresh(asked, at)
+            for target, method in (("/v1.39.0/nowhere", "GET"), (SUMMARY, "POST")):
+                assert_error_headers(request(address, target, method=method))
+            # a token is no cache's: never fresh, whatever the schedule
+            form = b"grant_type=client_credentials&client_id=a"
+            sent = {"Content-Type": "application/x-www-form-urlencoded"}
+            sent["Content-Length"] = str(len(form))
+            token = request(address, "/token", "POST", sent, form)
+            assert (token.status, token.headers["cache-control"]) == (200, "no-store")
+            assert "expires" not in token.headers and "etag" not in token.headers
+
+
+def test_a_cors_preflight_is_204_with_the_methods_and_the_headers_asked(
+    server: int | Path, sample_build: Path
+) -> None:
+    """OPTIONS, for any URL: 204, no body, the methods, the request headers asked for echoed
+    (none asked, none echoed), CORS and no caching past the answers' own."""
+    asked = "authorization,if-none-match,range"
+    for target in (SUMMARY, LIVE, "/v1.39.0/nowhere", bulk_targets(sample_build)[0]):
+        for headers in ({"Access-Control-Request-Headers": asked}, {}):
+            got = request(
+                server,
+                target,
+                method="OPTIONS",
+                headers={"Origin": "http://shop.example", "Access-Control-Request-Method": "GET"}
+                | headers,
+            )
+            assert (got.status, got.body) == (204, b""), target
+            assert got.headers["access-control-allow-methods"] == "GET, HEAD, POST, OPTIONS"
+            assert got.headers.get("access-control-allow-headers") == (asked if headers else None)
+            assert {k: got.headers.get(k) for k in CORS} == CORS
+            assert "content-type" not in got.headers and "etag" not in got.headers
+            assert_fresh(got, None)
+
+
+def test_a_storefront_on_another_origin_reads_every_kind_of_request_in_chromium(
     sample_build: Path, tmp_path: Path
 ) -> None:
-    """The storefront's page (its own origin, 127.0.0.1:8081) fetches the summary and a URL
-    that is a 404 from nginx (127.0.0.1:8080), in a network namespace of the test's own
-    (`tests/support/browser.py`), and writes what it could read into the page."""
+    """The storefront's page (its own origin, 127.0.0.1:8081) asks nginx (127.0.0.1:8080) and
+    `pipeline serve` (its own port) for a store's summary, then the same with If-None-Match
+    naming its ETag (a header that needs a CORS preflight), a byte range of a bulk file (its
+    Content-Range readable only where exposed), the summary with Authorization (a preflight
+    again), and a 404; each is read, in a network namespace of the test's own
+    (`tests/support/browser.py`), one Chromium for all."""
     missing = "/v1.39.0/nowhere"
+    parquet = next(t for t in bulk_targets(sample_build) if t.endswith(".parquet"))
+    asks: list[dict[str, object]] = []
+    for server in ("nginx", "serve"):
+        first = len(asks)
+        asks += [
+            {"server": server, "target": SUMMARY, "headers": {}},
+            {"server": server, "target": SUMMARY, "headers": {}, "etagOf": first},
+            {"server": server, "target": parquet, "headers": {"Range": "bytes=0-3"}},
+            {"server": server, "target": SUMMARY, "headers": {"Authorization": "bearer x"}},
+            {"server": server, "target": missing, "headers": {}},
+        ]
     done = subprocess.run(
-        [*BROWSER, str(sample_build / "site"), str(tmp_path), SUMMARY, missing],
+        [*BROWSER, str(sample_build), str(tmp_path), orjson.dumps(asks).decode()],
         capture_output=True,
         text=True,
         timeout=180,
@@ -145,10 +242,14 @@ def test_a_storefront_on_another_origin_reads_a_store_summary_in_chromium(
     assert shown is not None, done.stderr[-2000:]
     read = orjson.loads(html.unescape(shown[1]))
     file = sample_build / "site" / SUMMARY_FILE
-    assert read[0] == {
-        "target": SUMMARY,
-        "status": 200,
-        "etag": f"W/{file_etag(file.stat())}",  # Chromium asks for gzip
-        "body": file.read_text(encoding="utf-8"),
-    }
-    assert read[1]["status"] == 404 and orjson.loads(read[1]["body"]) == envelope("URL not found.")
+    etag = f"W/{file_etag(file.stat())}"  # Chromium asks for gzip
+    whole = (sample_build / "site" / parquet.lstrip("/")).read_bytes()
+    for server in range(2):
+        plain, conditional, part, authorized, error = read[server * 5 : server * 5 + 5]
+        assert (plain["status"], plain["etag"]) == (200, etag), plain
+        assert plain["body"] == file.read_text(encoding="utf-8")
+        assert (conditional["status"], conditional["body"]) == (304, ""), conditional
+        assert (part["status"], part["body"]) == (206, whole[:4].decode()), part
+        assert part["range"] == f"bytes 0-3/{len(whole)}"
+        assert (authorized["status"], authorized["body"]) == (200, plain["body"]), authorized
+        assert error["status"] == 404 and orjson.loads(error["body"]) == envelope("URL not found.")

@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline import db
-from pipeline.serve.routes import post_answer
+from pipeline.api.responses import ALLOWED_METHODS
+from pipeline.serve import posts
 from pipeline.settings import ServeSettings
 from tests.support import reference
 from tests.support.servers import Client, envelope, request
@@ -164,8 +165,10 @@ def test_searches_find_what_the_sample_holds(
             ):
                 got = client.request(serve_port, target, "POST", body=body)
                 assert (got.status, got.body) == _model(sample_data, target, body), (target, body)
-                alone = post_answer(lambda: con, target, body)
-                assert alone is not None and (alone.status, alone.body) == (got.status, got.body)
+                named = posts.match(target)
+                assert named is not None
+                alone = posts.answer(named, body, lambda: con)
+                assert (alone.status, alone.body) == (got.status, got.body)
                 answered += got.status == 200
     con.close()
     assert answered >= 10
@@ -248,7 +251,7 @@ def test_only_the_searches_take_a_post(serve_port: int, nginx_socket: Path, clie
         ):
             got = client.request(server, target, "POST", body=b"{}")
             assert got.status == 405, (server, target)
-            assert got.headers["allow"] == "GET, HEAD"
+            assert got.headers["allow"] == ", ".join(ALLOWED_METHODS)
             assert json.loads(got.body) == envelope(
                 "The requested resource does not support http method 'POST'."
             )

@@ -39,7 +39,7 @@ def test_get_head_and_other_methods(serve_port: int) -> None:
         str(len(got.body)),
     )
     post = request(serve_port, "/v1.39.0/stores/tiny7/inventory/products", "POST")
-    assert (post.status, post.headers["allow"]) == (405, "GET, HEAD")
+    assert (post.status, post.headers["allow"]) == (405, "GET, HEAD, OPTIONS")
     assert orjson.loads(post.body) == {
         "success": False,
         "errors": ["The requested resource does not support http method 'POST'."],
@@ -282,7 +282,7 @@ def test_nginx_and_the_preview_server_agree(
                 method,
                 target,
             )
-            assert a.headers["allow"] == "GET, HEAD"
+            assert a.headers["allow"] == "GET, HEAD, OPTIONS"
             compared += 1
     assert compared > 700
 

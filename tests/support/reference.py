@@ -628,6 +628,15 @@ def parse_operation_query(spec: list[tuple[str, str]], query: str) -> dict[str, 
                 values[name] = raw.lower() == "true"
             else:
                 errors.append(f"The value '{raw}' is not valid for {name}.")
+        elif kind == "group_field" and raw:  # a field of the group, named in any case
+            field = {f.lower(): f for f in GROUP_FIELDS}.get(raw.lower())
+            if field is None:
+                errors.append(
+                    f"The value '{raw}' is not valid for {name}. Use a field of the group: "
+                    + ", ".join(GROUP_FIELDS)
+                    + "."
+                )
+            values[name] = field
         elif raw:
             values[name] = raw
     if "offset" in values and values["offset"] < 0:
@@ -844,6 +853,20 @@ CATALOG_OPS: dict[str, CatalogOp] = {
         "No categories were found.",
         "No category was found for categoryId {}.",
     ),
+    "all_groups": CatalogOp(
+        "catalog/groups",
+        None,
+        [
+            ("categoryId", "int32"),
+            ("categoryName", "str"),
+            ("isSupplemental", "bool"),
+            ("sortOrder", "group_field"),
+            ("sortDesc", "bool"),
+            ("offset", "int32"),
+            ("limit", "int32"),
+        ],
+        "No groups were found.",
+    ),
     "groups": CatalogOp(
         "catalog/groups/{}",
         "groupIds",
@@ -1032,8 +1055,52 @@ def _printing_order(r: dict[str, Any]) -> tuple[Any, ...]:
     return (r["displayOrder"] is None, r["displayOrder"] or 0, r["printingId"])
 
 
+# The fields of a group, in the order of its object.
+GROUP_FIELDS = [
+    "groupId",
+    "name",
+    "abbreviation",
+    "isSupplemental",
+    "publishedOn",
+    "modifiedOn",
+    "categoryId",
+]
+
+
+def all_groups(data: Data, p: dict[str, Any]) -> list[Any]:
+    """catalog/groups: every group the filters keep (a category by id, by name folded, and
+    isSupplemental, which a null matches neither way), by sortOrder's field (text folded, a
+    null the smallest value), descending with sortDesc, ties by groupId."""
+    found = []
+    for group in data.groups.values():
+        category = data.categories.get(group["categoryId"])
+        if p["categoryId"] is not None and group["categoryId"] != p["categoryId"]:
+            continue
+        if p["categoryName"] is not None and (
+            category is None or fold(category["name"]) != fold(p["categoryName"])
+        ):
+            continue
+        if p["isSupplemental"] is not None and group.get("isSupplemental") != p["isSupplemental"]:
+            continue
+        found.append(group)
+    field = p["sortOrder"] or "name"
+    desc = bool(p["sortDesc"])
+
+    def value(group: dict[str, Any]) -> Any:
+        got = group.get(field)
+        return fold(got) if isinstance(got, str) else got
+
+    present = sorted((g for g in found if value(g) is not None), key=lambda g: g["groupId"])
+    present.sort(key=value, reverse=desc)  # stable: ties keep groupId ascending
+    nulls = sorted((g for g in found if value(g) is None), key=lambda g: g["groupId"])
+    ordered = present + nulls if desc else nulls + present
+    return [_group_object(g) for g in ordered]
+
+
 def catalog_results(data: Data, name: str, path_id: int | None, p: dict[str, Any]) -> list[Any]:
     """Every result of an operation with one path id or none (before paging), in its order."""
+    if name == "all_groups":
+        return all_groups(data, p)
     if name == "category_groups":
         groups = [g for g in data.groups.values() if g["categoryId"] == path_id]
         groups.sort(key=lambda g: (fold(g["name"]), g["groupId"]))

@@ -3,6 +3,7 @@ request log; files put into it as objects."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import parse_qs, unquote
 
+import boto3
 import obstore as obs
 import pytest
 
@@ -122,3 +124,23 @@ def upload(url: str, directory: Path) -> None:
     for path in sorted(directory.rglob("*")):
         if path.is_file():
             obs.put(store, path.relative_to(directory).as_posix(), path)
+
+
+def readable(s3: S3Server, url: str) -> None:
+    """What a CDN's origin or a public site allows: anyone may read the pages (`stores/`,
+    `common/`), not the release documents (their maps list the store keys)."""
+    bucket, _, prefix = url.removeprefix("s3://").partition("/")
+    policy = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": "*",
+                "Action": "s3:GetObject",
+                "Resource": [f"arn:aws:s3:::{bucket}/{prefix}/{p}/*" for p in ("stores", "common")],
+            }
+        ],
+    }
+    boto3.client("s3", endpoint_url=s3.endpoint).put_bucket_policy(
+        Bucket=bucket, Policy=json.dumps(policy)
+    )

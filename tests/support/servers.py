@@ -88,7 +88,9 @@ def _exchange(
     conn.endheaders(body)
     response = conn.getresponse()
     answer = response.read()
-    got = {k.lower(): v for k, v in response.getheaders()}
+    got: dict[str, str] = {}
+    for name, value in response.getheaders():  # a repeated header as one, its values listed
+        got[name.lower()] = f"{got[name.lower()]}, {value}" if name.lower() in got else value
     return Reply(response.status, answer, got.get("content-type", ""), got)
 
 
@@ -259,6 +261,7 @@ def nginx_on(workdir: Path, site_conf: Path, sock: Path, more: str = "") -> Iter
             [NGINX, "-p", str(workdir), "-c", str(main), "-e", str(log)],
             stdout=subprocess.DEVNULL,
             stderr=stderr,
+            env={**os.environ, "TZ": "UTC"},  # `expires @HH:MM` counts in nginx's time zone
         )
     try:
         wait_until_up(sock, process, log)

@@ -58,6 +58,8 @@ def test_row_level_rejects_name_file_row_column_value_and_reason(pipeline_for: P
             _listing(
                 isCustom=True, storePriceCustomId=2, additionalImageUrls='["a", 1]', storeKey="s9"
             ),
+            _listing(isCustom=True, storePriceCustomId="3a", storeKey="s10"),  # 16 unreadable
+            _listing(storePriceCustomId="3a", storeKey="s11"),  # 17 generic: no need of it
         ]
     )
     assert rows(
@@ -83,12 +85,35 @@ def test_row_level_rejects_name_file_row_column_value_and_reason(pipeline_for: P
         (L, 10, "skuId", "s7,0,1000", "duplicate listing key", "listings_duplicate_key"),
         (L, 11, "skuId", "s7,0,1000", "duplicate listing key", "listings_duplicate_key"),
         (L, 13, "channelId", "2147483648", "not a 32-bit integer", "contract"),
+        (
+            L,
+            16,
+            "storePriceCustomId",
+            "3a",
+            "missing value (required when isCustom is true)",
+            "contract",
+        ),
+    ]
+    # An optional column's value that cannot be read costs its row nothing: a warning.
+    assert rows(
+        con,
+        "SELECT source_file, source_row, column_name, value, reason, check_name "
+        "FROM meta.warnings ORDER BY source_row, column_name",
+    ) == [
         (L, 14, "additionalImageUrls", "not json", "not a JSON array of strings", "contract"),
         (L, 15, "additionalImageUrls", '["a", 1]', "not a JSON array of strings", "contract"),
+        (L, 17, "storePriceCustomId", "3a", "not a 64-bit integer", "contract"),
     ]
-    assert rows(con, "SELECT source_row, store_key, price FROM staging.listings ORDER BY 1") == [
-        (1, "s1", Decimal("1.00")),
-        (12, "s1", Decimal("1.20")),
+    assert rows(
+        con,
+        "SELECT source_row, store_key, price, additional_image_urls FROM staging.listings "
+        "ORDER BY 1",
+    ) == [
+        (1, "s1", Decimal("1.00"), None),
+        (12, "s1", Decimal("1.20"), None),
+        (14, "s9", Decimal("1.00"), None),
+        (15, "s9", Decimal("1.00"), None),
+        (17, "s11", Decimal("1.00"), None),
     ]
 
 
@@ -215,27 +240,28 @@ def _product(product_id: int, **kw: object) -> dict[str, object]:
 TIMESTAMP_REASON = "not a timestamp without zone (YYYY-MM-DDTHH:MM:SS.fff)"
 
 
-def test_malformed_presale_info_and_extended_data_are_rejected_by_row_and_column(
+def test_malformed_presale_info_and_extended_data_are_warnings_by_row_and_column(
     pipeline_for: Pipeline,
 ) -> None:
     """A presaleInfo that is no object of {isPresale, releasedOn, note}, an extendedData that is
-    no list of {name, displayName, value}: a reject naming the row and the column; the other
-    rows load."""
+    no list of {name, displayName, value}: a warning naming the row and the column, and the
+    value staged absent; a missing key is null. Every row loads."""
     bad = [
         ("presaleInfo", "not json"),  # 3
         ("presaleInfo", "[true]"),  # 4
         ("presaleInfo", '{"isPresale": "yes"}'),  # 5
-        ("presaleInfo", '{"releasedOn": "2026-01-01", "note": "soon"}'),  # 6
+        ("presaleInfo", '{"releasedOn": "2026-01-01", "note": "soon"}'),  # 6: no isPresale
         ("presaleInfo", '{"isPresale": true, "releasedOn": "next week"}'),  # 7
         ("presaleInfo", '{"isPresale": true, "releasedOn": "2026-01-01T00:00:00+01:00"}'),  # 8
         ("presaleInfo", '{"isPresale": false, "note": {"text": "x"}}'),  # 9
         ("extendedData", '{"name": "Number", "value": "1"}'),  # 10
         ("extendedData", '[{"name": "Number", "value": "1"}, "Rare"]'),  # 11
-        ("extendedData", '[{"displayName": "Card Number", "value": "1"}]'),  # 12
+        ("extendedData", '[{"displayName": "Card Number", "value": "1"}]'),  # 12: no name
         ("extendedData", '[{"name": "Number", "value": [1]}]'),  # 13
         ("extendedData", '[{"name": "Number"'),  # 14
         ("imageCount", "1.5"),  # 15
         ("modifiedOn", "yesterday"),  # 16
+        ("imageCount", "3.0"),  # 17: read without loss
     ]
     con = pipeline_for(
         products=[
@@ -245,38 +271,49 @@ def test_malformed_presale_info_and_extended_data_are_rejected_by_row_and_column
         ]
     )
     p = "catalog/products.csv"
+    assert rows(con, "SELECT * FROM meta.rejects") == []
     assert rows(
         con,
-        "SELECT source_file, source_row, column_name, value, reason FROM meta.rejects "
+        "SELECT source_file, source_row, column_name, value, reason FROM meta.warnings "
         "ORDER BY source_row, reason",
     ) == [
         (p, 3, "presaleInfo", "not json", "not a JSON object"),
         (p, 4, "presaleInfo", "[true]", "not a JSON object"),
         (p, 5, "presaleInfo", bad[2][1], "isPresale: not a boolean (true, false, 1, 0)"),
-        (p, 6, "presaleInfo", bad[3][1], "isPresale: missing value"),
         (p, 7, "presaleInfo", bad[4][1], f"releasedOn: {TIMESTAMP_REASON}"),
         (p, 8, "presaleInfo", bad[5][1], f"releasedOn: {TIMESTAMP_REASON}"),
         (p, 9, "presaleInfo", bad[6][1], "note: an object or array, not a value"),
         (p, 10, "extendedData", bad[7][1], "not a JSON array"),
         (p, 11, "extendedData", bad[8][1], "an entry is not a JSON object"),
-        (p, 12, "extendedData", bad[9][1], "an entry's name: missing value"),
         (p, 13, "extendedData", bad[10][1], "an entry's value: an object or array, not a value"),
         (p, 14, "extendedData", bad[11][1], "not a JSON array"),
         (p, 15, "imageCount", "1.5", "not a 32-bit integer"),
         (p, 16, "modifiedOn", "yesterday", TIMESTAMP_REASON),
     ]
+    presale = {"is_presale": True, "released_on": datetime(2026, 1, 1), "note": None}
+    soon = {"is_presale": None, "released_on": datetime(2026, 1, 1), "note": "soon"}
+    nameless = [{"name": None, "display_name": "Card Number", "value": "1"}]
     assert rows(
-        con, "SELECT product_id, presale_info, extended_data FROM staging.products ORDER BY 1"
+        con,
+        "SELECT product_id, presale_info, extended_data, image_count, modified_on "
+        "FROM staging.products WHERE presale_info IS NOT NULL OR extended_data IS NOT NULL "
+        "OR image_count IS NOT NULL OR modified_on IS NOT NULL ORDER BY 1",
     ) == [
-        (100, {"is_presale": True, "released_on": datetime(2026, 1, 1), "note": None}, None),
-        (101, None, [{"name": "Rarity", "display_name": "R", "value": "1"}]),
+        (100, presale, None, None, None),
+        (101, None, [{"name": "Rarity", "display_name": "R", "value": "1"}], None, None),
+        (105, soon, None, None, None),
+        (111, None, nameless, None, None),
+        (116, None, None, 3, None),
     ]
+    assert rows(con, "SELECT count(*) FROM staging.products") == [(17,)]
 
 
-def test_malformed_nested_values_of_ndjson_and_api_pages_are_rejected(tmp_path: Path) -> None:
-    """Nested JSON of the wrong shape is rejected as its text would be, naming the file and
-    the row (NDJSON: the line; a catalog API page: the position in `results`)."""
-    input_dir = write_inputs(tmp_path)
+def test_malformed_nested_values_of_ndjson_and_api_pages_are_warnings(tmp_path: Path) -> None:
+    """Nested JSON of the wrong shape is a warning as its text would be, naming the file and
+    the row (NDJSON: the line; a catalog API page: the position in `results`), and the row
+    loads; a null key (`{"isPresale": null}`) is a value; an object in an optional column of one
+    value is its JSON text. The products keep their SKUs, and the SKUs their listings."""
+    input_dir = write_inputs(tmp_path, listings=[_listing(), _listing(skuId=1010)])
     (input_dir / "catalog" / "products.csv").unlink()
     folder = input_dir / "catalog" / "products"
     folder.mkdir()
@@ -284,6 +321,8 @@ def test_malformed_nested_values_of_ndjson_and_api_pages_are_rejected(tmp_path: 
         json.dumps(_product(100, presaleInfo=[True], extendedData=[{"name": "Number"}]))
         + "\n"
         + json.dumps(_product(102, extendedData={"name": "Number", "value": "1"}))
+        + "\n"
+        + json.dumps(_product(104, imageCount={"front": 1}))
         + "\n",
         encoding="utf-8",
     )
@@ -293,13 +332,19 @@ def test_malformed_nested_values_of_ndjson_and_api_pages_are_rejected(tmp_path: 
         "results": [
             _product(101, presaleInfo={"isPresale": False, "releasedOn": None, "note": None}),
             _product(103, presaleInfo={"isPresale": "no"}, extendedData=[{"name": 5}]),
+            _product(105, presaleInfo={"isPresale": None, "releasedOn": None, "note": "n"}),
         ],
     }
     (folder / "b.json").write_text(json.dumps(page), encoding="utf-8")
     con = run_pipeline(input_dir)
+    assert rows(con, "SELECT * FROM meta.rejects") == []
+    assert rows(con, "SELECT sku_id, product_id FROM marts.listing ORDER BY 1") == [
+        (1000, 100),
+        (1010, 101),
+    ]
     assert rows(
         con,
-        "SELECT source_file, source_row, column_name, value, reason FROM meta.rejects "
+        "SELECT source_file, source_row, column_name, value, reason FROM meta.warnings "
         "WHERE table_name = 'products' ORDER BY ALL",
     ) == [
         ("catalog/products/a.ndjson", 1, "presaleInfo", "[true]", "not a JSON object"),
@@ -310,6 +355,7 @@ def test_malformed_nested_values_of_ndjson_and_api_pages_are_rejected(tmp_path: 
             '{"name":"Number","value":"1"}',
             "not a JSON array",
         ),
+        ("catalog/products/a.ndjson", 3, "imageCount", '{"front":1}', "not a 32-bit integer"),
         (
             "catalog/products/b.json",
             2,
@@ -318,8 +364,16 @@ def test_malformed_nested_values_of_ndjson_and_api_pages_are_rejected(tmp_path: 
             "isPresale: not a boolean (true, false, 1, 0)",
         ),
     ]
-    assert rows(con, "SELECT product_id, source_file FROM staging.products ORDER BY 1") == [
-        (101, "catalog/products/b.json"),
+    number = [{"name": "Number", "display_name": None, "value": None}]
+    assert rows(
+        con, "SELECT product_id, presale_info, extended_data FROM staging.products ORDER BY 1"
+    ) == [
+        (100, None, number),
+        (101, {"is_presale": False, "released_on": None, "note": None}, None),
+        (102, None, None),
+        (103, None, [{"name": "5", "display_name": None, "value": None}]),
+        (104, None, None),
+        (105, {"is_presale": None, "released_on": None, "note": "n"}, None),
     ]
     con.close()
 

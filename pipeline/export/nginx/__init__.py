@@ -7,8 +7,10 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from pipeline.api.http import NO_STORE
 from pipeline.api.responses import (
     ALLOWED_METHODS,
+    RANGE_NOT_SATISFIABLE,
     STATUS_MESSAGES,
     TOO_LONG,
     URL_NOT_FOUND,
@@ -31,11 +33,11 @@ from pipeline.contract import STORED_KEY_PATTERN
 from pipeline.export.nginx.bucket import BucketOrigin, serve_object, upstream_and_map
 from pipeline.export.nginx.bulk import bulk_location
 from pipeline.export.nginx.catalog import catalog_locations
-from pipeline.export.nginx.headers import add_headers, http_level, server_level
+from pipeline.export.nginx.headers import add_headers, http_level, preflight, server_level
 from pipeline.export.nginx.live import LIVE, RECURSIVE, TO_LIVE, live_locations
 from pipeline.export.nginx.operations import store_operation_locations
 from pipeline.export.nginx.params import query_maps
-from pipeline.export.nginx.search import post_locations
+from pipeline.export.nginx.posts import POST_FIRST, post_locations
 from pipeline.export.nginx.syntax import literal, regex_location
 from pipeline.paths import NGINX_CONF, SITE
 from pipeline.settings import FIRST_HEADER_BUFFER, HEADER_BUFFER, ServeSettings, Settings
@@ -66,6 +68,17 @@ def _error_pages() -> tuple[str, str]:
         f"        return 405 {_envelope(method_not_allowed('$refused_method'))};\n"
         "    }"
     ]
+    # 416: nginx's range filter raises it after the 200's headers were added (they stay, but
+    # the ETag); the envelope, and `no-store`, which wins over the 200's freshness.
+    pages.append("    error_page 416 /.errors/416;")
+    locations.append(
+        "    location = /.errors/416 {\n"
+        "        internal;\n"
+        f'        add_header Cache-Control "{NO_STORE}" always;\n'
+        '        add_header ETag "" always;\n'
+        f"        return 416 {_envelope(RANGE_NOT_SATISFIABLE)};\n"
+        "    }"
+    )
     for status, message in STATUS_MESSAGES.items():
         raised = _RAISED_AS.get(status, str(status))
         overwrite = "" if raised == str(status) else f"={status} "
@@ -83,7 +96,7 @@ def _only_get() -> str:
     """The guard every location opens with: it answers other methods itself, since an
     error_page redirect would turn the request into a GET, and the message names the method."""
     methods = "|".join(ALLOWED_METHODS)
-    return (
+    return preflight("        ") + (
         f"        if ($request_method !~ ^({methods})$) {{\n"
         f'            add_header Allow "{", ".join(ALLOWED_METHODS)}" always;\n'
         f"{add_headers('            ')}"
@@ -103,15 +116,15 @@ map $request_uri $target_too_long {{
 }}
 
 # 1 when the request has a precondition nginx does not answer as `pipeline serve` does (see the
-# server block), not on the way to an error page, and not a POST (a search ignores it).
+# server block), not on the way to an error page.
 map "$http_if_match$http_if_unmodified_since" $inv_precondition {{
     default 1;
     "" 0;
 }}
-map "$inv_precondition$request_method$uri" $inv_conditional {{
+map "$inv_precondition$uri" $inv_conditional {{
     volatile;
     default 0;
-    "~^1(?!POST/)[A-Z_-]*/(?![.]errors/)" 1;
+    "~^1/(?![.]errors/)" 1;
 }}
 
 # The method of the request line, for the 405 of a request nginx refuses before any location.
@@ -175,11 +188,11 @@ def _server(
     release: str,
     release_root: str,
 ) -> str:
-    """The server block: whole bodies only, the headers, the limits, the error pages, the
+    """The server block: one byte range of a file, the headers, the limits, the error pages, the
     locations (the live ones telling the upstream `release`, their answers cached under the
-    release, `release_root`: `live_locations`)."""
+    release, `release_root`: `live_locations`; the POST paths': `post_locations`)."""
     error_pages, error_locations = _error_pages()
-    live = live_locations(release, f"{release_root}$request_uri")
+    live = live_locations(release, f"{release_root}$request_uri", limits.max_age)
     return f"""server {{
     listen {literal(listen, "the address to listen on")};
     root {literal(str(site_root), "the site's folder")};
@@ -188,9 +201,7 @@ def _server(
     charset_types application/json;
     absolute_redirect off;
     server_tokens off;
-    # Whole bodies only, as `pipeline serve` answers: no byte ranges (206, 416).
-    max_ranges 0;
-{server_level()}
+{server_level(limits.publish_at)}
 {_limits(limits)}
     # Error pages are internal URIs, not named locations: a request nginx rejects while
     # reading the request line has no URI to carry into a named location. They apply after a
@@ -200,15 +211,14 @@ def _server(
     if ($target_too_long) {{
         return 414 {_envelope(TOO_LONG)};
     }}
-    # A request with a precondition a file would answer 412 to (If-Match,
+{POST_FIRST}    # A request with a precondition a file would answer 412 to (If-Match,
     # If-Unmodified-Since) goes to the upstream, which ignores it.
     if ($inv_conditional) {{
         rewrite ^ /.live last;
     }}
 
-{post_locations(_only_get(), f"return 404 {_envelope(URL_NOT_FOUND)};", release)}
 {_page_locations(serve)}
-{live}{error_locations}
+{live}{post_locations(release)}{error_locations}
 }}
 """
 
@@ -246,7 +256,7 @@ def render(
 
 {query_maps()}
 {_request_maps()}
-{http_level(limits.max_age, cache)}
+{http_level(limits.max_age, cache, limits.publish_at)}
 {upstream_and_map(bucket) if bucket else ""}upstream pipeline_live {{
     server {literal(upstream, "the live upstream")};
     keepalive {limits.threads};

@@ -13,12 +13,21 @@ from pipeline.api.urls import STORES_DIR
 from pipeline.export.nginx.headers import CACHE_ZONE, upstream_headers
 from pipeline.export.nginx.syntax import included, literal, map_key, quoted
 
-# The headers of the bucket's answer that the local configuration does not send (whole bodies
-# only, the ETag the one validator: the object's), and the client's that would make the bucket
-# answer otherwise. nginx keeps the objects in its cache under their keys, which are never
+# The headers of the bucket's answer that the local configuration does not send (nginx answers
+# a range itself, the ETag the one validator: the object's), and the client's that would make the
+# bucket answer otherwise. nginx keeps the objects in its cache under their keys, which are never
 # rewritten, and answers If-None-Match itself, as for a local file.
 HIDDEN = ("Last-Modified", "Accept-Ranges", "x-amz-request-id", "x-amz-id-2", "Server")
-CLEARED = ("Range", "If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since")
+# A client's Authorization (a token of the live service's, which no read asks for) is not the
+# bucket's: S3 refuses a request whose Authorization it cannot read.
+CLEARED = (
+    "Range",
+    "If-Match",
+    "If-None-Match",
+    "If-Modified-Since",
+    "If-Unmodified-Since",
+    "Authorization",
+)
 
 
 @dataclass(frozen=True)
@@ -88,6 +97,7 @@ def serve_object(
         f"proxy_cache {CACHE_ZONE};",
         "proxy_cache_key $bk_key;",
         f"proxy_cache_valid 200 {max_age}s;",
+        "proxy_force_ranges on;",  # one byte range of the object, as of a file
         "proxy_intercept_errors on;",
         "proxy_http_version 1.1;",
         'proxy_set_header Connection "";',

@@ -7,14 +7,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.api.http import (
+    ALLOW_HEADERS,
     CACHED_STATUSES,
     CORS,
     GZIP_LEVEL,
     GZIP_MIN_LENGTH,
     GZIP_TYPES,
+    MAX_RANGES,
     NO_STORE,
+    PREFLIGHT,
     VARY,
     cache_control,
+    nginx_time,
 )
 from pipeline.export.nginx.syntax import literal, quoted
 
@@ -22,17 +26,18 @@ from pipeline.export.nginx.syntax import literal, quoted
 # (a publish changes it, so no answer of the last release is served after it).
 CACHE_ZONE = "pipeline_live"
 # The headers nginx adds itself: the upstream's (`pipeline serve`'s, a bucket's) are hidden.
-ADDED = ("Cache-Control", "Vary", *(name for name, _ in CORS))
+ADDED = ("Cache-Control", "Expires", "Vary", *(name for name, _ in CORS))
 
 
-def http_level(max_age: int, cache_dir: Path) -> str:
-    """At the configuration's top level: Cache-Control by status, and the live answers' cache
-    (each kept `max_age` seconds, as the upstream says, and dropped unasked that long)."""
+def http_level(max_age: int, cache_dir: Path, publish_at: str | None = None) -> str:
+    """At the configuration's top level: Cache-Control by status (`expires` adds its own with
+    a publish scheduled at `publish_at`), and the live answers' cache (each kept `max_age`
+    seconds, and dropped unasked that long)."""
     statuses = "".join(
-        f'    {status} "{cache_control(status, max_age)}";\n' for status in CACHED_STATUSES
+        f'    {status} "{cache_control(status, publish_at)}";\n' for status in CACHED_STATUSES
     )
     return (
-        "# Cache-Control by status: until the next build for 200 and 304, never for errors.\n"
+        "# Cache-Control by status: fresh until the next publish, never kept for errors.\n"
         "map $status $inv_cache_control {\n"
         f'    default "{NO_STORE}";\n{statuses}}}\n\n'
         "# The live answers, kept until the next build: their key starts with the release.\n"
@@ -41,11 +46,11 @@ def http_level(max_age: int, cache_dir: Path) -> str:
     )
 
 
-def add_headers(indent: str) -> str:
+def add_headers(indent: str, cache_control: str = "$inv_cache_control") -> str:
     """The headers every answer gets; repeated in a block with an `add_header` of its own
-    (such a block inherits none)."""
+    (such a block inherits none), with another `cache_control` where no cache may keep it."""
     lines = [
-        "add_header Cache-Control $inv_cache_control always;",
+        f"add_header Cache-Control {cache_control} always;",
         *(f"add_header {name} {quoted(value)} always;" for name, value in CORS),
         f"add_header {VARY[0]} {quoted(VARY[1])};",  # 200 and 304, as `pipeline serve`
         'add_header Last-Modified "";',  # the ETag is the one validator
@@ -53,11 +58,21 @@ def add_headers(indent: str) -> str:
     return "".join(f"{indent}{line}\n" for line in lines)
 
 
-def server_level() -> str:
+def server_level(publish_at: str | None = None) -> str:
     """In the server block: nginx's ETag of a file, If-None-Match answered (If-Modified-Since
-    is not: a request with it gets the whole body), gzip on the fly, the headers."""
+    is not: a request with it gets the whole body), one byte range of a file, freshness until
+    the next publish at `publish_at`, gzip on the fly, the headers."""
+    expires = (
+        "    # Fresh until the next publish (a time of day in nginx's time zone: UTC).\n"
+        f"    expires @{nginx_time(publish_at)};\n"
+        if publish_at is not None
+        else ""
+    )
     return (
-        "    # The validator: nginx's ETag of a file (mtime and size), the upstream's of a live\n"
+        "    # One byte range of a file (206, 416); several ranges are answered whole.\n"
+        f"    max_ranges {MAX_RANGES};\n"
+        + expires
+        + "    # The validator: nginx's ETag of a file (mtime and size), the upstream's of a live\n"
         "    # answer; If-None-Match naming it is 304. No Last-Modified, no If-Modified-Since.\n"
         "    etag on;\n"
         "    if_modified_since off;\n"
@@ -72,15 +87,17 @@ def server_level() -> str:
     )
 
 
-def live_cache(key: str) -> str:
+def live_cache(key: str, max_age: int) -> str:
     """The directives of `@live`: the upstream's answer kept in the cache under `key` (an nginx
-    value starting with the release), asked uncompressed and without validators (nginx answers
-    them), its Vary ignored (nginx compresses, one entry a URL)."""
+    value starting with the release) `max_age` seconds, whatever its freshness for clients,
+    asked uncompressed and without validators (nginx answers them), its Vary ignored (nginx
+    compresses, one entry a URL)."""
     lines = [
         f"proxy_cache {CACHE_ZONE};",
         f"proxy_cache_key {quoted(key)};",
         "proxy_cache_lock on;",
-        "proxy_ignore_headers Vary;",
+        "proxy_ignore_headers Vary Cache-Control Expires;",
+        f"proxy_cache_valid 200 {max_age}s;",
     ]
     return "".join(f"        {line}\n" for line in lines)
 
@@ -90,3 +107,16 @@ def upstream_headers() -> str:
     (nginx compresses it), the headers nginx adds itself hidden."""
     lines = ['proxy_set_header Accept-Encoding "";', *(f"proxy_hide_header {n};" for n in ADDED)]
     return "".join(f"        {line}\n" for line in lines)
+
+
+def preflight(indent: str) -> str:
+    """A CORS preflight (OPTIONS) answered 204 with the methods, the headers it asks for
+    echoed, and the headers every answer gets; before a location's other directives."""
+    lines = [
+        *(f"add_header {name} {quoted(value)} always;" for name, value in PREFLIGHT),
+        f"add_header {ALLOW_HEADERS} $http_access_control_request_headers always;",
+    ]
+    inner = "".join(f"{indent}    {line}\n" for line in lines) + add_headers(indent + "    ")
+    return (
+        f"{indent}if ($request_method = OPTIONS) {{\n{inner}{indent}    return 204;\n{indent}}}\n"
+    )

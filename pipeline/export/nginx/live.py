@@ -17,11 +17,12 @@ RECURSIVE = "    recursive_error_pages on;\n"
 RELEASE_HEADER = "X-Pipeline-Release"
 
 
-def live_locations(release: str, cache_key: str) -> str:
+def live_locations(release: str, cache_key: str, max_age: int) -> str:
     """`@live` for a page with no file, its answers kept in nginx's cache under `cache_key`
-    (`headers.live_cache`); `/.live`, uncached, for a request with a precondition nginx does
-    not answer itself (If-Match, If-Unmodified-Since), which `pipeline serve` ignores. Each
-    tells the upstream `release` (an nginx value: `$bk_build`, or `""` to clear it)."""
+    `max_age` seconds (`headers.live_cache`); `/.live`, uncached, for a request with a
+    precondition nginx does not answer itself (If-Match, If-Unmodified-Since), which `pipeline
+    serve` ignores. Each tells the upstream `release` (an nginx value: `$bk_build`, or `""` to
+    clear it)."""
     return "".join(
         f"""    location {where} {{
 {internal}        proxy_pass http://pipeline_live{uri};
@@ -32,7 +33,7 @@ def live_locations(release: str, cache_key: str) -> str:
 {upstream_headers()}{cached}    }}
 """
         for where, internal, uri, cached in (
-            (LIVE, "", "", live_cache(cache_key)),
+            (LIVE, "", "", live_cache(cache_key, max_age)),
             ("= /.live", "        internal;\n", "$request_uri", ""),
         )
     )

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -94,13 +94,14 @@ def _read(con: duckdb.DuckDBPyConnection, source: Path) -> str | None:
 REPORTED_RUNS = 30
 
 
-def record_run(con: duckdb.DuckDBPyConnection, summary: BuildReport) -> None:
-    """This build's row in meta.build_run; the summary gains the last `REPORTED_RUNS` rows
-    (`history`, oldest first), which the report charts."""
+def record_run(con: duckdb.DuckDBPyConnection, summary: BuildReport, started_at: datetime) -> None:
+    """This build's row in meta.build_run, started at `started_at` (the build id's time, to the
+    microsecond, which the summary states to the second); the summary gains the last
+    `REPORTED_RUNS` rows (`history`, oldest first), which the report charts."""
     tables, site = summary.tables, summary.site
     row = {
         "build_id": summary.build_id,
-        "started_at": datetime.fromisoformat(summary.started_at).replace(tzinfo=None),
+        "started_at": started_at.astimezone(UTC).replace(tzinfo=None),
         "finished_at": datetime.fromisoformat(summary.finished_at).replace(tzinfo=None),
         "input_dir": summary.input,
         "raw_rows": sum(t.rows for t in tables.values()),

@@ -34,12 +34,18 @@ class TableCounts(BaseModel):
 
 
 class RowsByReason(BaseModel):
-    """Rows rejected (meta.rejects) or warned about (meta.warnings), for one reason."""
+    """Rows rejected (meta.rejects) or warned about (meta.warnings), for one reason in one file:
+    how many, and the first `FIRST_ROWS` of them as examples."""
 
     table: str
+    file: str | None = None  # absent from reports before it
     column: str
     reason: str
     rows: int
+    first_rows: list[int] = Field(default_factory=list)
+
+
+FIRST_ROWS = 5
 
 
 class StepFigures(BaseModel):
@@ -177,10 +183,16 @@ class BuildReport(BaseModel):
 
 def _grouped(con: duckdb.DuckDBPyConnection, table: str) -> list[RowsByReason]:
     rows = con.execute(
-        f"SELECT table_name, column_name, reason, count(*) AS n FROM {table} "
-        "GROUP BY ALL ORDER BY n DESC, table_name, column_name, reason"
+        "SELECT table_name, source_file, column_name, reason, count(*) AS n, "
+        "min(source_row, $first) "
+        f"FROM {table} GROUP BY table_name, source_file, column_name, reason "
+        "ORDER BY n DESC, table_name, source_file, column_name, reason",
+        {"first": FIRST_ROWS},
     ).fetchall()
-    return [RowsByReason(table=t, column=c, reason=r, rows=n) for t, c, r, n in rows]
+    return [
+        RowsByReason(table=t, file=f, column=c, reason=r, rows=n, first_rows=first)
+        for t, f, c, r, n, first in rows
+    ]
 
 
 def collect(

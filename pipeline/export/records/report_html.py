@@ -4,10 +4,11 @@ inline SVG charts, readable offline, no script."""
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from pipeline.export.records.report import BuildReport, BuildRun, CategoryPrices
+from pipeline.export.records.report import BuildReport, BuildRun, CategoryPrices, RowsByReason
 from pipeline.paths import REPORT_HTML
 
 
@@ -62,45 +63,76 @@ def range_chart(title: str, items: Sequence[CategoryPrices]) -> str:
     )
 
 
+def compact(value: float) -> str:
+    """A number to three significant digits, as a column's label: 14, 1.16, 7.92k, 1.15M."""
+    for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= size * 0.9995:  # 999,999 is 1M, not 1e+03k
+            return f"{value / size:.3g}{suffix}"
+    return f"{value:.3g}"
+
+
+# A text's width per character in the charts' 12 px font, a little more than any digit's.
+CHAR_W = 7.2
+
+
+def _start_labels(values: Sequence[tuple[str, str | None, float | None]]) -> tuple[str, str]:
+    """The starts said under the axis, left and right: the first and the last build's; their
+    day once, with both times, when they share it (the right one then empty)."""
+    first, last = values[0][1] or "", values[-1][1] or ""
+    if first == last or len(values) == 1:
+        return first, ""
+    if first[:10] == last[:10]:
+        return f"{first} to {last[11:]}", ""
+    return first, last
+
+
 def history_chart(
     title: str, values: Sequence[tuple[str, str | None, float | None]], unit: str = ""
 ) -> str:
-    """One measure over the last builds (id, start, value), oldest left: a column a build (its
-    id, start and value in a tooltip), the newest in a darker blue, the first and last starts
-    under the axis."""
+    """One measure over the last builds (id, start, value), oldest left: a column a build with
+    its value above it (and its id, start and value in a tooltip), the newest in a darker blue,
+    the first and last starts under the axis, never over each other."""
     if not any(v is not None for _, _, v in values):
         return f"<h3>{html.escape(title)}</h3><p>Nothing to show.</p>"
     top = max(v for _, _, v in values if v is not None) or 1.0
-    step, plot_h, left = 22, 110, 70
+    left, bar, plot_h, head = 70, 24, 124, 24  # head: room for the tallest column's value
+    first, last = _start_labels(values)
+    # Wide enough a column for its value, and an axis long enough for both starts apart.
+    step = max(bar + 8, math.ceil((len(first) + len(last) + 3) * CHAR_W / len(values)))
+    axis = step * len(values)
     parts = [
-        f'<text x="{left - 6}" y="14" text-anchor="end">{top:,.4g}{unit}</text>'
+        f'<text x="{left - 6}" y="{head + 4}" text-anchor="end">{compact(top)}{unit}</text>'
         f'<text x="{left - 6}" y="{plot_h + 4}" text-anchor="end">0</text>'
-        f'<line x1="{left}" y1="{plot_h + 0.5}" x2="{left + step * len(values)}" '
+        f'<line x1="{left}" y1="{plot_h + 0.5}" x2="{left + axis}" '
         f'y2="{plot_h + 0.5}" stroke="#999"/>'
     ]
     for n, (build_id, started, value) in enumerate(values):
-        x = left + n * step + 3
+        x = left + n * step + (step - bar) / 2
         tip = f"{build_id} ({started}): " + ("not recorded" if value is None else f"{value:,}")
         if value is None:
             parts.append(
-                f'<text x="{x + 4}" y="{plot_h - 4}"><title>{html.escape(tip)}</title>-</text>'
+                f'<text x="{x + bar / 2}" y="{plot_h - 4}" text-anchor="middle">'
+                f"<title>{html.escape(tip)}</title>-</text>"
             )
             continue
-        height = max(1.0, value / top * (plot_h - 10))
+        height = max(1.0, value / top * (plot_h - head))
         fill = "#1f4e79" if n == len(values) - 1 else "#4c78a8"
         parts.append(
-            f'<rect x="{x}" y="{plot_h - height:.1f}" width="{step - 6}" height="{height:.1f}" '
+            f'<rect x="{x}" y="{plot_h - height:.1f}" width="{bar}" height="{height:.1f}" '
             f'fill="{fill}"><title>{html.escape(tip)}{unit}</title></rect>'
+            f'<text x="{x + bar / 2}" y="{plot_h - height - 4:.1f}" text-anchor="middle" '
+            f'font-size="10">{compact(value)}{unit.strip()}</text>'
         )
-    parts.append(
-        f'<text x="{left}" y="{plot_h + 16}">{values[0][1]}</text>'
-        f'<text x="{left + step * len(values)}" y="{plot_h + 16}" text-anchor="end">'
-        f"{values[-1][1]}</text>"
-    )
-    width = max(left + step * len(values) + 10, 420)
+    parts.append(f'<text x="{left}" y="{plot_h + 16}">{html.escape(first)}</text>')
+    if last:
+        parts.append(
+            f'<text x="{left + axis}" y="{plot_h + 16}" text-anchor="end">'
+            f"{html.escape(last)}</text>"
+        )
+    width = max(left + axis + 10, left + len(first) * CHAR_W + 10, 420)
     return (
         f"<h3>{html.escape(title)}</h3>"
-        f'<svg role="img" aria-label="{html.escape(title)}" width="{width}" '
+        f'<svg role="img" aria-label="{html.escape(title)}" width="{width:.0f}" '
         f'height="{plot_h + 22}" font-size="12" font-family="system-ui,sans-serif">'
         f"{''.join(parts)}</svg>"
     )
@@ -133,6 +165,14 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
         "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>" for row in rows
     )
     return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _by_reason(found: RowsByReason) -> list[object]:
+    """A row of the rejects' or the warnings' table: its rows' count, the first as examples."""
+    first = ", ".join(map(str, found.first_rows))
+    if found.rows > len(found.first_rows):
+        first += ", ..."
+    return [found.table, found.file or "", found.column, found.reason, found.rows, first]
 
 
 def _charts(summary: BuildReport) -> str:
@@ -184,8 +224,8 @@ rebuilt).</p>
 <h2>Rejected rows</h2>
 {
         _table(
-            ["table", "column", "reason", "rows"],
-            [[r.table, r.column, r.reason, r.rows] for r in summary.rejects],
+            ["table", "file", "column", "reason", "rows", "first rows"],
+            [_by_reason(r) for r in summary.rejects],
         )
         if summary.rejects
         else "<p>None.</p>"
@@ -193,8 +233,8 @@ rebuilt).</p>
 <h2>Warnings</h2>
 {
         _table(
-            ["table", "column", "reason", "rows"],
-            [[r.table, r.column, r.reason, r.rows] for r in summary.warnings],
+            ["table", "file", "column", "reason", "rows", "first rows"],
+            [_by_reason(r) for r in summary.warnings],
         )
         if summary.warnings
         else "<p>None.</p>"
