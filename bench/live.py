@@ -29,12 +29,14 @@ from __future__ import annotations
 import argparse
 import http.client
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.catalog import catalog_targets, largest_group_prices
+from bench.catalog import catalog_targets, largest_group_prices, largest_manifest, search_targets
 from bench.servers import (
     Connect,
+    Request,
     UnixHTTPConnection,
     cpu_seconds,
     first_request,
@@ -72,6 +74,12 @@ TARGETS: dict[str, float] = {
     "live_catalog_products_50_p50_ms": 5,
     "live_catalog_products_filtered_p50_ms": 5,
     "live_pricing_group_largest_p50_ms": 20,
+    # The searches (docs/contract.md §12): the largest category's products found by a name, the
+    # largest store's search in its largest category, the largest category's manifest answered
+    # from the warehouse (not its page).
+    "live_catalog_search_named_p50_ms": 10,
+    "live_store_search_largest_p50_ms": 20,
+    "live_manifest_largest_p50_ms": 5,
 }
 
 AT_LEAST = ("live_requests_per_second_4_clients",)
@@ -126,8 +134,9 @@ def live_latency(output: Path, count: int = 200, seconds: float = 5.0) -> dict[s
     picked = stores(output)
     median_key, largest_key = picked["median"][0], picked["largest"][0]
     products = busiest_products(output, median_key, PRODUCTS)
-    targets = {
-        **{name: summary_pages(output, key) for name, (key, _) in picked.items()},
+    summaries = {name: summary_pages(output, key) for name, (key, _) in picked.items()}
+    targets: dict[str, Sequence[Request]] = {
+        **summaries,
         "skus": [_store(median_key, f"products/{p}/skus") for p in products],
         "quantity": [_store(median_key, f"products/{p}/quantity") for p in products],
         "skuprices_largest": [
@@ -136,8 +145,9 @@ def live_latency(output: Path, count: int = 200, seconds: float = 5.0) -> dict[s
         "categories": [_store(median_key, f"categories?{LIST_QUERY}")],
         "groups": [_store(median_key, f"groups?{LIST_QUERY}")],
         **catalog_targets(output, PAGES),
+        **search_targets(output, largest_key, PAGES),
     }
-    mixed = [*targets["smallest"], *targets["median"]]
+    mixed = [*summaries["smallest"], *summaries["median"]]
     figures: dict[str, Any] = {"live_orders": ",".join(ORDERS), "live_load_average": _load()}
     for name, (_, listings) in picked.items():
         figures[f"live_{name}_store_listings"] = listings
@@ -150,7 +160,9 @@ def live_latency(output: Path, count: int = 200, seconds: float = 5.0) -> dict[s
     with serving(output) as (port, pid):
         direct = _direct(port)
         for name in picked:  # after a live answer of another kind: the warehouse is open
-            first = first_request(direct, targets["groups"][0], targets[name][0])
+            first = first_request(
+                direct, _store(median_key, f"groups?{LIST_QUERY}"), summaries[name][0]
+            )
             figures[f"live_{name}_first_ms"] = first
         figures |= _latencies(direct, targets, count, "live")
         figures |= _throughputs(direct, mixed, seconds, pid, "live")
@@ -162,6 +174,7 @@ def live_latency(output: Path, count: int = 200, seconds: float = 5.0) -> dict[s
             figures |= _throughputs(proxied, mixed, seconds, pid, "live_nginx")
         figures["live_serve_rss_mb"], figures["live_serve_peak_rss_mb"] = rss_mb(pid)
     figures |= largest_group_prices(output, count)
+    figures |= largest_manifest(output, count)
     figures["live_load_average_after"] = _load()
     return figures
 
@@ -174,7 +187,7 @@ def _direct(port: int) -> Connect:
 
 
 def _latencies(
-    connect: Connect, targets: dict[str, list[str]], count: int, prefix: str
+    connect: Connect, targets: Mapping[str, Sequence[Request]], count: int, prefix: str
 ) -> dict[str, float]:
     """Median and 95th percentile of each figure's time, its targets one request after the
     other, in turn."""

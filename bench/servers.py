@@ -16,7 +16,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -127,17 +127,26 @@ def cpu_seconds(pid: int) -> float:
 Connect = Callable[[], http.client.HTTPConnection]
 
 
+# A request: a GET of a target, or a POST of a target with its body (a search's).
+Request = str | tuple[str, bytes]
+
+
 def _get(
-    conn: http.client.HTTPConnection, target: str, headers: dict[str, str] | None = None
+    conn: http.client.HTTPConnection, request: Request, headers: dict[str, str] | None = None
 ) -> None:
-    conn.request("GET", target, headers=headers or {})
+    if isinstance(request, tuple):
+        target, body = request
+        conn.request("POST", target, body=body, headers=headers or {})
+    else:
+        target = request
+        conn.request("GET", target, headers=headers or {})
     response = conn.getresponse()
     response.read()
     if response.status != 200:
         raise RuntimeError(f"{target}: HTTP {response.status}")
 
 
-def latencies(connect: Connect, targets: list[str], count: int) -> list[float]:
+def latencies(connect: Connect, targets: Sequence[Request], count: int) -> list[float]:
     """Seconds of `count` requests one after the other on one keep-alive connection, the
     targets in turn, after one to warm up (the warehouse opens, the thread's cursor is made)."""
     conn = connect()

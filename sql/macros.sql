@@ -80,3 +80,44 @@ CREATE OR REPLACE TEMP MACRO json_money(d) AS
     CASE WHEN ends_with(CAST(d AS DECIMAL(18, 2))::VARCHAR, '0')
          THEN (CAST(d AS DECIMAL(18, 2))::VARCHAR)[:-2]
          ELSE CAST(d AS DECIMAL(18, 2))::VARCHAR END;
+
+-- Name matching and the search's orders (docs/contract.md §4.1, §12): the one definition the
+-- summary's productName filter, the catalog's products, the catalog's search and a store's
+-- search share. `name_key` is the lower-cased product name (export.product); a value is
+-- lower-cased here, as the name was (Unicode lower-casing, no accent folding).
+CREATE OR REPLACE TEMP MACRO name_matches(name_key, value) AS contains(name_key, lower(value));
+
+-- A search body's filters (a JSON list of {name, values}, each name lower-cased, checked by
+-- `pipeline.api.search`) as a list of structs.
+CREATE OR REPLACE TEMP MACRO search_filters(filters_json) AS
+    from_json(filters_json, '[{"name":"VARCHAR","values":["VARCHAR"]}]');
+
+-- Whether a product matches every filter of a search (`filters_json`, the JSON text of
+-- `search_filters`): one of a filter's values matches (none given: anything does).
+-- ProductName: the name contains it; SetName: the group's name equals it, `All` any group;
+-- Number and Rarity: equal to it (null matches nothing). No filter (`[]`, every request but a
+-- search's, and the exporter's) folds to true when the query is planned: no row pays for it.
+CREATE OR REPLACE TEMP MACRO search_matches(
+        filters_json, name_key, group_name_key, number_key, rarity_key) AS
+    filters_json = '[]'
+    OR len(list_filter(search_filters(filters_json), lambda f: NOT (
+        len(f.values) = 0
+        OR len(list_filter(f.values, lambda v: coalesce(CASE f.name
+            WHEN 'productname' THEN name_matches(name_key, v)
+            WHEN 'setname' THEN lower(v) = 'all' OR group_name_key = lower(v)
+            WHEN 'number' THEN number_key = lower(v)
+            WHEN 'rarity' THEN rarity_key = lower(v) END, false))) > 0))) = 0;
+
+-- The `Relevance` order's first key: 0 for a name equal to a value of a ProductName filter,
+-- 1 for one that starts with one, 2 for the rest (every name, without such a filter); a
+-- name order breaks the ties.
+CREATE OR REPLACE TEMP MACRO name_relevance(filters, name_key) AS
+    CASE
+        WHEN len(list_filter(filters, lambda f: f.name = 'productname'
+                 AND list_contains(list_transform(f.values, lambda v: lower(v)), name_key))) > 0
+            THEN 0
+        WHEN len(list_filter(filters, lambda f: f.name = 'productname'
+                 AND len(list_filter(f.values, lambda v: starts_with(name_key, lower(v)))) > 0)) > 0
+            THEN 1
+        ELSE 2
+    END;

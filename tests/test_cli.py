@@ -235,3 +235,11 @@ def test_nginx_bucket_reads_the_bucket_folder_and_addresses_from_the_settings(
     *arguments, limits, keywords = calls[0]
     assert arguments == ["s3://bucket/site", tmp_path / "conf", "0.0.0.0:80", "10.0.0.1:8000"]
     assert (limits.nginx_listen, keywords) == ("0.0.0.0:80", {})  # the `serve` settings whole
+
+
+def test_query_says_it_cannot_send_a_search_s_body() -> None:
+    """`pipeline query` answers a GET: its help sends a search to `pipeline serve`."""
+    result = CliRunner().invoke(cli.main, ["query", "--help"])
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())
+    assert "cannot send a body" in text and "POST .../search" in text

@@ -102,6 +102,18 @@ CATALOG_OPERATIONS: tuple[CatalogOperation, ...] = (
         materialised=True,
     ),
     CatalogOperation(
+        "Catalog_GetCategorySearchManifest",
+        "Get Category Search Manifest",
+        "catalog/categories/{categoryId}/search/manifest",
+        "list",
+        "api/catalog_search_manifest",
+        "No categories were found.",
+        "What the category's products can be searched and sorted by: the sorts, then the "
+        "filters ProductName, SetName (the category's groups), Number and Rarity (its "
+        "products' rarities), for POST catalog/categories/{categoryId}/search.",
+        materialised=True,
+    ),
+    CatalogOperation(
         "Catalog_GetCategories_ByIds",
         "Get Category Details",
         "catalog/categories/{categoryIds}",

@@ -126,6 +126,54 @@ class SkuPrice(BaseModel):
     directLowPrice: None = Field(description=_NO_INPUT)
 
 
+class SearchOption(BaseModel):
+    """A sort, or a value a filter offers: `value` is what a search body names."""
+
+    model_config = STRICT
+    text: StrictStr
+    value: StrictStr
+
+
+class SearchFilter(BaseModel):
+    model_config = STRICT
+    name: StrictStr = Field(description="ProductName, SetName, Number or Rarity.")
+    displayName: StrictStr
+    inputType: StrictStr = Field(description="Text, SingleValue or MultipleValues.")
+    items: list[SearchOption] = Field(description="The values offered; [] for a text filter.")
+
+
+class SearchManifest(BaseModel):
+    """What a category's products can be searched and sorted by (docs/contract.md §12)."""
+
+    model_config = STRICT
+    sorting: list[SearchOption]
+    filters: list[SearchFilter]
+
+
+class SearchFilterValues(BaseModel):
+    """A filter of a search's body; other keys are ignored."""
+
+    name: StrictStr | None = absent("A filter of the manifest (case-insensitive).")
+    values: list[StrictStr] | None = absent("Any of them matches; none given: anything does.")
+
+
+class SearchRequest(BaseModel):
+    """A search's body: strict UTF-8 JSON, every key optional, null as absent, other keys
+    ignored, integers without fraction or exponent."""
+
+    sort: StrictStr | None = absent(
+        "ProductName ASC, MinPrice DESC, MinPrice ASC or Relevance (the default), case-insensitive."
+    )
+    limit: Int32 | None = absent("1 to 100; 10 by default.")
+    offset: Int32 | None = absent("0 or more; 0 by default.")
+    filters: list[SearchFilterValues] | None = absent("Every filter must match.")
+    includeAggregates: StrictBool | None = absent("Accepted and ignored.")
+
+
+class ProductIdPage(PagedResponse[Int64]):
+    """The catalog's search: a page of product ids."""
+
+
 # Each operation's result item, by operationId: its 200 is a page or a results envelope of it
 # (`CatalogOperation.form`), and an `ids` operation's 207 a PartialResponse.
 CATALOG_ITEMS: dict[str, type[BaseModel]] = {
@@ -133,6 +181,7 @@ CATALOG_ITEMS: dict[str, type[BaseModel]] = {
     "Catalog_GetCategoryConditions": CatalogCondition,
     "Catalog_GetCategoryLanguages": CategoryLanguage,
     "Catalog_GetCategoryPrintings": CategoryPrinting,
+    "Catalog_GetCategorySearchManifest": SearchManifest,
     "Catalog_GetCategories_ByIds": Category,
     "Catalog_GetGroups": StoreGroup,
     "Catalog_GetGroups_ByIds": StoreGroup,

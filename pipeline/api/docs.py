@@ -17,6 +17,7 @@ from pipeline.api.params import (
     PARAMETER_NAMES,
 )
 from pipeline.api.responses import NO_PRODUCTS, NO_STORES, URL_NOT_FOUND
+from pipeline.api.search import BODY_NOT_VALID, POST_OPERATIONS
 from pipeline.api.urls import VERSION
 
 _PARAM_DOCS: dict[str, str] = {
@@ -112,6 +113,42 @@ def _catalog_operations() -> str:
     )
 
 
+# A search's body (docs/contract.md §12), key by key, in the official document's order.
+SEARCH_BODY_DOCS = (
+    ("sort", "string", "Relevance", "ProductName ASC, MinPrice DESC, MinPrice ASC or Relevance "
+     "(case-insensitive). Relevance puts names equal to a ProductName value first, then names "
+     "starting with one, each part by name."),
+    ("limit", "integer", "10", f"Items per page (1..{MAX_LIMIT})."),
+    ("offset", "integer", "0", "Items to skip (>= 0)."),
+    ("filters", "array", "[]", "Filters {name, values}: ProductName (the name contains a "
+     "value), SetName (the group is named one, All any), Number or Rarity (equal to one); "
+     "every filter must match, any of its values; no values matches everything."),
+    ("includeAggregates", "boolean", "", "Accepted and ignored."),
+)  # fmt: skip
+
+
+def _post_operations() -> str:
+    """The searches (`api.search.POST_OPERATIONS`), answered to a POST with a JSON body."""
+    body = "\n".join(
+        f"<tr><td><code>{key}</code></td><td>{kind}</td><td>{html.escape(default)}</td>"
+        f"<td>{html.escape(meaning)}</td></tr>"
+        for key, kind, default, meaning in SEARCH_BODY_DOCS
+    )
+    head = "<tr><th>Body key</th><th>Type</th><th>Default</th><th>Meaning</th></tr>"
+    sections = [
+        f"<h2>POST /{VERSION}/{html.escape(op.path)}</h2>\n<p>{html.escape(op.description)}</p>\n"
+        + (_table(op.parameters) if op.parameters else "")
+        for op in POST_OPERATIONS
+    ]
+    return "\n".join(sections) + (
+        f"\n<p>The body of both searches is a JSON object (strict UTF-8, every key optional, "
+        f"null as absent, unknown keys ignored), whatever its Content-Type:</p>\n"
+        f"<table>{head}\n{body}\n</table>\n<p>A body that is not a JSON object is 400 "
+        f"<code>{html.escape(BODY_NOT_VALID)}</code>; a key of the wrong type or out of range "
+        f"is 400 naming it. A GET of a search is 404; its answer is never cached.</p>"
+    )
+
+
 def help_page() -> str:
     """The human page served at /v1.39.0/help/index."""
     rows = _table(PARAMETER_NAMES)
@@ -143,6 +180,7 @@ answered in the order first given, each once: 200 when every one was found, 207 
 true) with an error for each one that was not, 404 when none was. Market prices come from
 every store's listings on channel 0 with a quantity, but those of a category the store
 excludes.</p>
+{_post_operations()}
 <h2>POST /token</h2>
 <p>The form <code>grant_type=client_credentials</code> with any <code>client_id</code> and
 <code>client_secret</code> gets a bearer token, as from the live service's token endpoint (also

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from pipeline.api.catalog import CATALOG_OPERATIONS, ID_RANGES, MAX_IDS, CatalogOperation
+from pipeline.api.catalog_models import ProductIdPage, SearchRequest
 from pipeline.api.catalog_models import responses as catalog_responses
 from pipeline.api.docs import parameter
 from pipeline.api.models import (
@@ -27,6 +28,7 @@ from pipeline.api.openapi_http import bulk_paths, token_path, validated
 from pipeline.api.operations import STORE_OPERATIONS
 from pipeline.api.params import CATEGORY_PARAMETERS, INT32, PARAMETER_NAMES
 from pipeline.api.responses import NO_CATEGORIES, NO_PRODUCTS, NO_STORES
+from pipeline.api.search import POST_OPERATIONS, PostOperation
 from pipeline.api.urls import VERSION
 
 STORE_KEY = {
@@ -95,6 +97,33 @@ def _catalog_operation(op: CatalogOperation) -> dict[str, Any]:
     }
 
 
+def _post_operation(op: PostOperation) -> dict[str, Any]:
+    """A search: a POST with a JSON body (`SearchRequest`), its 200, 400 and 404."""
+    store = op.name == "store_search"
+    path = [STORE_KEY] if store else []
+    answered = InventoryPage if store else ProductIdPage
+    empty = f"{NO_STORES} / {NO_PRODUCTS}" if store else f"{NO_CATEGORIES} / {NO_PRODUCTS}"
+    answers = _responses(answered, "The requested page.", empty)
+    answers["400"]["description"] = "A path id, parameter or body key is not valid."
+    return {
+        "post": {
+            "operationId": op.operation_id,
+            "summary": op.summary,
+            "description": op.description,
+            "parameters": [
+                *path,
+                _path_id("categoryId"),
+                *(parameter(n) for n in op.parameters),
+            ],
+            "requestBody": {
+                "required": True,
+                "content": {"application/json": {"schema": _ref(SearchRequest)}},
+            },
+            "responses": answers,
+        }
+    }
+
+
 def openapi_document() -> dict[str, Any]:
     """The document: every operation, schemas generated from the models."""
     catalog = [catalog_responses(op.operation_id, op.form) for op in CATALOG_OPERATIONS]
@@ -103,6 +132,8 @@ def openapi_document() -> dict[str, Any]:
         CategoryPage,
         *OPERATION_RESPONSES.values(),
         *dict.fromkeys(m for pair in catalog for m in pair if m is not None),
+        SearchRequest,
+        ProductIdPage,
         BulkIndex,
         Token,
         TokenError,
@@ -148,6 +179,8 @@ def openapi_document() -> dict[str, Any]:
         }
     for catalog_op in CATALOG_OPERATIONS:
         paths[f"/{catalog_op.path}"] = _catalog_operation(catalog_op)
+    for post_op in POST_OPERATIONS:
+        paths[f"/{post_op.path}"] = _post_operation(post_op)
     paths.update(bulk_paths(_ref, _path_id))
     validated(paths)
     paths["/token"] = token_path(_ref)

@@ -267,6 +267,7 @@ def bind_params(
         "is_supplemental": params.isSupplemental,
         "sort_order": params.sortOrder,
         "order_desc": params.sortDesc,
+        "search_filters": "[]",  # a search's filters (`api.search`), JSON: none on a GET
         **paging_params(params),
     }
 

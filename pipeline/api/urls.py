@@ -42,7 +42,12 @@ STORE_KEY = re.compile(STORE_KEY_PATTERN)
 # (`serve/posts.py`); a POST to any other path is 405, and another method to these is answered
 # as on any path. The token endpoint is where the live service has it, and under the version,
 # where a client whose base URL carries the version asks for it (docs/contract.md §10).
-POST_PATHS = {"token": rf"/(?:{re.escape(VERSION)}/)?token"}
+POST_PATHS = {
+    "token": rf"/(?:{re.escape(VERSION)}/)?token",
+    # The searches (docs/contract.md §12, `api.search`): the groups are the path's segments.
+    "catalog_search": rf"/{re.escape(VERSION)}/catalog/categories/([^/]+)/search",
+    "store_search": rf"/{re.escape(STORES_DIR)}/([^/]+)/inventory/categories/([^/]+)/search",
+}
 # A site path in a store's folder, `STORES_DIR/<key>/...`: the key is its group.
 STORE_PAGE = re.compile(rf"{re.escape(STORES_DIR)}/([^/]+)/")
 

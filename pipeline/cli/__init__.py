@@ -101,7 +101,9 @@ def query_command(settings: Settings, target: str) -> None:
     page or bulk file from its file, anything else from the warehouse, as `pipeline serve`.
 
     The body goes to standard output, and `HTTP <status>` to standard error. The exit code is
-    0 for a 2xx answer, 1 otherwise."""
+    0 for a 2xx answer, 1 otherwise. The answer is a GET's: this command cannot send a body,
+    so a search (POST .../search, with a JSON body) is answered by `pipeline serve` only; here
+    its path is 404, as a GET of it is."""
     output_dir = settings.output
     _check_published(output_dir)
     # One release for both: its site's files (the bulk files, the pages) and its warehouse.

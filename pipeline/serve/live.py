@@ -35,6 +35,8 @@ KEPT_COLUMNS = (
     "name_key",
     "category_name_key",
     "group_name_key",
+    "number_key",
+    "rarity_key",
     "product_json",
 )
 
@@ -48,10 +50,12 @@ def store_inventory(
     store_key: str,
     params: InventoryParams,
     cache: AnswerCache | None = None,
+    filters: str = "[]",
 ) -> bytes:
     """The page of GET /v1.39.0/stores/{storeKey}/inventory/products, or ApiError(404): cut
     from the store's products kept for the channel and the listing flags where the cache keeps
-    the store, else asked for alone."""
+    the store, else asked for alone. A store's search gives its body's `filters` (JSON,
+    `api.search.SearchBody.filters_json`)."""
     key = store_key.lower()
     kept = None
     if cache is not None and cache.holds_store(key, lambda: store_sizes(con)):
@@ -62,10 +66,13 @@ def store_inventory(
             lambda: Rows(cache.tables, _products(con, key, params)),
         )
     if cache is None or kept is None:
-        total, results = _rows(con, STORE_INVENTORY.sql, "product_json", key, None, params)
+        sql = STORE_INVENTORY.sql
+        total, results = _rows(con, sql, "product_json", key, None, params, filters)
     else:
         sql = STORE_INVENTORY_KEPT.sql
-        total, results = _cut(cache, kept, sql, "kept_products", "product_json", None, params)
+        total, results = _cut(
+            cache, kept, sql, "kept_products", "product_json", None, params, filters
+        )
     if not results:
         raise_not_found(con, key)
     return envelope(total, results)
@@ -103,12 +110,13 @@ def _cut(
     column: str,
     product_id: int | None,
     params: InventoryParams,
+    filters: str = "[]",
 ) -> tuple[int, list[str]]:
     """The page a query cuts from kept rows: the query with the rows' table named in place of
     `placeholder`, on this thread's cursor of the cache's own database. Its bind parameters are
     read from the query before the name is written in (`used` keeps one entry a query, not
     one a kept table)."""
-    bind = used(sql, bind_params(params, None, product_id))
+    bind = used(sql, {**bind_params(params, None, product_id), "search_filters": filters})
     named = sql.replace(placeholder, kept.table)
     return _read(cache.tables.cursor().execute(named, bind), column)
 
@@ -161,8 +169,9 @@ def _rows(
     store_key: str,
     product_id: int | None,
     params: InventoryParams,
+    filters: str = "[]",
 ) -> tuple[int, list[str]]:
-    bind = used(sql, bind_params(params, [store_key], product_id))
+    bind = used(sql, {**bind_params(params, [store_key], product_id), "search_filters": filters})
     return _read(con.execute(sql, bind), column)
 
 

@@ -3,6 +3,7 @@ requests to `pipeline serve` with their bodies, and any other POST is 405 on bot
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -12,7 +13,10 @@ import duckdb
 
 from pipeline.api import token
 from pipeline.api.responses import ApiError, Response
+from pipeline.api.search import POST_OPERATIONS
 from pipeline.api.urls import POST_PATHS
+from pipeline.serve import search
+from pipeline.serve.cache import AnswerCache
 from pipeline.serve.routes import BAD_ESCAPE, normalize_path, origin_form
 
 
@@ -27,9 +31,17 @@ class Post:
     body: bytes
 
 
-# What answers each POST path: the request, and what opens the warehouse where it needs it.
-Answer = Callable[[Post, Callable[[], duckdb.DuckDBPyConnection]], Response]
-ANSWERS: dict[str, Answer] = {"token": lambda post, _: token.answer(post.body)}
+# What answers each POST path: the request, what opens the warehouse where it needs it, and
+# the release's answers kept whole (a store's search cuts its page from its kept products).
+Warehouse = Callable[[], duckdb.DuckDBPyConnection]
+Answer = Callable[[Post, Warehouse, AnswerCache | None], Response]
+ANSWERS: dict[str, Answer] = {
+    "token": lambda post, _, __: token.answer(post.body),
+    **{
+        op.name: functools.partial(search.answer, op)
+        for op in POST_OPERATIONS  # the searches (docs/contract.md §12)
+    },
+}
 _PATTERNS = {name: re.compile(pattern) for name, pattern in POST_PATHS.items()}
 assert set(ANSWERS) == set(POST_PATHS), "every POST path has its answer"
 
@@ -57,8 +69,9 @@ def match(target: str) -> tuple[str, re.Match[str], str] | None:
 def answer(
     named: tuple[str, re.Match[str], str],
     body: bytes,
-    warehouse: Callable[[], duckdb.DuckDBPyConnection],
+    warehouse: Warehouse,
+    cache: AnswerCache | None = None,
 ) -> Response:
     """The answer to a POST that `match` named, with its body."""
     name, path, query = named
-    return ANSWERS[name](Post(name, path, query, body), warehouse)
+    return ANSWERS[name](Post(name, path, query, body), warehouse, cache)

@@ -139,7 +139,7 @@ def application(
                 cursor = functools.partial(build.cursor, published)
                 # waitress read the body whole, within serve.max_request_body_size
                 body = cast(bytes, environ["wsgi.input"].read())
-                return posts.answer(post, body, cursor), []
+                return posts.answer(post, body, cursor, published.cache), []
             if method not in ALLOWED_METHODS:
                 origin_form(target)  # a malformed target is 400 before the method is looked at
                 allow = [("Allow", ", ".join(ALLOWED_METHODS))]

@@ -86,6 +86,7 @@ STEPS: tuple[Step, ...] = (
     Model("export/catalog_product", indexes=("product_id",)),
     Model("export/condition"),
     Model("export/product_price", indexes=("product_id",)),
+    Model("export/search_manifest"),
 )
 
 # The steps that read the stores' tables (their rows partition by store: a shard of stores runs
@@ -118,6 +119,8 @@ STORE_PRODUCT_ENTRIES = SqlFile("api/parts/store_product_entries")
 STORE_ENTRIES = SqlFile("api/store_entries")
 KEPT_PRODUCT_ENTRIES = SqlFile("api/parts/kept_product_entries")
 CATALOG_CATEGORIES = SqlFile("api/catalog_categories")
+# The catalog's search (docs/contract.md §12), a POST answered live.
+CATALOG_SEARCH = SqlFile("api/catalog_search")
 # The bulk files' rows, every category's at once (`export.pages.bulk`).
 BULK_ROWS = SqlFile("api/bulk_rows")
 # The store's other inventory operations (docs/contract.md §5), by operation.
@@ -129,6 +132,7 @@ QUERIES: tuple[SqlFile, ...] = (
     STORE_INVENTORY_KEPT,
     STORE_ENTRIES,
     CATALOG_CATEGORIES,
+    CATALOG_SEARCH,
     BULK_ROWS,
     *OPERATION_SQL.values(),
     *CATALOG_SQL.values(),

@@ -12,7 +12,7 @@ matching as (
       and ($group_id is null or group_id = $group_id)
       and ($category_name is null or category_name_key = lower($category_name))
       and ($group_name is null or group_name_key = lower($group_name))
-      and ($product_name is null or contains(name_key, lower($product_name)))
+      and ($product_name is null or name_matches(name_key, $product_name))
 ),
 counted as (select count(*) as total_items from matching),
 ranked as (

@@ -4,11 +4,12 @@
 -- product's StoreProduct JSON and the keys the page was cut by. Not a table: run with bind
 -- parameters for one request ($store_keys a list of one key), or by the exporter for a batch
 -- of stores ($store_keys) and $channel_id null, which means every channel. $store_keys null
--- means every store. $sort_field is 'price' or 'name', $sort_desc a boolean; ties break on
--- productId ascending. $first_position / $last_position (1-based, inclusive, null for no
--- bound) cut the page of a request for one store and channel. `pipeline serve` keeps a store's
--- whole answer for a channel and the listing flags (every product, excluded categories too, no
--- filter or bound) and cuts other pages from it by the same `store_inventory_page`.
+-- means every store. $sort_field is 'price', 'name' or 'relevance' (a search's), $sort_desc a
+-- boolean; ties break on productId ascending. $first_position / $last_position (1-based,
+-- inclusive, null for no bound) cut the page of a request for one store and channel.
+-- `pipeline serve` keeps a store's whole answer for a channel and the listing flags (every
+-- product, excluded categories too, no filter or bound) and cuts other pages from it by the
+-- same `store_inventory_page`.
 with
 listing as (select * from marts.listing),
 -- Read where used, not materialised whole: each use then scans only the products it joins.
@@ -43,7 +44,9 @@ named as (
         product.*,
         product_fixed.name_key,
         product_fixed.category_name_key,
-        product_fixed.group_name_key
+        product_fixed.group_name_key,
+        product_fixed.number_key,
+        product_fixed.rarity_key
     from product
     join product_fixed using (product_id)
 ),
@@ -93,6 +96,8 @@ final as (
         page.name_key,
         page.category_name_key,
         page.group_name_key,
+        page.number_key,
+        page.rarity_key,
         page.total_items::bigint as total_items,
         concat(
             product_fixed.head_json,
@@ -102,13 +107,15 @@ final as (
         ) as product_json,
         page.price_up,
         page.price_down,
+        page.rank_up,
         page.name_up,
         page.name_down
     from page
     join skus using (store_key, channel_id, product_id)
     join product_fixed using (product_id)
 )
-select * exclude (price_up, price_down, name_up, name_down)
+select * exclude (price_up, price_down, rank_up, name_up, name_down)
 from final
 order by
-    store_key, channel_id, price_up asc, price_down desc, name_up asc, name_down desc, product_id
+    store_key, channel_id, price_up asc, price_down desc, rank_up asc, name_up asc, name_down desc,
+    product_id

@@ -4,6 +4,8 @@
 -- @column name_key: Lower-cased product name: the key of `sort=name` and of the productName filter
 -- @column category_name_key: Lower-cased category name (the categoryName filter)
 -- @column group_name_key: Lower-cased group name (the groupName filter)
+-- @column number_key: Lower-cased number (the search's Number filter)
+-- @column rarity_key: Lower-cased rarity (the search's Rarity filter)
 -- @column head_json: '{"productId":..,"name":..,"category":..,"group":..,"rarity":..,"number":..'
 with
 products as (select * from staging.products),
@@ -15,6 +17,8 @@ final as (
         lower(products.name) as name_key,
         lower(categories.name) as category_name_key,
         lower(groups.name) as group_name_key,
+        lower(products.number) as number_key,
+        lower(products.rarity) as rarity_key,
         concat(
             '{"productId":', products.product_id,
             ',"name":', json_text(products.name),

@@ -76,6 +76,17 @@ OTHERS = [
     "/current/stores/3d05ef67/inventory/products",
 ]
 
+# A search of each kind, a bad body, a GET of a search, a POST of a page, and a body one byte
+# past `serve.max_request_body_size` (its Content-Length alone is sent: refused unread).
+_SEARCH = "/v1.39.0/catalog/categories/3/search"
+SEARCHES = [
+    (_SEARCH, "POST", b'{"filters":[{"name":"ProductName","values":["a"]}],"sort":"MinPrice ASC"}'),
+    ("/v1.39.0/stores/3d05ef67/inventory/categories/1/search?skuLimit=1", "POST", b"{}"),
+    (_SEARCH, "POST", b"{"),
+    (_SEARCH, "GET", None),
+    ("/v1.39.0/stores/tiny7/inventory/products", "POST", b"{}"),
+]
+
 
 def cached(folder: Path) -> ServeSettings:
     """The `serve` settings with nginx's cache of the live answers in `folder`."""
@@ -148,6 +159,14 @@ def test_nginx_in_front_of_the_bucket_answers_as_local_nginx_and_one_release_at_
                 assert (a.status, a.content_type, a.body) == (b.status, b.content_type, b.body), (
                     target
                 )
+            # The searches are passed on with their bodies, answered anew, as locally.
+            for target, method, body in SEARCHES:
+                a = request(local, target, method, body=body)
+                b = request(bucket, target, method, body=body)
+                assert (a.status, a.body) == (b.status, b.body), (target, body)
+                assert b.headers["cache-control"] == "no-store" and "etag" not in b.headers
+            too_large = {"Content-Length": str(ServeSettings().max_request_body_size + 1)}
+            assert request(bucket, _SEARCH, "POST", too_large).status == 413
             # The next release is committed: nginx answers the one it loaded until the map is
             # written again and nginx reloaded.
             second = (sample_nights / "current").resolve()

@@ -186,8 +186,8 @@ def test_materialised_pages_equal_their_live_answers(
     sample_build: Path, sample_data: reference.Data
 ) -> None:
     """Each catalog and price page of the sample build, answered live from the warehouse (no
-    site), has the page's bytes; and the pages are those of every category's vocabularies and
-    groups and every group's prices."""
+    site), has the page's bytes; and the pages are those of every category's vocabularies,
+    groups and search manifest and every group's prices."""
     targets = [
         t
         for t in materialised_targets(sample_build)
@@ -207,7 +207,7 @@ def test_materialised_pages_equal_their_live_answers(
     expected |= {
         f"/v1.39.0/catalog/categories/{c}/{what}"
         for c in sample_data.categories
-        for what in ("groups", "conditions", "languages", "printings")
+        for what in ("groups", "conditions", "languages", "printings", "search/manifest")
     }
     assert resources == expected
 

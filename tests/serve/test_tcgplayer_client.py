@@ -2,7 +2,8 @@
 only its base URL set: `tcgplayer-client` 2.0.3 posts its client credentials to `/token` (under
 its base URL) first, as it does against the live service, then calls `pricing/group/{id}`,
 `pricing/product/{ids}`, `catalog/categories/{id}`, `catalog/groups/{id}`, `catalog/products`
-and `catalog/conditions` with its own methods and its token, through `pipeline serve`, the
+and `catalog/conditions` with its own methods and its token, and searches a category (its
+manifest, then a POST of a search: docs/contract.md §12), through `pipeline serve`, the
 generated nginx and nginx in front of a bucket (docs/contract.md §7, §10), and reads what the
 servers answer, unchanged. Like the live API, a partly found list of ids is a 207, which the
 client raises as an API error with the body.
@@ -56,6 +57,11 @@ async def main(base):
         read["partial"] = None
     except APIError as exc:
         read["partial"] = [exc.status_code, json.loads(exc.response_data)]
+    # Its search methods name the version in their own paths: a client of the host's root.
+    root = TCGPlayerClient("public-key", "private", config=ClientConfig(base_url=base.removesuffix("/v1.39.0"), enable_caching=False))
+    root.auth.access_token = client.auth.access_token
+    read["catalog/categories/3/search/manifest"] = await root.endpoints.catalog.get_category_search_manifest(3)
+    read["searched"] = await root.endpoints.catalog.search_category_products(3, __SEARCH__)
     print(json.dumps(read))
 
 asyncio.run(main(sys.argv[1]))
@@ -67,8 +73,17 @@ def client_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return client_installed(tmp_path_factory, PACKAGES)
 
 
+# The search the client sends (its search criteria, as JSON).
+SEARCH = {
+    "filters": [{"name": "ProductName", "values": ["a"]}],
+    "sort": "MinPrice DESC",
+    "limit": 5,
+}
+
+
 def _read(client_path: Path, base: str, *via: str) -> dict[str, Any]:
-    return json.loads(run_client(client_path, SCRIPT, base, *via))  # type: ignore[no-any-return]
+    script = SCRIPT.replace("__SEARCH__", repr(SEARCH))
+    return json.loads(run_client(client_path, script, base, *via))  # type: ignore[no-any-return]
 
 
 @pytest.mark.slow
@@ -89,6 +104,10 @@ def test_tcgplayer_client_authenticates_and_reads_the_catalog_and_prices(
         authenticated, token = read.pop("token")
         assert authenticated is True and len(token) >= 32, address  # the token it was given
         partial = read.pop("partial")
+        searched = read.pop("searched")  # the client's POST, answered as ours
+        target = "/v1.39.0/catalog/categories/3/search"
+        got = request(address, target, "POST", body=json.dumps(SEARCH).encode())
+        assert (got.status, searched) == (200, json.loads(got.body))
         for target, body in read.items():  # what the client read is the answer, unchanged
             got = request(address, f"/v1.39.0/{target}")
             assert (got.status, body) == (200, json.loads(got.body)), target
@@ -98,6 +117,13 @@ def test_tcgplayer_client_authenticates_and_reads_the_catalog_and_prices(
     errors = json.loads(got.body)["errors"]
     assert errors == ["No product price was found for productId 7."]
     assert read["catalog/categories/3"]["results"][0]["name"] == sample_data.categories[3]["name"]
+    named = [p for p, row in sample_data.products.items() if "a" in row["name"].lower()]
+    assert set(searched["results"]) <= set(named) and searched["totalItems"] >= 5
+    manifest = read["catalog/categories/3/search/manifest"]["results"][0]
+    sets = {i["value"] for i in manifest["filters"][1]["items"]}
+    assert sets == {"All"} | {
+        g["name"] for g in sample_data.groups.values() if g["categoryId"] == 3
+    }
     assert read["catalog/groups/1009"]["results"][0]["categoryId"] == 3
     in_category = [p for p, row in sample_data.products.items() if row["categoryId"] == 3]
     page = read["catalog/products?categoryId=3&limit=5&offset=5"]

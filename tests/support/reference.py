@@ -1128,6 +1128,8 @@ def catalog_results(data: Data, name: str, path_id: int | None, p: dict[str, Any
         market, skus_of = market_prices(data), skus_by_product(data)
         products = sorted(i for i, pr in data.products.items() if pr["groupId"] == path_id)
         return [e for i in products for e in price_entries(data, i, market, skus_of)]
+    if name == "search_manifest":
+        return [search_manifest(data, path_id)] if path_id in data.categories else []
     assert name == "products", name
     found = []
     for product in data.products.values():
@@ -1240,3 +1242,275 @@ def answer_catalog(data: Data, path: str, query: str) -> tuple[int, bytes] | Non
     if not results:
         return _error(404, [op.none])
     return 200, dumps({"success": True, "errors": [], "results": results})
+
+
+# ---------------------------------------------------------------------------------------------
+# Search (docs/contract.md §12): the category's manifest, the catalog's search and a store's
+# search, from the contract alone.
+# ---------------------------------------------------------------------------------------------
+
+CATALOG_OPS["search_manifest"] = CatalogOp(
+    "catalog/categories/{}/search/manifest", "categoryId", [], "No categories were found."
+)
+SEARCH_FILTERS = {
+    "productname": "ProductName",
+    "setname": "SetName",
+    "number": "Number",
+    "rarity": "Rarity",
+}
+SEARCH_SORTS = ("productname asc", "minprice desc", "minprice asc", "relevance")
+STORE_SEARCH_QUERY = (
+    "skuLimit",
+    "includeCustom",
+    "includeGeneric",
+    "channelId",
+    "includeExcludedCategories",
+)
+
+
+def _distinct_spellings(values: list[str]) -> list[dict[str, str]]:
+    """One item per lower-cased value, its smallest spelling, by the lower-cased value."""
+    kept: dict[str, str] = {}
+    for value in values:
+        key = fold(value)
+        if key not in kept or value < kept[key]:
+            kept[key] = value
+    return [{"text": kept[k], "value": kept[k]} for k in sorted(kept)]
+
+
+def search_manifest(data: Data, category_id: int) -> dict[str, Any]:
+    groups = [g["name"] for g in data.groups.values() if g["categoryId"] == category_id]
+    rarities = [
+        p["rarity"]
+        for p in data.products.values()
+        if p["categoryId"] == category_id and p.get("rarity") is not None
+    ]
+    option = lambda text, value: {"text": text, "value": value}  # noqa: E731
+    return {
+        "sorting": [
+            option("A-Z", "ProductName ASC"),
+            option("Price: High to Low", "MinPrice DESC"),
+            option("Price: Low to High", "MinPrice ASC"),
+            option("Relevance", "Relevance"),
+        ],
+        "filters": [
+            {
+                "name": "ProductName",
+                "displayName": "Product Name",
+                "inputType": "Text",
+                "items": [],
+            },
+            {
+                "name": "SetName",
+                "displayName": "Set",
+                "inputType": "SingleValue",
+                "items": [option("All Sets", "All"), *_distinct_spellings(groups)],
+            },
+            {"name": "Number", "displayName": "Number", "inputType": "Text", "items": []},
+            {
+                "name": "Rarity",
+                "displayName": "Rarity",
+                "inputType": "MultipleValues",
+                "items": _distinct_spellings(rarities),
+            },
+        ],
+    }
+
+
+def _not_valid(key: str) -> str:
+    return f"The value given for the parameter '{key}' is not valid."
+
+
+def read_search_body(body: bytes) -> dict[str, Any] | list[str]:
+    """The body's values (sort lower-cased, spaces folded; filters as (lower name, values)),
+    or its 400 messages."""
+    bad = ["The request body is not valid."]
+    try:
+        text = body.decode("utf-8", errors="strict")
+        value = json.loads(
+            text,
+            parse_float=lambda raw: ("fraction", raw),
+            parse_int=lambda raw: int(raw) if len(raw) < 25 else ("long", raw),
+            parse_constant=lambda raw: (_ for _ in ()).throw(ValueError(raw)),
+        )
+        json.dumps(value, ensure_ascii=False).encode("utf-8")  # a lone surrogate is no text
+    except (ValueError, RecursionError):
+        return bad
+    if type(value) is not dict:
+        return bad
+    got: dict[str, Any] = {"sort": "relevance", "limit": 10, "offset": 0, "filters": []}
+    errors = []
+    sort = value.get("sort")
+    if sort is not None:
+        words = sort.strip(" \t\r\n\f\v").split(" ") if type(sort) is str else []
+        folded = " ".join(w for w in words if w != "").lower()
+        if type(sort) is str and folded in SEARCH_SORTS and "  " not in folded:
+            got["sort"] = folded
+        else:
+            errors.append(_not_valid("sort"))
+    for key, low, high in (("limit", 1, 100), ("offset", 0, 2**31 - 1)):
+        given = value.get(key)
+        if given is None:
+            continue
+        if type(given) is int and low <= given <= high:
+            got[key] = given
+        else:
+            errors.append(_not_valid(key))
+    filters = value.get("filters")
+    if filters is not None:
+        checked = []
+        ok = type(filters) is list
+        for item in filters if ok else []:
+            name = item.get("name") if type(item) is dict else None
+            values = item.get("values") if type(item) is dict else None
+            values = [] if values is None else values
+            if (
+                type(item) is not dict
+                or type(name) is not str
+                or name.lower() not in SEARCH_FILTERS
+                or type(values) is not list
+                or any(type(v) is not str for v in values)
+            ):
+                ok = False
+                break
+            checked.append((name.lower(), [fold(v) for v in values]))
+        if ok:
+            got["filters"] = checked
+        else:
+            errors.append(_not_valid("filters"))
+    return errors or got
+
+
+def search_matches(
+    filters: list[tuple[str, list[str]]], name: str, group: str, number: Any, rarity: Any
+) -> bool:
+    """Every filter holds: one of its values matches (none given: any product)."""
+    for kind, values in filters:
+        if not values:
+            continue
+        if kind == "productname":
+            hit = any(v in fold(name) for v in values)
+        elif kind == "setname":
+            hit = any(v == "all" or v == fold(group) for v in values)
+        else:
+            own = number if kind == "number" else rarity
+            hit = own is not None and fold(own) in values
+        if not hit:
+            return False
+    return True
+
+
+def relevance(filters: list[tuple[str, list[str]]], name: str) -> int:
+    wanted = [v for kind, values in filters if kind == "productname" for v in values]
+    if fold(name) in wanted:
+        return 0
+    if any(fold(name).startswith(v) for v in wanted):
+        return 1
+    return 2
+
+
+def catalog_search(data: Data, category_id: int, body: dict[str, Any]) -> list[int]:
+    """Every matching product id of the category, in the body's order."""
+    market = market_prices(data)
+    skus_of = skus_by_product(data)
+    found = []
+    for product in data.products.values():
+        if product["categoryId"] != category_id:
+            continue
+        group = data.groups[product["groupId"]]["name"]
+        if not search_matches(
+            body["filters"], product["name"], group, product.get("number"), product.get("rarity")
+        ):
+            continue
+        prices = [
+            p for s in skus_of.get(product["productId"], []) for p in market.get(s["skuId"], [])
+        ]
+        found.append((product, min(prices) if prices else None))
+    sort = body["sort"]
+    if sort.startswith("minprice"):
+        sign = 1 if sort.endswith("asc") else -1
+        found.sort(
+            key=lambda f: (
+                f[1] is None,
+                sign * (f[1] or 0),
+                fold(f[0]["name"]),
+                f[0]["productId"],
+            )
+        )
+    else:
+        ranked = sort == "relevance"
+        found.sort(
+            key=lambda f: (
+                relevance(body["filters"], f[0]["name"]) if ranked else 0,
+                fold(f[0]["name"]),
+                f[0]["productId"],
+            )
+        )
+    return [f[0]["productId"] for f in found]
+
+
+def answer_post(data: Data, path: str, query: str, body: bytes) -> tuple[int, bytes] | None:
+    """(status, body) for POST path?query with `body` (path percent-decoded); None for a path
+    no POST is answered on (405)."""
+    import re
+
+    catalog = re.fullmatch(r"/v1\.39\.0/catalog/categories/([^/]+)/search/?", path)
+    store = re.fullmatch(r"/v1\.39\.0/stores/([^/]+)/inventory/categories/([^/]+)/search/?", path)
+    if catalog is None and store is None:
+        return None
+    segment = (catalog or store).group(1 if catalog else 2)  # type: ignore[union-attr]
+    errors: list[str] = []
+    parsed_id = parse_path_ids("categoryId", segment)
+    if isinstance(parsed_id, str):
+        errors.append(parsed_id)
+    params = Request()
+    if store is not None:  # the summary's parameters the operation reads, as §4 parses them
+        from urllib.parse import unquote_plus
+
+        names = {n.lower() for n in STORE_SEARCH_QUERY}
+        kept = [p for p in query.split("&") if unquote_plus(p.partition("=")[0]).lower() in names]
+        parsed = parse_query("&".join(kept))
+        if isinstance(parsed, list):
+            errors += parsed
+        else:
+            params = parsed
+    read = read_search_body(body)
+    if isinstance(read, list):
+        errors += read
+    if errors:
+        return _error(400, errors)
+    assert isinstance(read, dict) and isinstance(parsed_id, list)
+    category_id = parsed_id[0]
+    start, end = read["offset"], read["offset"] + read["limit"]
+    if catalog is not None:
+        if category_id not in data.categories:
+            return _error(404, ["No categories were found."])
+        ids = catalog_search(data, category_id, read)
+        if not ids[start:end]:
+            return _error(404, ["No products were found."])
+        return 200, dumps(
+            {"totalItems": len(ids), "success": True, "errors": [], "results": ids[start:end]}
+        )
+    key = store.group(1).lower()  # type: ignore[union-attr]
+    if key not in data.known_stores():
+        return _error(404, ["No stores were found."])
+    summary_sort = {
+        "productname asc": "name asc",
+        "minprice desc": "price desc",
+        "minprice asc": "price asc",
+        "relevance": "name asc",
+    }[read["sort"]]
+    from dataclasses import replace
+
+    request = replace(params, categoryId=category_id, sort=summary_sort)
+    products = [
+        p
+        for p in products_for(data, key, request)
+        if search_matches(read["filters"], p["name"], p["group"], p["number"], p["rarity"])
+    ]
+    if read["sort"] == "relevance":  # stable: name order within each part
+        products.sort(key=lambda p: relevance(read["filters"], p["name"]))
+    page = products[start:end]
+    if not page:
+        return _error(404, ["No products were found."])
+    return 200, dumps({"totalItems": len(products), "success": True, "errors": [], "results": page})

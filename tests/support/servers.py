@@ -78,10 +78,13 @@ def _exchange(
     headers: dict[str, str] | None,
     body: bytes | None = None,
 ) -> Reply:
-    """One request on `conn`, its answer read whole. `headers` are sent as given."""
+    """One request on `conn`, its answer read whole. `headers` are sent as given, with a
+    Content-Length for a `body` where they have none."""
     conn.putrequest(method, target, skip_accept_encoding=True)
     for name, value in (headers or {}).items():
         conn.putheader(name, value)
+    if body is not None and "content-length" not in {n.lower() for n in headers or {}}:
+        conn.putheader("Content-Length", str(len(body)))
     conn.endheaders(body)
     response = conn.getresponse()
     answer = response.read()
@@ -108,9 +111,9 @@ def request(
 
 
 class Client:
-    """Requests without a body on one connection to each address, kept open between them as a
-    client library keeps it (a loop of requests then costs no connect and accept each); for one
-    thread. A connection the server closed (as its answer said, or while idle) is opened again;
+    """Requests (a search's with its body) on one connection to each address, kept open between
+    them as a client library keeps it (a loop of requests then costs no connect and accept
+    each); for one thread. A connection the server closed (as its answer said, or while idle) is opened again;
     a request that is itself about the connection goes on one of its own (`request`)."""
 
     def __init__(self) -> None:
@@ -122,11 +125,12 @@ class Client:
         target: str,
         method: str = "GET",
         headers: dict[str, str] | None = None,
+        body: bytes | None = None,
     ) -> Reply:
         conn = self._kept.pop(address, None)
         if conn is not None and conn.sock is not None:
             try:
-                reply = _exchange(conn, target, method, headers)
+                reply = _exchange(conn, target, method, headers, body)
             except ConnectionError:  # closed by the server while idle: once more, on a new one
                 conn.close()
             except BaseException:  # never kept half-read
@@ -137,7 +141,7 @@ class Client:
                 return reply
         conn = connection(address)
         try:
-            reply = _exchange(conn, target, method, headers)
+            reply = _exchange(conn, target, method, headers, body)
         except BaseException:
             conn.close()
             raise
