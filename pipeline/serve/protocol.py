@@ -81,6 +81,10 @@ def _refusal(first_line: bytes, head: bytes, sent: bytes, large_buffers: int) ->
     names = [line.split(b":", 1)[0].lower() for line in lines]
     if b"host" not in names and HOST_REQUIRED.fullmatch(version):
         return BadRequest("no Host header")
+    if b"content-length" in names:  # nginx's ngx_atoof: digits only (a tab is in the value)
+        length = lines[names.index(b"content-length")].partition(b":")[2].strip(b" ")
+        if not (length.isascii() and length.isdigit()):
+            return BadRequest("a Content-Length that is not a number")
     if b"transfer-encoding" in names and (b"content-length" in names or version == b" HTTP/1.0"):
         return BadRequest("Transfer-Encoding with Content-Length, or in HTTP/1.0")
     return None

@@ -226,8 +226,21 @@ def test_an_empty_precondition_is_412_as_nginx_answers_it(
         (["X-A: a\x00b"], 400),  # but NUL
         (["X A: 1"], 400),  # a space in a name
         ([": 1"], 400),  # no name
+        (["Content-Length: 0\t"], 400),  # a tab is part of the value: no number
+        (["Content-Length:  0 "], 200),
     ],
-    ids=["at", "parens", "dots", "control", "control-etag", "nul", "space", "no-name"],
+    ids=[
+        "at",
+        "parens",
+        "dots",
+        "control",
+        "control-etag",
+        "nul",
+        "space",
+        "no-name",
+        "length-tab",
+        "length-spaces",
+    ],
 )
 def test_a_header_line_nginx_ignores_or_refuses(
     raw: RawClient,
