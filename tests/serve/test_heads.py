@@ -6,7 +6,6 @@ from nginx's own code (`ngx_http_test_if_match`, the header table of `ngx_http_r
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -14,12 +13,11 @@ from urllib.parse import quote
 import orjson
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from pipeline.api.http import body_etag, file_etag
-from tests.support.heads import RawClient, compared, pipelined
+from tests.support.heads import Generated, Kinds, RawClient, compared, head_of, heads, pipelined
 from tests.support.servers import Address, Reply, envelope, request
-from tests.support.targets import bulk_targets, materialised_targets
+from tests.support.targets import bulk_targets
 
 PAGE = "/v1.39.0/stores/tiny7/inventory/products"
 PAGE_FILE = "v1.39.0/stores/tiny7/inventory/products/index.json"
@@ -32,14 +30,6 @@ def raw() -> Iterator[RawClient]:
     kept = RawClient()
     yield kept
     kept.close()
-
-
-def head_of(target: str, lines: list[str], method: str = "GET", version: str = "1.1") -> bytes:
-    """A request head of these header lines (after `Host: a`, unless they have a Host), as
-    bytes."""
-    host = [] if any(line.lower().startswith("host") for line in lines) else ["Host: a"]
-    text = f"{method} {target} HTTP/{version}\r\n" + "".join(f"{h}\r\n" for h in host + lines)
-    return (text + "\r\n").encode("latin-1")
 
 
 def both_raw(raw: RawClient, servers: tuple[Address, Address], head: bytes) -> Reply:
@@ -375,120 +365,10 @@ def test_connection_is_read_as_nginx_reads_it(
 
 # --- generated heads, to both servers ------------------------------------------------------------
 
-# Live answers (200) and errors: nginx's own 404, and the upstream's 404 and 400.
-LIVE_TARGETS = [
-    LIVE,
-    "/v1.39.0/stores/tiny7/inventory/products?limit=2",
-    "/v1.39.0/catalog/categories?sortOrder=categoryId",
-]
-ERRORS = [
-    "/v1.39.0/nowhere",
-    "/v1.39.0/stores/nobody/inventory/products",
-    f"{PAGE}?offset=abc",
-]
-# An If-None-Match element: ETAG stands for the URL's ETag (of its plain 200).
-ELEMENTS = ["ETAG", "W/ETAG", "*", '"0-stale"', 'W/"0-stale"', "junk", "", '"ETAG"']
-SEPARATORS = [",", ", ", " , ", ",,", ", ,", "\t,", " "]
-CODINGS = ["gzip", "GZIP", "x-gzip", "gzip2", "deflate", "br", "identity", "*"]
-QUALITIES = ["", ";q=0", ";q=1", ";q=0.5", ";q=1.5", "; q=0.001", ";q=.5", ";level=1", ";Q=1"]
-DATES = ["Thu, 01 Jan 1970 00:00:00 GMT", "Fri, 01 Jan 2100 00:00:00 GMT", "junk", ""]
-# Lines nginx ignores (a name with a byte it does not read), and values with control bytes.
-IGNORED = ["If_None_Match: *", "If-None-Match@: *", "Accept(Encoding): gzip", "X-A: a\x01\x7f"]
-# Left out: a Range beside an If-Match or If-Unmodified-Since with a value. nginx sends such a
-# request to `pipeline serve` without its Accept-Encoding, which then answers the range (206),
-# where `pipeline serve` asked directly compresses the whole body (200).
-PRECONDITION = re.compile(r"(?i)if-(?:match|unmodified-since): *[^ ]")
-# Each header: the values a line may have.
-HEADERS: dict[str, st.SearchStrategy[str]] = {
-    "If-Modified-Since": st.sampled_from(DATES),
-    "If-Unmodified-Since": st.sampled_from(DATES),
-    "If-Match": st.sampled_from(["*", "ETAG", '"0-stale"']),
-    "If-Range": st.sampled_from(["ETAG", DATES[0]]),
-    "Authorization": st.sampled_from(["Bearer t0k3n", "Basic eDp5"]),
-    "Expect": st.sampled_from(["100-continue"]),
-    "Content-Range": st.sampled_from(["bytes 0-1/2"]),
-    "Range": st.sampled_from(["bytes=0-9", "bytes=5-", "bytes=-5", "bytes=0-0,2-3", "items=0-1"]),
-    "Origin": st.sampled_from(["https://shop.example", "null"]),
-    "Via": st.sampled_from(["1.1 cdn.example"]),
-    "Host": st.sampled_from(["b", "a..b", ".b.", "b/c"]),  # in place of the head's `Host: a`
-}
-# How many lines of a header, where not 0, 1 or 2 (`times`).
-TIMES = {
-    "If-None-Match": st.sampled_from([0, 1, 1, 2]),
-    "Host": st.sampled_from([0, 0, 0, 0, 0, 1, 1, 2]),
-}
-
-
-@st.composite
-def none_match(draw: st.DrawFn) -> str:
-    elements = draw(st.lists(st.sampled_from(ELEMENTS), min_size=1, max_size=4))
-    value = elements[0]
-    for element in elements[1:]:
-        value += draw(st.sampled_from(SEPARATORS)) + element
-    pad = st.sampled_from(["", "", " ", "\t"])
-    return draw(pad) + value + draw(pad)
-
-
-@st.composite
-def accept_encoding(draw: st.DrawFn) -> str:
-    codings = draw(
-        st.lists(
-            st.tuples(st.sampled_from(CODINGS), st.sampled_from(QUALITIES)), min_size=1, max_size=3
-        )
-    )
-    separator = draw(st.sampled_from([",", ", "]))
-    return separator.join(name + quality for name, quality in codings)
-
-
-# A method, HTTP version, kind of URL, which of them, and header lines.
-Generated = tuple[str, str, str, int, list[str]]
-
-
-@st.composite
-def heads(draw: st.DrawFn) -> Generated:
-    """A method, an HTTP version, a kind of URL and which of them, and the head's header lines
-    (ETAG in a value stands for the URL's ETag), in any order, each name in any case."""
-    method = draw(st.sampled_from(["GET", "HEAD"]))
-    kind = draw(st.sampled_from(["page", "page", "live", "error", "bulk"]))
-    lines: list[str] = []
-    times = st.sampled_from([0, 0, 0, 1, 1, 2])
-    for name, values in [
-        ("If-None-Match", none_match()),
-        ("Accept-Encoding", accept_encoding()),
-        *HEADERS.items(),
-    ]:
-        for _ in range(draw(TIMES.get(name, times))):
-            spelled = draw(st.sampled_from([name, name.lower(), name.upper()]))
-            # a value, an empty one, or a line with no colon (a header with an empty value)
-            form = draw(st.sampled_from(["{}: {}"] * 6 + ["{}:", "{}"]))
-            lines.append(form.format(spelled, draw(values)))
-    lines += draw(st.lists(st.sampled_from(IGNORED), max_size=2))
-    if any(PRECONDITION.match(line) for line in lines):  # see PRECONDITION
-        lines = [line for line in lines if not line.lower().startswith("range")]
-    version = draw(st.sampled_from(["1.1", "1.1", "1.1", "1.0"]))
-    return method, version, kind, draw(st.integers(0, 10**6)), draw(st.permutations(lines))
-
-
-class Kinds(dict[str, list[str]]):
-    """The URLs of each kind, and the ETags asked of them (a short repr: hypothesis prints the
-    fixtures of a failure)."""
-
-    etags: dict[str, str]
-
-    def __repr__(self) -> str:
-        return f"Kinds({', '.join(f'{k}: {len(v)}' for k, v in self.items())})"
-
 
 @pytest.fixture(scope="module")
 def kinds(sample_build: Path) -> Kinds:
-    kinds = Kinds(
-        page=materialised_targets(sample_build),
-        live=LIVE_TARGETS,
-        error=ERRORS,
-        bulk=bulk_targets(sample_build),
-    )
-    kinds.etags = {}
-    return kinds
+    return Kinds.of(sample_build)
 
 
 @settings(max_examples=200, deadline=None)
@@ -503,12 +383,4 @@ def test_both_servers_read_generated_heads_alike(
     """GET and HEAD of pages, live answers, errors and bulk files, with If-None-Match lists,
     Accept-Encoding variants, conditional and other headers, some repeated: the same status,
     body and DESIGN §4 headers from nginx and from `pipeline serve`."""
-    method, version, kind, index, lines = generated
-    targets = kinds[kind]
-    target = targets[index % len(targets)]
-    if target not in kinds.etags:
-        etag = raw.send(serve_port, head_of(target, [])).headers.get("etag", '"none"')
-        kinds.etags[target] = etag
-    etag = kinds.etags[target]
-    sent = [line.replace("ETAG", etag) for line in lines]
-    both_raw(raw, (nginx_socket, serve_port), head_of(target, sent, method, version))
+    both_raw(raw, (nginx_socket, serve_port), kinds.head(raw, serve_port, generated)[1])
