@@ -14,6 +14,7 @@ import orjson
 import polars as pl
 
 from pipeline import export
+from pipeline.api.urls import BULK_INDEX
 from pipeline.conductor import Conductor
 from pipeline.contract import TABLES, TABLES_BY_NAME
 from pipeline.distributed.bucket_shard import (
@@ -35,6 +36,7 @@ from pipeline.distributed.finalize import (
 from pipeline.distributed.parts import (
     BucketShard,
     Common,
+    common_file,
     fetch_manifest,
     fetch_parts,
     publish_common,
@@ -188,6 +190,7 @@ def _common_pages(
     and their counts beside them for `_bucket_site`."""
     folder = conductor.work / PARTS_DIR / "common"
     (folder / SITE).mkdir(parents=True)
+    previous = start.current.common if start.current is not None else None
     site = export.write_site(
         con,
         conductor.settings,
@@ -195,11 +198,12 @@ def _common_pages(
         stores=False,
         common=True,
         started=conductor.started_at,
+        build_id=conductor.build_id,
+        previous_index=common_file(start.url, previous, str(BULK_INDEX)),
     )
     site.manifest.frame.write_parquet(folder / MANIFEST_PARQUET, statistics=False)
     pl.DataFrame(schema=VERSIONED_RECORDS).write_parquet(folder / STORES)
     (folder / COUNTS).write_bytes(orjson.dumps(site.counts))
-    previous = start.current.common if start.current is not None else None
     uploaded = publish_common(start.url, start.token, previous, folder, site.manifest)
     return _CommonPages(folder, uploaded)
 

@@ -24,6 +24,7 @@ from pipeline.export.records.manifest import Manifest
 from pipeline.paths import MANIFEST_PARQUET, STORES
 from pipeline.publish.bucket import (
     BUILDS,
+    COMMON,
     FAILURES,
     VERSIONED_RECORDS,
     Release,
@@ -183,6 +184,19 @@ def publish_common(
     except FAILURES as exc:  # past obstore's retries: the night fails, the pointer stays
         raise BuildError(f"{url}: the common pages: {first_line(exc)}") from None
     return Common(version, len(files), int(site.frame["bytes"].sum()))
+
+
+def common_file(url: str, version: str | None, path: str) -> bytes | None:
+    """The file at site `path` of the common version `version` (the night's start's), read
+    from the bucket; None without a version, or when it has no such object."""
+    if version is None:
+        return None
+    try:
+        return bytes(obs.get(open_bucket(url), f"{COMMON}{version}/{path}").bytes())
+    except FileNotFoundError:
+        return None
+    except FAILURES as exc:
+        raise BuildError(f"{url}: {first_line(exc)}; nothing was published") from None
 
 
 def _write_parts(

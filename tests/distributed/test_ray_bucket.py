@@ -297,6 +297,34 @@ def test_a_night_uploads_and_builds_only_what_changed(
     assert _bucket_figures(output).shards_reused == 0
 
 
+def test_an_unchanged_night_at_another_hour_uploads_only_the_release_documents(
+    s3: S3Server, nights: Nights, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two Ray nights of one input, hours apart (no SOURCE_DATE_EPOCH), the bulk files among
+    the common pages: the second keeps the bulk files' index, so the common version, and
+    writes only its release's documents and the pointer: at most 20 PUTs, and at most a
+    quarter more bytes than those documents."""
+    monkeypatch.delenv("SOURCE_DATE_EPOCH")
+    url = s3.bucket("unchanged-hours")
+    output, scratch = tmp_path / "out", tmp_path / "scratch"
+    inputs, _ = nights["same"]
+    export = {**FEW_PAGES, "bulk_files": True}
+    build_on_ray(_night(inputs, output, url, 2, scratch, export=export))
+    first = BucketReader(url).snapshot()
+    assert first is not None
+    before = len(s3.put_sizes(url))
+    build_on_ray(_night(inputs, output, url, 2, scratch, export=export))
+    second = BucketReader(url).snapshot()
+    assert second is not None and second.build_id != first.build_id
+    assert second.common == first.common and second.stores == first.stores
+    written = s3.put_sizes(url)[before:]
+    documents = f"{RELEASES}{second.release}/"
+    assert [k for k, _ in written if not k.startswith(documents)] == [POINTER]
+    assert len(written) <= 20
+    own = sum(n for k, n in written if k.startswith(documents))
+    assert sum(n for _, n in written) <= 1.25 * own
+
+
 def _bucket_figures(output: Path) -> BucketFigures:
     figures = BuildReport.read(output).distributed
     assert figures is not None and figures.bucket is not None

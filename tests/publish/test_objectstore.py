@@ -475,3 +475,31 @@ def test_a_damaged_object_is_refused_by_the_reader_and_uploaded_again_by_the_nex
     assert check_bucket(url, _builds(first, second)) == second.name
     assert publish_release(first, url, allow_older=True).repaired == 0
     assert check_bucket(url, _builds(first, second)) == first.name
+
+
+def test_an_unchanged_night_at_another_hour_uploads_only_the_release_documents(
+    s3: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two builds of one input, hours apart (no SOURCE_DATE_EPOCH: the bulk files' index is
+    carried, not restated), each published: the second writes only its release's documents,
+    the pointer and the lease, at most 20 PUTs, and at most a quarter more bytes than those
+    documents."""
+    monkeypatch.delenv("SOURCE_DATE_EPOCH")
+    generate(tmp_path / "in", 4, 40, seed=3)
+    export = {**FEW_PAGES, "bulk_files": True}
+    settings = load_settings(None, input=tmp_path / "in", output=tmp_path / "out", export=export)
+    url = s3.bucket("unchanged-night")
+    first = build(settings).release
+    publish_release(first, url)
+    before = len(s3.put_sizes(url))
+    second = build(settings).release
+    assert second.name != first.name
+    published = publish_release(second, url)
+    assert published.uploaded == 0
+    written = s3.put_sizes(url)[before:]
+    documents = f"{RELEASES}{published.release}/"
+    assert {k for k, _ in written if not k.startswith(documents)} == {LEASE, POINTER}
+    assert len(written) <= 20
+    own = sum(n for k, n in written if k.startswith(documents))
+    assert sum(n for _, n in written) <= 1.25 * own
+    assert check_bucket(url, _builds(first, second)) == second.name
