@@ -4,8 +4,7 @@ night's commit")."""
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ from pipeline.distributed.bucket_shard import (
     ShardSummary,
     build_shard_to_bucket,
 )
-from pipeline.distributed.compose import MEMORY, compose_release_files
+from pipeline.distributed.compose import MEMORY, compose_release_files, previous_manifest
 from pipeline.distributed.finalize import (
     check_shards,
     cluster_figures,
@@ -37,7 +36,6 @@ from pipeline.distributed.parts import (
     BucketShard,
     Common,
     common_file,
-    fetch_manifest,
     fetch_parts,
     publish_common,
     read_records,
@@ -59,8 +57,9 @@ from pipeline.export.records.report import BucketFigures
 from pipeline.ingest import IngestedTable
 from pipeline.paths import MANIFEST_PARQUET, SITE, STORES
 from pipeline.publish.bucket import RELEASES as BUCKET_RELEASES
-from pipeline.publish.bucket import VERSIONED_RECORDS, Release
+from pipeline.publish.bucket import VERSIONED_RECORDS, Release, sha256
 from pipeline.publish.commit import NightStart, commit_night
+from pipeline.publish.manifests import PARTS_LIST, list_bytes, release_parts
 from pipeline.publish.release import BuildResult
 from pipeline.transform import StepResult
 
@@ -138,7 +137,9 @@ def build_to_bucket(
             common = _common_pages(conductor, start, con)
             ordered = [staged.ingested[t.name] for t in TABLES]
             conductor.audit(con, ordered, steps)
-            site, versions = _bucket_site(conductor, start, results, [*folders, common.folder])
+            site, versions, shas = _bucket_site(
+                conductor, start, results, [*folders, common.folder]
+            )
             sums = {t.name: table_sums(con, f"raw.{t.name}") for t in TABLES if t is not LISTINGS}
             sums[LISTINGS.name] = add_sums(staged.file_sums)
             keep_listings_rows(con, conductor, [f / "raw.listings.parquet" for f in folders])
@@ -158,19 +159,21 @@ def build_to_bucket(
     release_id = f"{conductor.build_id}.{start.token}"
 
     def commit(release: Path) -> list[str]:
-        """The release to the bucket, before its local swap (`commit_night`)."""
-        with (release / MANIFEST_PARQUET).open("rb") as fh:
-            sealed = hashlib.file_digest(fh, "sha256").hexdigest()
+        """The release to the bucket, before its local swap (`commit_night`), its manifest
+        the list of its versions' parts."""
         new = Release(
             release_id,
             conductor.build_id,
             common.uploaded.version,
             versions,
-            f"{BUCKET_RELEASES}{release_id}/{MANIFEST_PARQUET}",
-            sealed,
+            f"{BUCKET_RELEASES}{release_id}/{PARTS_LIST}",
+            "",
             tuple(r.parts for r in results),
+            common.uploaded.part_sha256.hex(),
         )
-        return commit_night(start, release, new)
+        listing = list_bytes(release_parts(new, shas, common.uploaded.part_sha256))
+        new = replace(new, manifest_sha256=sha256(listing))
+        return commit_night(start, release, new, listing, shas)
 
     digest = inputs_digest(sums, settings.export)
     return conductor.finish(con, site, ordered, steps, digest, commit=commit)
@@ -204,29 +207,28 @@ def _common_pages(
     site.manifest.frame.write_parquet(folder / MANIFEST_PARQUET, statistics=False)
     pl.DataFrame(schema=VERSIONED_RECORDS).write_parquet(folder / STORES)
     (folder / COUNTS).write_bytes(orjson.dumps(site.counts))
-    uploaded = publish_common(start.url, start.token, previous, folder, site.manifest)
+    uploaded = publish_common(start.url, start.token, start.current, folder, site.manifest)
     return _CommonPages(folder, uploaded)
 
 
 def _bucket_site(
     conductor: Conductor, start: NightStart, results: list[ShardSummary], folders: list[Path]
-) -> tuple[Site, dict[str, str]]:
+) -> tuple[Site, dict[str, str], dict[str, bytes]]:
     """The release's site as the bucket will hold it, its manifest and changes composed on
-    disk (`compose_release_files`), and its map store -> version."""
+    disk (`compose_release_files`), its map store -> version, and each store's manifest
+    part's SHA-256."""
     records = read_records(folders)
     stores = {
         key: StoreRecord(digest, channels, products, pages)
-        for key, digest, channels, products, pages, _ in records.iter_rows()
+        for key, digest, channels, products, pages, _, _ in records.iter_rows()
     }
-    versions = {
-        key: version
-        for key, version in records.select("store_key", "version").iter_rows()
-        if version is not None
-    }
+    versions, shas = {}, {}
+    for key, version, sha in records.select("store_key", "version", "part_sha256").iter_rows():
+        if version is not None:
+            versions[key], shas[key] = version, sha
     base = None
     if start.current is not None:
-        base = conductor.work / "previous-manifest.parquet"
-        fetch_manifest(start.url, start.current, base)
+        base = previous_manifest(start, conductor.previous, conductor.work)
     composed = conductor.work / "composed"
     parts = [f / MANIFEST_PARQUET for f in folders]
     counts: dict[str, int] = {}
@@ -237,4 +239,4 @@ def _bucket_site(
     counts.update(compose_release_files(composed, parts, base, list(versions), MEMORY))
     none = pl.Series("path", [], pl.String)
     site = Site(Manifest(), none, none, stores, counts, pages_in=start.url, composed=composed)
-    return site, versions
+    return site, versions, shas

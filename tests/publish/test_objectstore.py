@@ -25,6 +25,7 @@ from pipeline.publish import bucket
 from pipeline.publish import pointer as pointer_doc
 from pipeline.publish.bucket import LEASE, POINTER, RELEASES, STORES, group_of, open_bucket
 from pipeline.publish.collect import collect
+from pipeline.publish.manifests import PART
 from pipeline.publish.objectstore import publish_release
 from pipeline.serve.reader import BucketReader
 from pipeline.settings import load_settings
@@ -34,6 +35,7 @@ from tests.support.bucket import (
     Build,
     bucket_keys,
     check_bucket,
+    manifest_of_parts,
     only_kept_left,
     pointer,
     url_of,
@@ -79,8 +81,9 @@ def test_a_first_publish_then_a_republish_of_5_percent_of_the_stores(
     assert (result.uploaded, result.unchanged, result.deleted) == (files, 0, 0)
     assert result.stores_new == 20
     puts = s3.puts(url)
-    pages = [k for k in puts if k.startswith(("stores/", "common/"))]
+    pages = [k for k in puts if k.startswith(("stores/", "common/")) and not k.endswith(PART)]
     assert len(pages) == files
+    assert len([k for k in puts if k.endswith(PART)]) == 20 + 1  # a part a version
     assert puts[-1] == POINTER  # written last: the commit
     assert check_bucket(url, _builds(first)) == first.name
 
@@ -96,7 +99,9 @@ def test_a_first_publish_then_a_republish_of_5_percent_of_the_stores(
     assert f": {mine + common} objects uploaded (" in done.stdout
     assert " in 1 new store versions, " in done.stdout
     new_puts = s3.puts(url)[len(puts) :]
-    new_pages = [k for k in new_puts if k.startswith(("stores/", "common/"))]
+    new_pages = [
+        k for k in new_puts if k.startswith(("stores/", "common/")) and not k.endswith(PART)
+    ]
     assert len(new_pages) == mine + common
     stores = {k.split("/")[1] for k in new_pages if k.startswith("stores/")}
     versions = {k.split("/")[1] for k in new_pages if k.startswith("common/")}
@@ -287,7 +292,8 @@ def test_a_failed_upload_is_retried(
         proxy.server_close()
         monkeypatch.setenv("AWS_ENDPOINT_URL", s3.endpoint)
     stores = Manifest.load(first).slice_under("v1.39.0/stores")
-    assert len(proxy.failed) == len(stores)  # every store page failed once, with a 503
+    # Every store page failed once, with a 503, and so did each store version's manifest part.
+    assert len(proxy.failed) == len(stores) + 20
     assert check_bucket(url, _builds(first)) == first.name
 
 
@@ -503,3 +509,36 @@ def test_an_unchanged_night_at_another_hour_uploads_only_the_release_documents(
     own = sum(n for k, n in written if k.startswith(documents))
     assert sum(n for _, n in written) <= 1.25 * own
     assert check_bucket(url, _builds(first, second)) == second.name
+
+
+def test_the_manifest_is_in_parts_and_a_night_reads_and_writes_only_the_new_ones(
+    s3: S3Server, releases: tuple[Path, Path]
+) -> None:
+    """Each version carries its manifest part, and the release's manifest is their list: its
+    parts' rows are the local manifest.json's, after a first publish and after a second in
+    which one store changed. The second writes the parts of its new versions only (that
+    store's and the common pages'), no manifest of every file, and reads no part of a version
+    both releases name."""
+    first, second = releases
+    url = s3.bucket("manifest-in-parts")
+    published = publish_release(first, url)
+    assert manifest_of_parts(url, published.release).equals(Manifest.load_json(first).frame)
+    before = BucketReader(url).snapshot()
+    assert before is not None
+    puts, gets = len(s3.puts(url)), len(s3.gets(url))
+    published = publish_release(second, url)
+    read = s3.gets(url)[gets:]
+    assert manifest_of_parts(url, published.release).equals(Manifest.load_json(second).frame)
+    after = BucketReader(url).snapshot()
+    assert after is not None
+    written = s3.puts(url)[puts:]
+    parts = sorted(k for k in written if k.endswith("/_manifest.parquet"))
+    assert parts == [
+        f"common/{after.common}/_manifest.parquet",
+        f"stores/{CHANGED_STORE}/{after.stores[CHANGED_STORE]}/_manifest.parquet",
+    ]
+    mine = f"{RELEASES}{published.release}/"
+    assert not [k for k in written if k.startswith(mine) and "manifest" in k and "parts" not in k]
+    kept = {f"stores/{k}/{v}/" for k, v in after.stores.items() if before.stores.get(k) == v}
+    assert len(kept) == 19
+    assert not [k for k in read if any(k.startswith(p) for p in kept)]
