@@ -22,6 +22,7 @@ from pipeline.distributed.bucket_shard import (
     ShardSummary,
     build_shard_to_bucket,
 )
+from pipeline.distributed.carry import carry_tables, keep_tables
 from pipeline.distributed.compose import MEMORY, compose_release_files, previous_manifest
 from pipeline.distributed.finalize import (
     check_shards,
@@ -128,8 +129,10 @@ def build_to_bucket(
             downloaded = 0
             for summary, folder in zip(results, folders, strict=True):
                 if summary.reused:  # its tables; its records are the night's start's
-                    downloaded += fetch_parts(start.url, summary.parts, TABLE_PARTS, folder)
-                    lay_out_reused(folder, previous[summary.shard.index])
+                    index = summary.shard.index
+                    if not carry_tables(conductor.previous, index, summary.parts, folder):
+                        downloaded += fetch_parts(start.url, summary.parts, TABLE_PARTS, folder)
+                    lay_out_reused(folder, previous[index])
                 else:
                     downloaded += fetch_parts(start.url, summary.parts, PART_NAMES, folder)
             gather_tables(con, [[f / f"{t}.parquet" for f in folders] for t in SHARD_TABLES])
@@ -143,6 +146,7 @@ def build_to_bucket(
             sums = {t.name: table_sums(con, f"raw.{t.name}") for t in TABLES if t is not LISTINGS}
             sums[LISTINGS.name] = add_sums(staged.file_sums)
             keep_listings_rows(con, conductor, [f / "raw.listings.parquet" for f in folders])
+            keep_tables(conductor.release, folders, [r.parts for r in results])
             conductor.distributed = cluster_figures(
                 shards, staged.listings_files, staged.read, results
             )

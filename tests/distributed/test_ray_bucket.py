@@ -28,7 +28,7 @@ from pipeline import db, ingest, transform
 from pipeline.build import build
 from pipeline.distributed import CATALOG_TABLES, build_on_ray
 from pipeline.distributed.bucket_shard import build_shard_to_bucket
-from pipeline.distributed.parts import BucketShard, records_by_shard
+from pipeline.distributed.parts import SHARD_DOC, BucketShard, records_by_shard
 from pipeline.distributed.shards import Shard, shard_of
 from pipeline.distributed.tasks import split_by_shard
 from pipeline.errors import BuildError
@@ -272,7 +272,13 @@ def test_a_night_uploads_and_builds_only_what_changed(
     assert second.stores == first.stores and second.common == first.common
     bucket = _bucket_figures(output)
     assert (bucket.puts, bucket.bytes, bucket.stores_new, bucket.shards_reused) == (0, 0, 0, 2)
-    assert not [k for k in read if "manifest" in k and not k.startswith(BUILDS)]
+    # The driver read each shard's document, and no shard table and no manifest row: the
+    # warehouse's rows of the reused shards are the output's own, kept from the night before.
+    assert bucket.parts_downloaded_bytes == 0
+    assert sorted(k for k in read if k.startswith(BUILDS)) == sorted(
+        p + SHARD_DOC for p in first.shard_parts
+    )
+    assert not [k for k in read if "manifest" in k]
 
     changed_inputs, changed = nights["changed"]
     (store,) = CHANGED
@@ -283,6 +289,9 @@ def test_a_night_uploads_and_builds_only_what_changed(
     _check_night(url, changed, output, scratch)
     third = BucketReader(url).snapshot()
     assert third is not None
+    # The driver downloaded the tables of the shard that ran, and nothing of the other.
+    tables = {k for k in read if k.startswith(BUILDS) and not k.endswith(SHARD_DOC)}
+    assert tables and {group_of(k) for k in tables} == {third.shard_parts[index]}
     assert not [k for k in read if "manifest" in k and not k.startswith(BUILDS)]
     written = s3.puts(url)[before:]
     groups = {group_of(k) for k in written} - {None}
@@ -333,6 +342,7 @@ def test_an_unchanged_night_at_another_hour_uploads_only_the_release_documents(
     written = s3.put_sizes(url)[before:]
     documents = f"{RELEASES}{second.release}/"
     assert [k for k, _ in written if not k.startswith(documents)] == [POINTER]
+    assert _bucket_figures(output).parts_downloaded_bytes == 0  # no shard table
     assert len(written) <= 20
     own = sum(n for k, n in written if k.startswith(documents))
     assert sum(n for _, n in written) <= 1.25 * own
