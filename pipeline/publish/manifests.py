@@ -82,15 +82,21 @@ async def get_part(store: ObjectStore, key: str, digest: bytes) -> Manifest | No
     return Manifest(pl.read_parquet(io.BytesIO(got.data)))
 
 
-async def get_rows(store: ObjectStore, parts: Iterable[tuple[str, bytes]]) -> Manifest | None:
-    """The rows of every part of `parts` (key, SHA-256) together, sorted by path; None when
-    any of them cannot be read as listed."""
-    frames = []
-    for key, digest in parts:
-        part = await get_part(store, key, digest)
-        if part is None:
-            return None
-        frames.append(part.frame)
+async def get_rows(
+    store: ObjectStore, parts: Iterable[tuple[str, bytes]], jobs: int = 64
+) -> Manifest | None:
+    """The rows of every part of `parts` (key, SHA-256) together, sorted by path, read `jobs`
+    at a time; None when any of them cannot be read as listed."""
+    limit = asyncio.Semaphore(jobs)
+
+    async def one(key: str, digest: bytes) -> Manifest | None:
+        async with limit:
+            return await get_part(store, key, digest)
+
+    found = await asyncio.gather(*(one(k, d) for k, d in parts))
+    if any(part is None for part in found):
+        return None
+    frames = [part.frame for part in found if part is not None]
     if not frames:
         return Manifest()
     return Manifest(pl.concat(frames).sort("path"))
