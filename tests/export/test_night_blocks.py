@@ -89,10 +89,12 @@ def test_each_night_is_written_once_and_copied_once_into_its_block(tmp_path: Pat
         assert _rows(
             warehouse, f"SELECT build_id, count(*) FROM history.{table} GROUP BY 1 ORDER BY 1"
         ) == [(i, count) for i in ids]
-    # The views read the blocks: the gathered nights' own files made unreadable.
-    for night in ids[:4]:
-        for table in TABLES:
-            night_file(output, table, night).write_bytes(b"PAR1 not Parquet PAR1")
+    # The views read the blocks: the gathered nights' own files that a kept release still
+    # lists made unreadable (those no kept release lists are gone).
+    left = [night_file(output, t, n) for n in ids[:4] for t in TABLES]
+    assert [f.exists() for f in left] == [n in ids[2:4] for n in ids[:4] for _ in TABLES]
+    for path in left[2 * len(TABLES) :]:
+        path.write_bytes(b"PAR1 not Parquet PAR1")
     assert _rows(
         warehouse,
         "SELECT build_id, low_price::varchar FROM history.sku_market WHERE sku_id = 1000 "
@@ -101,22 +103,23 @@ def test_each_night_is_written_once_and_copied_once_into_its_block(tmp_path: Pat
 
 
 def test_the_views_are_made_without_reading_a_file_a_night(tmp_path: Path) -> None:
-    """The first night's files made unreadable before the third build: the views are made
-    all the same (no night's file but tonight's is opened), and read it once it is back."""
-    first, second = (_night(tmp_path, n).build_id for n in (0, 1))
+    """The second night's files made unreadable before the fourth build: the views are made
+    all the same (DuckDB binds a view by its first file; no other night's file is opened),
+    and read it once it is back."""
+    ids = [_night(tmp_path, n).build_id for n in range(3)]
     output = tmp_path / "out"
     kept = {}
     for table in TABLES:
-        path = night_file(output, table, first)
-        kept[path] = path.with_name(f".{table}.kept")
+        path = night_file(output, table, ids[1])
+        kept[path] = tmp_path / f"{table}.kept"
         path.rename(kept[path])
         path.write_bytes(b"PAR1 not Parquet PAR1")
-    third = _night(tmp_path, 2).build_id
+    ids.append(_night(tmp_path, 3).build_id)
     for path, aside in kept.items():
         aside.replace(path)
     assert _rows(
         output / WAREHOUSE, "SELECT build_id, count(*) FROM history.sku_market GROUP BY 1 ORDER BY 1"
-    ) == [(first, 3), (second, 3), (third, 3)]
+    ) == [(n, 3) for n in ids]
 
 
 def test_lowering_history_nights_keeps_every_kept_release_readable(tmp_path: Path) -> None:
@@ -131,7 +134,8 @@ def test_lowering_history_nights_keeps_every_kept_release_readable(tmp_path: Pat
         nights = [r[0] for r in _rows(warehouse, "SELECT build_id FROM history.nights ORDER BY 1")]
         for table in TABLES:
             counted = _rows(
-                warehouse, f"SELECT build_id, count(*) > 0 FROM history.{table} GROUP BY 1 ORDER BY 1"
+                warehouse,
+                f"SELECT build_id, count(*) > 0 FROM history.{table} GROUP BY 1 ORDER BY 1",
             )
             assert counted == [(n, True) for n in nights], (release.name, table)
         listed[release.name] = nights
