@@ -42,7 +42,7 @@ WHOLE_SKU = """
     FROM history.sku_market WHERE sku_id = $sku ORDER BY build_id"""
 SETTINGS: dict[str, Any] = {
     "build": {"releases_kept": 1},
-    "export": {"variants": [], "catalog_operations": [], "bulk_files": False},
+    "export": {"limits": [100], "variants": [], "catalog_operations": [], "bulk_files": False},
 }
 
 

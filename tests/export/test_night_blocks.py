@@ -17,12 +17,19 @@ from pipeline.paths import NIGHTS, RELEASES, WAREHOUSE
 from pipeline.publish.release import BuildResult
 from pipeline.settings import load_settings
 from pipeline.transform.steps import NIGHT_TABLES
-from tests.export.test_nights import NIGHTS_LISTINGS
 from tests.support.inputs import write_inputs
 
 TABLES = [t.name for t in NIGHT_TABLES]
-# The rows a night has in each view: the base catalog's SKUs, its products x printings, and
-# the two stores of NIGHTS_LISTINGS (tests/support/inputs.py's catalog).
+# Three nights of two stores: S1's sku 1000 at 1.00, then 0.90, then 0.80.
+NIGHTS_LISTINGS = [
+    [
+        {"storeKey": "S1", "skuId": 1000, "price": price, "quantity": 2},
+        {"storeKey": "S2", "skuId": 1010, "price": "5.00", "quantity": 1},
+    ]
+    for price in ("1.00", "0.90", "0.80")
+]
+# The rows a night has in each view: the base catalog's three SKUs (tests/support/inputs.py),
+# and the two stores.
 ROWS_A_NIGHT = {"sku_market": 3, "store_volume": 2}
 
 
@@ -99,7 +106,7 @@ def test_each_night_is_written_once_and_copied_once_into_its_block(tmp_path: Pat
         warehouse,
         "SELECT build_id, low_price::varchar FROM history.sku_market WHERE sku_id = 1000 "
         "ORDER BY build_id",
-    ) == [(i, ["1.00", "0.90", "0.90"][n % 3]) for n, i in enumerate(ids)]
+    ) == [(i, ["1.00", "0.90", "0.80"][n % 3]) for n, i in enumerate(ids)]
 
 
 def test_the_views_are_made_without_reading_a_file_a_night(tmp_path: Path) -> None:
@@ -118,7 +125,8 @@ def test_the_views_are_made_without_reading_a_file_a_night(tmp_path: Path) -> No
     for path, aside in kept.items():
         aside.replace(path)
     assert _rows(
-        output / WAREHOUSE, "SELECT build_id, count(*) FROM history.sku_market GROUP BY 1 ORDER BY 1"
+        output / WAREHOUSE,
+        "SELECT build_id, count(*) FROM history.sku_market GROUP BY 1 ORDER BY 1",
     ) == [(n, 3) for n in ids]
 
 

@@ -51,10 +51,12 @@ def known(output: Path, followed: Path | None, published: set[str]) -> tuple[Hel
     held: Held = {t.name: {} for t in NIGHT_TABLES}
     problem = None
     pieces = None if followed is None else read_record(followed, output)
-    if followed is not None and (followed / NIGHTS_LIST).exists():
+    if pieces is not None and followed is not None:
         problem = sealed_file_problem(followed, NIGHTS_LIST)
-        if problem is not None:
-            pieces, problem = None, f"{problem}; the history's files are found on disk instead"
+        if problem is not None:  # said once here if the list itself is to blame, else by the seal's
+            pieces = None
+            own = problem.startswith(f"{followed / NIGHTS_LIST}:")
+            problem = f"{problem}; the history's files are found on disk instead" if own else None
     for table, of_table in (pieces or {}).items():
         for piece in of_table:
             if piece.path.is_file():  # a file moved since is found on disk below
