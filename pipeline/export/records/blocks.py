@@ -66,7 +66,7 @@ def known(output: Path, followed: Path | None, published: set[str]) -> tuple[Hel
             fits = published.issuperset(piece.nights)
             if fits and not any(n in held[table] for n in piece.nights):
                 held[table].update(dict.fromkeys(piece.nights, piece))
-    for table, files in on_disk(output).items():
+    for table, files in on_disk(output.resolve()).items():
         for night, path in files.items():
             if night in published and night not in held[table]:
                 held[table][night] = Piece(path, (night,))
