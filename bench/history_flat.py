@@ -2,6 +2,7 @@
 after another into one output, and the history's queries timed after some of them.
 
     python -m bench.history_flat --input DIR [--nights 400] [--at 30,400] [--dir DIR]
+    python -m bench.history_flat --compare OUTPUT [OUTPUT ...]
 
 A night is the input with one store's listings a cent dearer than the night before (another
 store each night), so that a night is a real build whose pages are mostly carried over. The
@@ -14,6 +15,9 @@ once, then timed RUNS times, the median kept): the three queries of docs/analyst
 the nights since the last figures), the history's bytes on disk, its block files, and the
 copies: each night's rows are in its own file and in at most one block, whose files keep the
 inode they were written with (the run stops otherwise).
+
+`--compare` times the same queries on outputs built before (say one of 30 nights and one of
+400), in turns, so that a busy machine weighs on each alike.
 """
 
 from __future__ import annotations
@@ -147,19 +151,47 @@ def history_flat(input_dir: Path, work: Path, nights: int, at: list[int]) -> dic
     return figures
 
 
+def compare(outputs: list[Path], rounds: int = 5) -> dict[str, Any]:
+    """The queries' milliseconds on each of `outputs` (built by this module), in turns, so
+    that each sees the same load: the median over `rounds` of each round's median."""
+    timed: dict[Path, list[dict[str, float]]] = {o: [] for o in outputs}
+    for _ in range(rounds):
+        for output in outputs:
+            timed[output].append(query_ms(output))
+    figures: dict[str, Any] = {}
+    for output, runs in timed.items():
+        con = duckdb.connect(str((output / WAREHOUSE).resolve()), read_only=True)
+        [(nights,)] = con.execute("SELECT count(*) FROM history.nights").fetchall()
+        con.close()
+        for name in runs[0]:
+            figures[f"{nights}_nights_{name}_ms"] = statistics.median(r[name] for r in runs)
+    return figures
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(
         prog="python -m bench.history_flat",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--input", type=Path, required=True, help="the first night's input")
+    parser.add_argument("--input", type=Path, help="the first night's input")
     parser.add_argument("--nights", type=int, default=400)
     parser.add_argument("--at", default="30,400", help="nights after which to time the queries")
     parser.add_argument("--dir", type=Path, default=Path(".bench/history-flat"))
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        nargs="+",
+        help="time the queries on these outputs, in turns, instead of building",
+    )
     args = parser.parse_args(argv)
     at = [int(n) for n in args.at.split(",")]
-    figures = history_flat(args.input, args.dir, args.nights, at)
+    if args.compare:
+        figures = compare(args.compare)
+    elif args.input is None:
+        parser.error("--input: the first night's input, to build the nights")
+    else:
+        figures = history_flat(args.input, args.dir, args.nights, at)
     width = max(map(len, figures))
     for key, value in figures.items():
         print(f"{key:<{width}}  {value}")
