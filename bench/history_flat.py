@@ -16,6 +16,10 @@ the nights since the last figures), the history's bytes on disk, its block files
 copies: each night's rows are in its own file and in at most one block, whose files keep the
 inode they were written with (the run stops otherwise).
 
+`--first N` goes on with the nights of `--dir` from night N (a run that stopped). Two runs at
+once need two copies of the input: a night's input is hard links to it, and a new link changes
+a file's ctime, which a build reads as a file changed under it.
+
 `--compare` times the same queries on outputs built before (say one of 30 nights and one of
 400), in turns, so that a busy machine weighs on each alike.
 """
@@ -119,16 +123,19 @@ def _check_copies(output: Path, seen: dict[Path, int]) -> None:
             assert seen.setdefault(path, inode) == inode, f"{path}: written again"
 
 
-def history_flat(input_dir: Path, work: Path, nights: int, at: list[int]) -> dict[str, Any]:
-    """Build `nights` nights into `work`/out; the figures after each night of `at`."""
-    if work.exists():
+def history_flat(
+    input_dir: Path, work: Path, nights: int, at: list[int], first: int = 1
+) -> dict[str, Any]:
+    """Build `nights` nights into `work`/out; the figures after each night of `at`. From a
+    `first` night past 1, on the nights already built there (a run that stopped)."""
+    if first == 1 and work.exists():
         shutil.rmtree(work)
-    work.mkdir(parents=True)
+    work.mkdir(parents=True, exist_ok=True)
     output = work / "out"
     figures: dict[str, Any] = {"nights": nights}
     seen: dict[Path, int] = {}
     seconds: list[float] = []
-    for night in range(1, nights + 1):
+    for night in range(first, nights + 1):
         settings = load_settings(
             None, input=night_input(input_dir, night, work), output=output, **SETTINGS
         )
@@ -178,6 +185,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--nights", type=int, default=400)
     parser.add_argument("--at", default="30,400", help="nights after which to time the queries")
     parser.add_argument("--dir", type=Path, default=Path(".bench/history-flat"))
+    parser.add_argument("--first", type=int, default=1, help="go on from this night (of --dir)")
     parser.add_argument(
         "--compare",
         type=Path,
@@ -191,7 +199,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     elif args.input is None:
         parser.error("--input: the first night's input, to build the nights")
     else:
-        figures = history_flat(args.input, args.dir, args.nights, at)
+        figures = history_flat(args.input, args.dir, args.nights, at, args.first)
     width = max(map(len, figures))
     for key, value in figures.items():
         print(f"{key:<{width}}  {value}")
