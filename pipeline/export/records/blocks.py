@@ -61,7 +61,8 @@ def known(output: Path, followed: Path | None, published: set[str]) -> tuple[Hel
         for piece in of_table:
             if piece.path.is_file():  # a file moved since is found on disk below
                 held[table].update(dict.fromkeys(piece.nights, piece))
-    for table, blocks in _blocks_on_disk(output).items():
+    listed = {p.path.parent.name for of_table in (pieces or {}).values() for p in of_table}
+    for table, blocks in _blocks_on_disk(output, listed).items():
         for piece in blocks:
             fits = published.issuperset(piece.nights)
             if fits and not any(n in held[table] for n in piece.nights):
@@ -73,11 +74,12 @@ def known(output: Path, followed: Path | None, published: set[str]) -> tuple[Hel
     return held, problem
 
 
-def _blocks_on_disk(output: Path) -> dict[str, list[Piece]]:
-    """The whole block files on disk, by table (their schemas not read)."""
+def _blocks_on_disk(output: Path, known: set[str]) -> dict[str, list[Piece]]:
+    """The whole block files on disk, by table (their schemas not read), but those of the
+    folders `known` (listed already: their nights.txt is not read)."""
     found: dict[str, list[Piece]] = {t.name: [] for t in NIGHT_TABLES}
     root = output.resolve() / NIGHTS
-    for folder in sorted(f for f in _names(root) if f.startswith(BLOCK)):
+    for folder in sorted(f for f in _names(root) if f.startswith(BLOCK) and f not in known):
         nights = _block_nights(root / folder)
         names = set(_names(root / folder))
         for table in NIGHT_TABLES:
