@@ -3,7 +3,7 @@ nights stand in their own files, with a newer one besides tonight's, the build g
 oldest of them into one file a table, sorted by the table's key then the night, with DuckDB's
 default row groups. A night is so written once and copied once; no later build copies it
 again, and a query for one key reads one row group a block. (docs/analysts.md, "History across
-nights"; docs/benchmarks.md, "History".)
+nights"; docs/benchmarks.md, the 400 nights' rows.)
 
 A block is `OUTPUT/history/block-<first>_<last>/`: `nights.txt` first, then each table's file,
 written under a temporary name and renamed. It is published with the release that lists it,
@@ -34,7 +34,8 @@ from pipeline.paths import NIGHTS, NIGHTS_LIST
 from pipeline.transform.steps import NIGHT_TABLES
 
 # Each table's key: a block's rows sorted by it, then by night, so that one key's nights are
-# together (docs/benchmarks.md, "History": unsorted blocks were ten times slower to read).
+# together (a prototype read one SKU's 400 nights in 15-24 ms sorted, 182 ms unsorted; row
+# groups of 8,192 rows were 4 times slower than DuckDB's default).
 ORDER = {
     "sku_market": "sku_id",
     "product_market": "product_id, printing_id",
