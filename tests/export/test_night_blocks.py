@@ -110,6 +110,12 @@ def test_each_night_is_written_once_and_copied_once_into_its_block(tmp_path: Pat
         "SELECT build_id, low_price::varchar FROM history.sku_market WHERE sku_id = 1000 "
         "ORDER BY build_id",
     ) == [(i, ["1.00", "0.90", "0.80"][n % 3]) for n, i in enumerate(ids)]
+    # Five nights listed: the second block holds one night no longer listed, read apart.
+    ids.append(_night(tmp_path, 7, history_nights=5, history_block_nights=2).build_id)
+    for table, count in ROWS_A_NIGHT.items():
+        assert _rows(
+            warehouse, f"SELECT build_id, count(*) FROM history.{table} GROUP BY 1 ORDER BY 1"
+        ) == [(i, count) for i in ids[3:]]
 
 
 def test_the_views_are_made_without_reading_a_file_a_night(
