@@ -174,6 +174,8 @@ def build_to_bucket(
             "",
             tuple(r.parts for r in results),
             common.uploaded.part_sha256.hex(),
+            common.uploaded.catalog,
+            common.uploaded.catalog_parts,
         )
         listing = list_bytes(release_parts(new, shas, common.uploaded.part_sha256))
         new = replace(new, manifest_sha256=sha256(listing))
