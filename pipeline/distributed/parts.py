@@ -230,13 +230,15 @@ def publish_common(
     return Common(version, common_sha, len(files), sent, catalog, shas)
 
 
-def common_file(url: str, version: str | None, path: str) -> bytes | None:
-    """The file at site `path` of the common version `version` (the night's start's), read
-    from the bucket; None without a version, or when it has no such object."""
-    if version is None:
+def common_file(url: str, release: Release | None, path: str) -> bytes | None:
+    """The file at site `path` of no store in `release` (the night's start's: its common
+    version, or its unit's), read from the bucket; None without a release, or when it has
+    no such object."""
+    key = release.key(path) if release is not None else None
+    if key is None:
         return None
     try:
-        return bytes(obs.get(open_bucket(url), f"{COMMON}{version}/{path}").bytes())
+        return bytes(obs.get(open_bucket(url), key).bytes())
     except FileNotFoundError:
         return None
     except FAILURES as exc:
