@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 from collections import Counter
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -569,3 +570,35 @@ def test_the_manifest_is_in_parts_and_a_night_reads_and_writes_only_the_new_ones
     kept = {f"stores/{k}/{v}/" for k, v in after.stores.items() if before.stores.get(k) == v}
     assert len(kept) == 19
     assert not [k for k in read if any(k.startswith(p) for p in kept)]
+
+
+def test_a_release_of_the_layout_before_groups_is_read_whole_and_reused_by_nothing(
+    s3: S3Server, releases: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A release committed before the catalog's units (every file of no store in its common
+    version, and no catalog map in its document) is read whole through its pointer; the next
+    publish over it reuses none of its versions and uploads every file once."""
+    first, second = releases
+    url = s3.bucket("layout-before-groups")
+    with monkeypatch.context() as patched:  # the layout before: no file is of a unit
+        patched.setattr(bucket, "catalog_unit", lambda path: None)
+        publish_release(first, url)
+    store = open_bucket(url)
+    now = pointer_doc.Pointer.parse(url, bytes(obs.get(store, POINTER).bytes()))
+    doc = orjson.loads(bytes(obs.get(store, now.document).bytes()))
+    assert doc.pop("catalog_parts") == []
+    body = orjson.dumps(doc)
+    obs.put(store, now.document, body)
+    digest = bucket.sha256(body)
+    entry = pointer_doc.PointerEntry(now.release, now.document, digest, now.committed_at)
+    obs.put(store, POINTER, replace(now, sha256=digest, history=[entry]).to_json())
+    before = BucketReader(url).snapshot()
+    assert before is not None and before.catalog is None
+    assert not [k for k in bucket_keys(url) if k.startswith(("groups/", "categories/"))]
+    assert check_bucket(url, _builds(first)) == first.name
+
+    published = publish_release(second, url)
+    assert published.uploaded == len(Manifest.load(second)) and published.stores_new == 20
+    after = BucketReader(url).snapshot()
+    assert after is not None and after.catalog
+    assert check_bucket(url, _builds(first, second)) == second.name
