@@ -63,6 +63,31 @@ def store_column(paths: pl.Expr) -> pl.Expr:
     return paths.str.extract(f"^{STORE_PAGE.pattern}", 1)
 
 
+# A catalog file's unit (docs/serving.md, "The bucket's layout"): a group's price pages and
+# bulk CSV are `groups/<groupId>`, a category's folder of pages and its Parquet file
+# `categories/<categoryId>`, the bulk files' index `bulk/index` (it moves with any of them); in
+# a bucket each is a version of its own. Any other file of no store (help, the category
+# listing, the conditions) is of no unit: common.
+CATALOG_UNIT = re.compile(
+    rf"{re.escape(VERSION)}/(?:pricing/group/(?P<g>[^/]+)/"
+    rf"|bulk/-?[0-9]+/(?P<cg>-?[0-9]+)\.csv$"
+    rf"|catalog/categories/(?P<c>[^/]+)/|bulk/(?P<cb>-?[0-9]+)\.parquet$|bulk/(?P<i>index)\.json$)"
+)
+BULK_INDEX_UNIT = "bulk/index"
+
+
+def catalog_unit(path: str) -> str | None:
+    """The unit (`groups/<id>`, `categories/<id>`, `bulk/index`) of a site path; None for any
+    other path."""
+    found = CATALOG_UNIT.match(path)
+    if found is None:
+        return None
+    if found["i"]:
+        return BULK_INDEX_UNIT
+    group = found["g"] or found["cg"]
+    return f"groups/{group}" if group else f"categories/{found['c'] or found['cb']}"
+
+
 def _canonical_value(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"

@@ -174,6 +174,8 @@ def build_to_bucket(
             "",
             tuple(r.parts for r in results),
             common.uploaded.part_sha256.hex(),
+            common.uploaded.catalog,
+            common.uploaded.catalog_parts,
         )
         listing = list_bytes(release_parts(new, shas, common.uploaded.part_sha256))
         new = replace(new, manifest_sha256=sha256(listing))
@@ -197,7 +199,6 @@ def _common_pages(
     and their counts beside them for `_bucket_site`."""
     folder = conductor.work / PARTS_DIR / "common"
     (folder / SITE).mkdir(parents=True)
-    previous = start.current.common if start.current is not None else None
     site = export.write_site(
         con,
         conductor.settings,
@@ -206,7 +207,7 @@ def _common_pages(
         common=True,
         started=conductor.started_at,
         build_id=conductor.build_id,
-        previous_index=common_file(start.url, previous, str(BULK_INDEX)),
+        previous_index=common_file(start.url, start.current, str(BULK_INDEX)),
     )
     site.manifest.frame.write_parquet(folder / MANIFEST_PARQUET, statistics=False)
     pl.DataFrame(schema=VERSIONED_RECORDS).write_parquet(folder / STORES)

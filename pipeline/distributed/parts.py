@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,11 +29,12 @@ from pipeline.publish.bucket import (
     VERSIONED_RECORDS,
     Release,
     content_versions,
+    group_of,
     open_bucket,
     put_files,
     same_content,
 )
-from pipeline.publish.manifests import common_part, part_bytes, store_part
+from pipeline.publish.manifests import part_bytes, store_part, version_parts
 
 if TYPE_CHECKING:
     from obstore.store import ObjectStore
@@ -123,7 +124,7 @@ def publish_shard(
     assert isinstance(before, pl.DataFrame)
     previous = dict(before.select("store_key", "version").iter_rows())
     previous_parts = dict(before.select("store_key", "part_sha256").iter_rows())
-    contents, _ = content_versions(manifest)
+    contents, _, _ = content_versions(manifest)
     tag = f"{job.token}{attempt}"
     versions: dict[str, str] = {}
     shas: dict[str, bytes] = {}
@@ -175,51 +176,69 @@ VERSION_PARTS = "version-parts"  # in a shard's folder: its new versions' manife
 
 @dataclass(frozen=True)
 class Common:
-    """The common pages' version of a night, its manifest part's SHA-256, and what uploading
-    them took."""
+    """The common pages' version of a night, its manifest part's SHA-256, what uploading
+    them and the catalog's versions took, and each group's and category's version and its
+    part's SHA-256 (hex)."""
 
     version: str
     part_sha256: bytes
     puts: int
     bytes: int
+    catalog: dict[str, str] = field(default_factory=dict)
+    catalog_parts: dict[str, str] = field(default_factory=dict)
 
 
 def publish_common(
     url: str, token: str, previous: Release | None, folder: Path, site: Manifest
 ) -> Common:
-    """The driver's side: the pages common to all stores (written under `folder/site`), their
-    version kept when their content equals the one at the night's start (`previous`'s; no
-    request), else a new one, `<content>-<token>`, uploaded with its manifest part; returns
-    when every upload finished."""
-    _, content = content_versions(site)
-    if (
-        previous is not None
-        and previous.common_part_sha256
-        and same_content(previous.common, content)
-    ):
-        return Common(previous.common, bytes.fromhex(previous.common_part_sha256), 0, 0)
-    version = f"{content}-{token}"
-    naming = Release("", "", version, {}, "", "")
-    body = part_bytes(site.frame)
+    """The driver's side: the pages of no store (written under `folder/site`), as each
+    group's and category's version and the common pages' (`urls.catalog_unit`). Each keeps
+    its version when its content equals the one at the night's start (`previous`'s; no
+    request), else gets a new one, `<content>-<token>`, uploaded with its manifest part;
+    returns when every upload finished."""
+    _, contents, content = content_versions(site)
+    old = (previous.catalog or {}) if previous is not None else {}
+    shas = dict(previous.catalog_parts) if previous is not None else {}
+    catalog = {
+        u: old[u] if same_content(old.get(u), v) else f"{v}-{token}" for u, v in contents.items()
+    }
+    shas = {u: shas[u] for u in catalog if catalog[u] == old.get(u) and u in shas}
+    kept = previous is not None and bool(previous.common_part_sha256)
+    kept = kept and same_content(previous.common if previous else None, content)
+    version = previous.common if kept and previous else f"{content}-{token}"
+    common_sha = bytes.fromhex(previous.common_part_sha256) if kept and previous else b""
+    naming = Release("", "", version, {}, "", "", catalog=catalog)
+    existing = {f"{u}/{catalog[u]}/" for u in shas} | ({f"{COMMON}{version}/"} if kept else set())
+    written = version_parts(site, naming, existing)
+    keys = [(p, naming.key(p) or "") for p in site.frame["path"]]
+    upload = [(p, k) for p, k in keys if group_of(k) not in existing]
+    files = [(f"site/{p}", k) for p, k in upload]
     (folder / VERSION_PARTS).mkdir()
-    (folder / VERSION_PARTS / "common.parquet").write_bytes(body)
-    files = [(f"site/{p}", naming.key(p) or "") for p in site.frame["path"]]
-    files.append((f"{VERSION_PARTS}/common.parquet", common_part(version)))
+    for n, (key, body) in enumerate(sorted(written.items())):
+        (folder / VERSION_PARTS / f"{n}.parquet").write_bytes(body)
+        files.append((f"{VERSION_PARTS}/{n}.parquet", key))
+        if key.startswith(COMMON):
+            common_sha = hashlib.sha256(body).digest()
+        else:
+            shas["/".join(key.split("/")[:2])] = hashlib.sha256(body).hexdigest()
     try:
         asyncio.run(put_files(open_bucket(url), folder, files, JOBS))
     except FAILURES as exc:  # past obstore's retries: the night fails, the pointer stays
         raise BuildError(f"{url}: the common pages: {first_line(exc)}") from None
-    sha = hashlib.sha256(body).digest()
-    return Common(version, sha, len(files), int(site.frame["bytes"].sum()) + len(body))
+    sizes = dict(site.frame.select("path", "bytes").iter_rows())
+    sent = sum(sizes[p] for p, _ in upload) + sum(map(len, written.values()))
+    return Common(version, common_sha, len(files), sent, catalog, shas)
 
 
-def common_file(url: str, version: str | None, path: str) -> bytes | None:
-    """The file at site `path` of the common version `version` (the night's start's), read
-    from the bucket; None without a version, or when it has no such object."""
-    if version is None:
+def common_file(url: str, release: Release | None, path: str) -> bytes | None:
+    """The file at site `path` of no store in `release` (the night's start's: its common
+    version, or its unit's), read from the bucket; None without a release, or when it has
+    no such object."""
+    key = release.key(path) if release is not None else None
+    if key is None:
         return None
     try:
-        return bytes(obs.get(open_bucket(url), f"{COMMON}{version}/{path}").bytes())
+        return bytes(obs.get(open_bucket(url), key).bytes())
     except FileNotFoundError:
         return None
     except FAILURES as exc:

@@ -62,8 +62,11 @@ def reusable(start: NightStart, inputs: Sequence[str]) -> dict[int, tuple[str, S
     as index -> (prefix, document). No shard for a release of another shard count, or with
     no parts; a document that cannot be read has its shard built again."""
     named = start.current.shard_parts if start.current is not None else ()
-    if len(named) != len(inputs) or start.current is None or not start.current.common_part_sha256:
+    current = start.current
+    if len(named) != len(inputs) or current is None or not current.common_part_sha256:
         return {}  # no parts of this count, or a release whose manifest is not in parts
+    if current.catalog is None:
+        return {}  # a release of the layout before the catalog's units: reused by nothing
     store = open_bucket(start.url)
 
     async def read(prefix: str) -> ShardDoc | None:

@@ -7,7 +7,7 @@ import asyncio
 import hashlib
 import io
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +16,7 @@ import orjson
 import polars as pl
 
 from pipeline.api.responses import content_type
-from pipeline.api.urls import STORES_DIR, store_column, store_of
+from pipeline.api.urls import STORES_DIR, catalog_unit, store_column, store_of
 from pipeline.errors import BuildError
 from pipeline.export.records.manifest import Manifest
 from pipeline.remote import FAILURES as FAILURES  # re-exported: the URL rules' one home
@@ -34,6 +34,8 @@ LEASE = "lease.json"
 RELEASES = "releases/"
 STORES = "stores/"
 COMMON = "common/"
+# The catalog's versions (`urls.catalog_unit`): a group's, a category's, the bulk index's.
+GROUPS, CATEGORIES, BULK = "groups/", "categories/", "bulk/"
 BUILDS = "builds/"
 RELEASE_DOC = "release.json"
 PART_STORES = 10_000  # stores a part of the release's map
@@ -119,6 +121,10 @@ class Release:
     # with it (the listings' raw rows, for analysts); the other attempts' are leftovers.
     shard_parts: tuple[str, ...] = ()
     common_part_sha256: str = ""  # the common version's manifest part's SHA-256 (hex)
+    # Each group's and category's version (`urls.catalog_unit`) and its part's SHA-256 (hex);
+    # None for a release of the layout before them: its catalog files are in `common`.
+    catalog: dict[str, str] | None = None
+    catalog_parts: dict[str, str] = field(default_factory=dict)
 
     def key(self, path: str) -> str | None:
         """The key of the site file at `path` (v1.39.0/...); None for a store it lacks."""
@@ -127,11 +133,15 @@ class Release:
             rest = path.removeprefix(f"{STORES_DIR}/{store_key}/")
             version = self.stores.get(store_key)
             return f"{STORES}{store_key}/{version}/{rest}" if version and rest else None
+        if (unit := catalog_unit(path)) is not None and self.catalog is not None:
+            version = self.catalog.get(unit)
+            return f"{unit}/{version}/{path}" if version else None
         return f"{COMMON}{self.common}/{path}"
 
     def prefixes(self) -> set[str]:
         """The key prefixes of every version it names, and of its own documents."""
         named = {f"{STORES}{k}/{v}/" for k, v in self.stores.items()} | set(self.shard_parts)
+        named |= {f"{unit}/{v}/" for unit, v in (self.catalog or {}).items()}
         return named | {f"{COMMON}{self.common}/", f"{RELEASES}{self.release}/"}
 
 
@@ -139,7 +149,7 @@ def group_of(key: str) -> str | None:
     """The version (or release) prefix an object belongs to; None for anything else (the
     pointer, the lease, keys of other layouts), which collection never deletes."""
     parts = key.split("/")
-    if parts[0] + "/" in (STORES, BUILDS) and len(parts) > 3:
+    if parts[0] + "/" in (STORES, BUILDS, GROUPS, CATEGORIES, BULK) and len(parts) > 3:
         return f"{parts[0]}/{parts[1]}/{parts[2]}/"
     if parts[0] + "/" in (COMMON, RELEASES) and len(parts) > 2:
         return f"{parts[0]}/{parts[1]}/"
@@ -160,37 +170,44 @@ async def load_release(store: ObjectStore, url: str, document: str, digest: str)
     if got is None or sha256(got.data) != digest:
         raise damaged(url, document, "missing, or not the release the pointer names")
     doc = orjson.loads(got.data)
-    stores: dict[str, str] = {}
-    for part in doc["parts"]:
-        body = await get(store, part["key"])
-        if body is None or sha256(body.data) != part["sha256"]:
-            raise damaged(url, part["key"], "missing, or not the part its release names")
-        stores.update(orjson.loads(body.data))
+    maps: dict[str, dict[str, Any]] = {"parts": {}, "catalog_parts": {}}
+    for name, found in maps.items():
+        for part in doc.get(name, ()):
+            body = await get(store, part["key"])
+            if body is None or sha256(body.data) != part["sha256"]:
+                raise damaged(url, part["key"], "missing, or not the part its release names")
+            found.update(orjson.loads(body.data))
+    catalog = maps["catalog_parts"] if "catalog_parts" in doc else {}
     return Release(
         doc["release"],
         doc["build_id"],
         doc["common"],
-        stores,
+        maps["parts"],
         doc["manifest"],
         doc["manifest_sha256"],
         tuple(doc.get("shard_parts", ())),
         str(doc.get("common_part_sha256", "")),
+        {k: v[0] for k, v in catalog.items()} if "catalog_parts" in doc else None,
+        {k: v[1] for k, v in catalog.items()},
     )
 
 
 def release_documents(release: Release) -> list[tuple[str, bytes]]:
     """(key, bytes) of the map's parts, then of the release document naming them (last)."""
     prefix = f"{RELEASES}{release.release}/"
-    keys = sorted(release.stores)
-    written: list[tuple[str, bytes]] = []
-    for n, start in enumerate(range(0, len(keys), PART_STORES)):
-        part = {k: release.stores[k] for k in keys[start : start + PART_STORES]}
-        written.append((f"{prefix}stores-{n:05d}.json", orjson.dumps(part)))
+    units = {u: [v, release.catalog_parts[u]] for u, v in (release.catalog or {}).items()}
+    written, catalog = [
+        [
+            (f"{prefix}{name}-{n:05d}.json", orjson.dumps({k: found[k] for k in chunk}))
+            for n, chunk in enumerate(chunks(sorted(found), PART_STORES))
+        ]
+        for name, found in (("stores", release.stores), ("catalog", units))
+    ]
     doc = {
         "release": release.release,
         "build_id": release.build_id,
         "common": release.common,
-        "stores": len(keys),
+        "stores": len(release.stores),
         "parts": [{"key": k, "sha256": sha256(b)} for k, b in written],
         "manifest": release.manifest,
         "manifest_sha256": release.manifest_sha256,
@@ -198,12 +215,15 @@ def release_documents(release: Release) -> list[tuple[str, bytes]]:
     if release.shard_parts:
         doc["shard_parts"] = list(release.shard_parts)
     doc["common_part_sha256"] = release.common_part_sha256
-    return [*written, (prefix + RELEASE_DOC, orjson.dumps(doc))]
+    if release.catalog is not None:  # the layout of groups: even with none
+        doc["catalog_parts"] = [{"key": k, "sha256": sha256(b)} for k, b in catalog]
+    return [*written, *catalog, (prefix + RELEASE_DOC, orjson.dumps(doc))]
 
 
-def versions(manifest: Manifest, token: str) -> tuple[dict[str, str], str]:
-    """Each store's version, and the common pages', for the site of `manifest`: the SHA-256
-    of its files' paths (under its folder) and SHA-256s, then `token`."""
+def versions(manifest: Manifest, token: str) -> tuple[dict[str, str], dict[str, str], str]:
+    """Each store's version, each group's and category's (`urls.catalog_unit`), and the
+    common pages', for the site of `manifest`: the SHA-256 of its files' paths (under its
+    folder, for a store) and SHA-256s, then `token`."""
     frame = manifest.frame
     frame = frame.with_columns(store=store_column(pl.col("path")))
     in_stores = pl.col("store").is_not_null()
@@ -214,18 +234,22 @@ def versions(manifest: Manifest, token: str) -> tuple[dict[str, str], str]:
     )
     common = frame.filter(~in_stores).select(store=pl.lit(""), rel="path", sha256="sha256")
     hashers: dict[str, Any] = {}
-    for store_key, rel, digest in pl.concat([stores, common]).iter_rows():
+    for key, rel, digest in pl.concat([stores, common]).iter_rows():
+        store_key = key or catalog_unit(rel) or ""
         hasher = hashers.get(store_key) or hashers.setdefault(store_key, hashlib.sha256())
         hasher.update(rel.encode() + b"\0" + digest + b"\n")
     named = {k: f"{h.hexdigest()[:16]}-{token}" for k, h in hashers.items()}
     common_version = named.pop("", f"{hashlib.sha256().hexdigest()[:16]}-{token}")
-    return named, common_version
+    catalog = {k: named.pop(k) for k in [k for k in named if "/" in k]}
+    return named, catalog, common_version
 
 
-def content_versions(manifest: Manifest) -> tuple[dict[str, str], str]:
-    """`versions` without a token: each store's content part, and the common pages'."""
-    stores, common = versions(manifest, "")
-    return {k: v.removesuffix("-") for k, v in stores.items()}, common.removesuffix("-")
+def content_versions(manifest: Manifest) -> tuple[dict[str, str], dict[str, str], str]:
+    """`versions` without a token: each store's content part, each group's and category's,
+    and the common pages'."""
+    stores, catalog, common = versions(manifest, "")
+    bare = [{k: v.removesuffix("-") for k, v in found.items()} for found in (stores, catalog)]
+    return bare[0], bare[1], common.removesuffix("-")
 
 
 # The stores' records as the bucket keeps them (`releases/<release>/stores.parquet`): the local

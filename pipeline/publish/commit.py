@@ -171,7 +171,7 @@ def start_night(url: str, *, take_over: bool = False) -> NightStart:
         pointer, tag = await run._pointer(take_over)
         current = await run._current(pointer, tag, take_over)
         got = None
-        if current is not None:
+        if current is not None and current.catalog is not None:  # an earlier layout: none
             got = await get(run.store, f"{RELEASES}{current.release}/{STORES}")
         records = read_versioned_records(got.data if got is not None else None)
         return NightStart(url, run.token, pointer, tag, current, records)

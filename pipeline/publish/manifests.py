@@ -35,6 +35,11 @@ def common_part(version: str) -> str:
     return f"{COMMON}{version}/{PART}"
 
 
+def unit_part(unit: str, version: str) -> str:
+    """The key of a group's or category's version's part (`urls.catalog_unit`)."""
+    return f"{unit}/{version}/{PART}"
+
+
 def part_bytes(rows: pl.DataFrame) -> bytes:
     """A part's bytes: `rows` (the manifest's columns) sorted by path, as Parquet."""
     buffer = io.BytesIO()
@@ -55,8 +60,11 @@ def release_parts(
     release: Release, store_shas: dict[str, bytes], common: bytes
 ) -> dict[str, bytes]:
     """The parts of `release` (part key -> SHA-256): each store version's, by its store in
-    `store_shas`, and the common version's (`common`)."""
+    `store_shas`, each group's and category's (its `catalog_parts`), and the common
+    version's (`common`)."""
     parts = {store_part(k, v): store_shas[k] for k, v in release.stores.items()}
+    for unit, version in (release.catalog or {}).items():
+        parts[unit_part(unit, version)] = bytes.fromhex(release.catalog_parts[unit])
     parts[common_part(release.common)] = common
     return parts
 

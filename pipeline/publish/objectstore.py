@@ -24,6 +24,7 @@ from pipeline.publish.bucket import (
     FAILURES,
     LEASE,
     RELEASES,
+    STORES,
     Release,
     get,
     group_of,
@@ -48,6 +49,7 @@ from pipeline.publish.manifests import (
     release_parts,
     sha256_of,
     store_part,
+    unit_part,
     version_parts,
 )
 from pipeline.publish.pointer import Lease
@@ -128,27 +130,36 @@ class _Publish(Committer):
         previous = await self._current(pointer, pointer_tag, take_over)
         # The release read's list of manifest parts: a version is reused only with its part.
         listed = await get_list(self.store, previous) if previous is not None else None
+        if previous is not None and previous.catalog is None:
+            listed = None  # a release of the layout before groups: reused by nothing
         listed = listed or {}
-        own, own_common = versions(manifest, self.token)
-        stores, common = dict(own), own_common
+        own, own_catalog, own_common = versions(manifest, self.token)
+        stores, catalog, common = dict(own), dict(own_catalog), own_common
         if previous is not None:  # unchanged pages keep their version: nothing to write
             for key, version in stores.items():
                 old = previous.stores.get(key)
                 if same_content(old, version) and store_part(key, old or "") in listed:
                     stores[key] = previous.stores[key]
+            for unit, version in catalog.items():
+                old = (previous.catalog or {}).get(unit)
+                if same_content(old, version) and unit_part(unit, old or "") in listed:
+                    catalog[unit] = old or version
             if same_content(previous.common, common) and common_part(previous.common) in listed:
                 common = previous.common
         release_id = f"{local.name}.{self.token}"
         manifest_key = f"{RELEASES}{release_id}/{PARTS_LIST}"
-        new = Release(release_id, local.name, common, stores, manifest_key, "")
+        new = Release(release_id, local.name, common, stores, manifest_key, "", catalog=catalog)
         existing = previous.prefixes() if previous is not None else set()
         damaged = await self._damaged_versions(new, manifest, existing)
         for group in damaged:  # uploaded again, as a version of this publish's own
+            kind, name = group.split("/")[:2]
             if group.startswith(COMMON):
                 common = own_common
+            elif group.startswith(STORES):
+                stores[name] = own[name]
             else:
-                stores[group.split("/")[1]] = own[group.split("/")[1]]
-        new = Release(release_id, local.name, common, stores, manifest_key, "")
+                catalog[f"{kind}/{name}"] = own_catalog[f"{kind}/{name}"]
+        new = Release(release_id, local.name, common, stores, manifest_key, "", catalog=catalog)
         keys = [new.key(p) for p in manifest.frame["path"]]
         fresh = [group_of(k or "") not in existing for k in keys]
         upload = manifest.frame.with_columns(key=pl.Series(keys, dtype=pl.String)).filter(
@@ -158,6 +169,8 @@ class _Publish(Committer):
         parts = {**listed, **{k: sha256_of(b) for k, b in written.items()}}
         store_shas = {k: parts[store_part(k, v)] for k, v in stores.items()}
         common_sha = parts[common_part(common)]
+        units = {u: parts[unit_part(u, v)].hex() for u, v in catalog.items()}
+        new = replace(new, catalog_parts=units)
         named = release_parts(new, store_shas, common_sha)
         listing = list_bytes(named)
         new = replace(new, manifest_sha256=sha256(listing), common_part_sha256=common_sha.hex())

@@ -210,7 +210,10 @@ def write_nginx(
     cache = (limits.nginx_cache if limits else None) or folder.absolute() / BUCKET_CACHE
     conf = render(folder.absolute(), listen, upstream, limits, bucket=origin, cache=cache)
     _replace(folder / NGINX_CONF, conf)
-    _replace(folder / RELEASE_MAP, release_map(release.stores, release.common, release.build_id))
+    _replace(
+        folder / RELEASE_MAP,
+        release_map(release.stores, release.common, release.build_id, release.catalog),
+    )
     return release
 
 
@@ -245,7 +248,9 @@ def check_readable(url: str, origin: BucketOrigin, release: Release) -> None:
             raise BuildError(f"{url}: {first_line(exc)}") from None
         raise BuildError(
             f"{where}: nginx cannot read it: a GET without credentials answers {said}; give the "
-            f"bucket a policy that lets anyone GET {path_of(origin, 'stores')} and "
+            f"bucket a policy that lets anyone GET {path_of(origin, 'stores')}, "
+            f"{path_of(origin, 'groups')}, {path_of(origin, 'categories')}, "
+            f"{path_of(origin, 'bulk')} and "
             f'{path_of(origin, "common")} (docs/serving.md, "nginx in front of a bucket")'
         )
 

@@ -58,6 +58,7 @@ from tests.support.bucket import (
     check_bucket,
     manifest_of_parts,
     only_kept_left,
+    unit_of,
 )
 from tests.support.inputs import ROOT
 from tests.support.local_ray import Cluster
@@ -116,9 +117,20 @@ def _night(
     )
 
 
+VERSIONS = (STORES, "groups/", "categories/", "bulk/", "common/")  # the versions' prefixes
+
+
 def _page_puts(s3: S3Server, url: str, since: int) -> list[str]:
-    """The keys of the pages PUT since the `since`th PUT (stores' and common versions)."""
-    return [k for k in s3.puts(url)[since:] if k.startswith((STORES, "common/"))]
+    """The keys of the pages PUT since the `since`th PUT (every version's)."""
+    return [k for k in s3.puts(url)[since:] if k.startswith(VERSIONS)]
+
+
+def _moved(nights: Nights) -> set[str]:
+    """The versions (`unit_of`) whose files the changed night moved, from the one-machine
+    builds' manifests: the changed stores', and the groups' whose prices they move."""
+    first, second = (Manifest.load_json(_release(nights[n][1])) for n in ("same", "changed"))
+    changed, removed = second.changes(first)
+    return {unit_of(p) for p in [*changed.to_list(), *removed.to_list()]}
 
 
 def _check_night(url: str, one_machine: Path, output: Path, scratch: Path) -> None:
@@ -185,8 +197,8 @@ def test_later_nights_upload_only_the_changed_stores_versions_and_commit_fenced(
 ) -> None:
     """A one-machine `pipeline publish` first (it writes the same store records with
     versions); then a Ray night of the same input uploads no page; a night with 10% of the
-    stores changed, only those stores' new versions and the common pages' (their listings move
-    the marketplace's prices); and a one-machine publish of that input after it, nothing.
+    stores changed, only those stores' new versions and those of the groups whose prices their
+    listings move; and a one-machine publish of that input after it, nothing.
 
     Then the commit is fenced by the pointer read at the start of the night: a publish that
     commits while a night runs (after the night read the pointer): the night's commit fails in
@@ -201,9 +213,9 @@ def test_later_nights_upload_only_the_changed_stores_versions_and_commit_fenced(
         before = len(s3.puts(url))
         build_on_ray(_night(inputs, output, url, 2, scratch))
         _check_night(url, one_machine, output, scratch)
-        uploaded.append({k.split("/")[1] for k in _page_puts(s3, url, before)})
-        common = BucketReader(url).snapshot().common  # type: ignore[union-attr]
-    assert uploaded == [set(), {*CHANGED, common}]
+        uploaded.append({"/".join(k.split("/")[:2]) for k in _page_puts(s3, url, before)})
+    assert uploaded == [set(), _moved(nights)]
+    assert "common" not in _moved(nights)
     assert _bucket_figures(output).stores_new == len(CHANGED)
     before = len(s3.puts(url))
     # The one-machine release was built before the nights: older, so asked.
@@ -247,8 +259,9 @@ def test_a_night_uploads_and_builds_only_what_changed(
     Then the same input again: the second runs no shard task and writes only the release's
     own files (under its `releases/` folder) and the pointer: no page, no shard part; its
     release names the first's parts again. Then a night with one store changed: only that
-    store's shard runs, and it uploads its parts and that store's version (and the common
-    pages': the store's listings move the marketplace's prices); the other shard's parts are
+    store's shard runs, and it uploads its parts and that store's version; the driver uploads
+    the versions of the groups whose prices the store's listings move, and no common page; the
+    other shard's parts are
     named again, and a collection keeps them. Then 4 shards instead of 2: no part is of the
     same shard, every shard runs, and every store is still carried (no page). Each release is
     the one-machine build's."""
@@ -295,10 +308,12 @@ def test_a_night_uploads_and_builds_only_what_changed(
     assert not [k for k in read if "manifest" in k and not k.startswith(BUILDS)]
     written = s3.puts(url)[before:]
     groups = {group_of(k) for k in written} - {None}
+    moved = _moved(nights) - {f"{STORES}{store}"}
+    assert moved and third.catalog is not None and third.common == second.common
     assert groups == {
         third.shard_parts[index],
         f"{STORES}{store}/{third.stores[store]}/",
-        f"common/{third.common}/",
+        *(f"{unit}/{third.catalog[unit]}/" for unit in moved),
         f"{RELEASES}{third.release}/",
     }
     assert third.shard_parts[index].startswith(f"{BUILDS}{third.release}/shard-{index}-")

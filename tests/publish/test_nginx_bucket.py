@@ -530,7 +530,10 @@ def test_a_bucket_nginx_cannot_read_or_that_does_not_exist_is_refused_in_one_lin
     assert done.returncode == 1, done.stderr
     assert line.startswith(f"nginx-bucket failed: {s3.endpoint}/private/site/{help_key}: "), line
     assert "nginx cannot read it: a GET without credentials answers 403 " in line
-    assert "anyone GET private/site/stores/* and private/site/common/*" in line
+    assert (
+        "anyone GET private/site/stores/*, private/site/groups/*, private/site/categories/*, "
+        "private/site/bulk/* and private/site/common/*" in line
+    )
     assert sorted(p.name for p in folder.iterdir()) == []
     readable(s3, url)
     done = fork_cli("nginx-bucket", "--to", url, *where)

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 from collections import Counter
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -38,12 +39,20 @@ from tests.support.bucket import (
     manifest_of_parts,
     only_kept_left,
     pointer,
+    unit_of,
     url_of,
 )
 from tests.support.proxy import fork_cli, relay, reply
 from tests.support.s3 import S3Server
 
 CHANGED_STORE = "store-00003"  # 1 of the 20 stores: 5%
+VERSIONS = ("stores/", "groups/", "categories/", "bulk/", "common/")  # the versions' prefixes
+
+
+def _moved(second: Path, first: Path) -> set[str]:
+    """The versions (`unit_of`) whose files moved from `first` to `second`."""
+    changed, removed = Manifest.load(second).changes(Manifest.load(first))
+    return {unit_of(p) for p in [*changed.to_list(), *removed.to_list()]}
 
 
 @pytest.fixture(scope="module")
@@ -81,32 +90,32 @@ def test_a_first_publish_then_a_republish_of_5_percent_of_the_stores(
     assert (result.uploaded, result.unchanged, result.deleted) == (files, 0, 0)
     assert result.stores_new == 20
     puts = s3.puts(url)
-    pages = [k for k in puts if k.startswith(("stores/", "common/")) and not k.endswith(PART)]
+    pages = [k for k in puts if k.startswith(VERSIONS) and not k.endswith(PART)]
     assert len(pages) == files
-    assert len([k for k in puts if k.endswith(PART)]) == 20 + 1  # a part a version
+    units = {unit_of(p) for p in Manifest.load(first).frame["path"]}
+    assert len([k for k in puts if k.endswith(PART)]) == len(units)  # a part a version
     assert puts[-1] == POINTER  # written last: the commit
     assert check_bucket(url, _builds(first)) == first.name
 
     # 5% of the stores changed: the CLI publishes OUTPUT/current; only that store gets a new
-    # version (every one of its pages), the others keep theirs, and the common pages get one
-    # (the store's listings move the marketplace's prices).
+    # version (every one of its pages), the others keep theirs, and so do the groups whose
+    # prices the store's listings move; the common pages keep theirs.
     done = fork_cli("publish", "--output", str(second.parent.parent), "--to", url, "--grace", "0")
     assert done.returncode == 0, done.stderr
     manifest = Manifest.load(second)
     mine = len(manifest.slice_under(f"v1.39.0/stores/{CHANGED_STORE}"))
-    common = len(manifest.frame) - len(manifest.slice_under("v1.39.0/stores"))
+    moved = _moved(second, first) - {f"stores/{CHANGED_STORE}"}
+    assert moved and all(u.startswith("groups/") for u in moved)
+    common = sum(1 for p in manifest.frame["path"] if unit_of(p) in moved)
     assert done.stdout.startswith(f"published build {second.name} to {url} (release {second.name}.")
     assert f": {mine + common} objects uploaded (" in done.stdout
     assert " in 1 new store versions, " in done.stdout
     new_puts = s3.puts(url)[len(puts) :]
-    new_pages = [
-        k for k in new_puts if k.startswith(("stores/", "common/")) and not k.endswith(PART)
-    ]
+    new_pages = [k for k in new_puts if k.startswith(VERSIONS) and not k.endswith(PART)]
     assert len(new_pages) == mine + common
     stores = {k.split("/")[1] for k in new_pages if k.startswith("stores/")}
-    versions = {k.split("/")[1] for k in new_pages if k.startswith("common/")}
-    committed = BucketReader(url).snapshot()
-    assert stores == {CHANGED_STORE} and versions == {committed.common}  # type: ignore[union-attr]
+    groups = {"/".join(k.split("/")[:2]) for k in new_pages if not k.startswith("stores/")}
+    assert stores == {CHANGED_STORE} and groups == moved
     assert new_puts[-1] == POINTER
     # No key but the pointer and the lease was ever written twice: versions are immutable.
     assert sorted(k for k, n in Counter(s3.puts(url)).items() if n > 1) == [POINTER, LEASE]
@@ -532,8 +541,8 @@ def test_the_manifest_is_in_parts_and_a_night_reads_and_writes_only_the_new_ones
     """Each version carries its manifest part, and the release's manifest is their list: its
     parts' rows are the local manifest.json's, after a first publish and after a second in
     which one store changed. The second writes the parts of its new versions only (that
-    store's and the common pages'), no manifest of every file, and reads no part of a version
-    both releases name."""
+    store's and those of the groups whose prices it moved), no manifest of every file, and
+    reads no part of a version both releases name."""
     first, second = releases
     url = s3.bucket("manifest-in-parts")
     published = publish_release(first, url)
@@ -548,12 +557,48 @@ def test_the_manifest_is_in_parts_and_a_night_reads_and_writes_only_the_new_ones
     assert after is not None
     written = s3.puts(url)[puts:]
     parts = sorted(k for k in written if k.endswith("/_manifest.parquet"))
-    assert parts == [
-        f"common/{after.common}/_manifest.parquet",
-        f"stores/{CHANGED_STORE}/{after.stores[CHANGED_STORE]}/_manifest.parquet",
-    ]
+    moved = _moved(second, first) - {f"stores/{CHANGED_STORE}"}
+    assert moved and after.catalog is not None
+    assert parts == sorted(
+        [
+            *(f"{u}/{after.catalog[u]}/_manifest.parquet" for u in moved),
+            f"stores/{CHANGED_STORE}/{after.stores[CHANGED_STORE]}/_manifest.parquet",
+        ]
+    )
     mine = f"{RELEASES}{published.release}/"
     assert not [k for k in written if k.startswith(mine) and "manifest" in k and "parts" not in k]
     kept = {f"stores/{k}/{v}/" for k, v in after.stores.items() if before.stores.get(k) == v}
     assert len(kept) == 19
     assert not [k for k in read if any(k.startswith(p) for p in kept)]
+
+
+def test_a_release_of_the_layout_before_groups_is_read_whole_and_reused_by_nothing(
+    s3: S3Server, releases: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A release committed before the catalog's units (every file of no store in its common
+    version, and no catalog map in its document) is read whole through its pointer; the next
+    publish over it reuses none of its versions and uploads every file once."""
+    first, second = releases
+    url = s3.bucket("layout-before-groups")
+    with monkeypatch.context() as patched:  # the layout before: no file is of a unit
+        patched.setattr(bucket, "catalog_unit", lambda path: None)
+        publish_release(first, url)
+    store = open_bucket(url)
+    now = pointer_doc.Pointer.parse(url, bytes(obs.get(store, POINTER).bytes()))
+    doc = orjson.loads(bytes(obs.get(store, now.document).bytes()))
+    assert doc.pop("catalog_parts") == []
+    body = orjson.dumps(doc)
+    obs.put(store, now.document, body)
+    digest = bucket.sha256(body)
+    entry = pointer_doc.PointerEntry(now.release, now.document, digest, now.committed_at)
+    obs.put(store, POINTER, replace(now, sha256=digest, history=[entry]).to_json())
+    before = BucketReader(url).snapshot()
+    assert before is not None and before.catalog is None
+    assert not [k for k in bucket_keys(url) if k.startswith(("groups/", "categories/"))]
+    assert check_bucket(url, _builds(first)) == first.name
+
+    published = publish_release(second, url)
+    assert published.uploaded == len(Manifest.load(second)) and published.stores_new == 20
+    after = BucketReader(url).snapshot()
+    assert after is not None and after.catalog
+    assert check_bucket(url, _builds(first, second)) == second.name

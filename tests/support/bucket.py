@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,6 +35,28 @@ FEW_PAGES = {
     "catalog_operations": ["Pricing_GetGroupPrices"],
     "bulk_files": False,
 }
+
+
+# The layout of docs/serving.md ("The bucket's layout"), written here apart from the code: the
+# version a file of no store belongs to, by its site path.
+UNITS = (
+    (re.compile(r"v1\.39\.0/pricing/group/([^/]+)/"), "groups/{}"),
+    (re.compile(r"v1\.39\.0/bulk/-?[0-9]+/(-?[0-9]+)\.csv$"), "groups/{}"),
+    (re.compile(r"v1\.39\.0/catalog/categories/([^/]+)/"), "categories/{}"),
+    (re.compile(r"v1\.39\.0/bulk/(-?[0-9]+)\.parquet$"), "categories/{}"),
+    (re.compile(r"v1\.39\.0/bulk/index\.json$"), "bulk/{}"),
+)
+
+
+def unit_of(path: str) -> str:
+    """A site path's version in the bucket: `stores/<key>`, a catalog unit, or `common`."""
+    if path.startswith("v1.39.0/stores/"):
+        return "stores/" + path.split("/")[2]
+    for pattern, unit in UNITS:
+        found = pattern.match(path)
+        if found:
+            return unit.format(found[1] if found.groups() else "index")
+    return "common"
 
 
 def url_of(path: str) -> str:

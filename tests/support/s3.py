@@ -153,7 +153,7 @@ DOCUMENTED_POLICY = re.search(
 
 def readable(s3: S3Server, url: str) -> None:
     """What a CDN's origin or a public site allows: anyone may read the pages (`stores/`,
-    `common/`), not the release documents (their maps list the store keys). The policy is
+    `groups/`, `categories/`, `bulk/`, `common/`), not the release documents (their maps list the store keys). The policy is
     docs/serving.md's, as written there."""
     bucket, _, prefix = url.removeprefix("s3://").partition("/")
     policy = DOCUMENTED_POLICY.replace("BUCKET", bucket).replace("PREFIX", prefix)

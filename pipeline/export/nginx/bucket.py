@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from pipeline.api.urls import STORES_DIR
+from pipeline.api.urls import BULK_DIR, STORES_DIR, catalog_unit
 from pipeline.errors import BuildError
 from pipeline.export.nginx.headers import CACHE_ZONE, upstream_headers
 from pipeline.export.nginx.syntax import included, literal, map_key, quoted
@@ -106,11 +106,23 @@ class BucketOrigin:
         return quote(self.path, safe="/")
 
 
+# A bulk file's unit (`urls.catalog_unit`, in nginx's words): its category's or its group's,
+# else (index.json) the index's.
+BULK_UNIT = r"""map $bulk_file $bk_bulk_unit {
+    default bulk/index;
+    "~^(?<bk_c>-?[0-9]+)\.parquet$" categories/$bk_c;
+    "~^-?[0-9]+/(?<bk_g>-?[0-9]+)\.csv$" groups/$bk_g;
+}
+"""
+
+
 def upstream_and_map(origin: BucketOrigin) -> str:
     """The bucket's upstream and the release's map, at the configuration's top level."""
     return (
-        f"# The committed release: store -> version, and the common pages' version.\n"
+        "# The committed release: store -> version, each group's and category's, the common\n"
+        "# pages' version.\n"
         f"include {included(str(origin.release_map))};\n"
+        f"{BULK_UNIT}"
         "upstream pipeline_bucket {\n"
         f"    server {literal(origin.host, 'the bucket endpoint')};\n"
         "}\n"
@@ -138,8 +150,21 @@ def serve_object(
             "    return 418;",
             "}",
         ]
-    else:
-        lines = [f"set $bk_key {quoted(f'{prefix}/common/$bk_common{path}')};"]
+    else:  # a group's, a category's (`urls.catalog_unit`) or the common pages' version
+        # Each read before a map's regular expression resets the location's captures: the
+        # unit (a path id) before the path (its page's map), the bulk file before its map.
+        lines = [
+            f"set $bk_unit {quoted(catalog_unit(path[1:]) or 'common')};",
+            f"set $bk_path {quoted(path)};",
+        ]
+        if path == f"/{BULK_DIR}/$bulk_file":
+            lines = [lines[1], "set $bk_unit $bk_bulk_unit;"]
+        lines += [
+            f"set $bk_key {quoted(f'{prefix}/$bk_base$bk_path')};",
+            "if ($bk_base = '') {",
+            "    return 418;",
+            "}",
+        ]
     missing = "@live" if fallback == "@live" else "/.errors/404"
     tls = origin.scheme == "https"
     host = literal(origin.host, "the bucket endpoint")
@@ -169,17 +194,34 @@ def serve_object(
     )
 
 
-def release_map(stores: Mapping[str, str], common: str, build: str) -> str:
-    """The map file of one release: its store -> version map, its common version and its
-    build (`$bk_build`, told to the live upstream: `live.RELEASE_HEADER`), each key a string
-    whatever it spells (`default`, `include`: `syntax.map_key`)."""
+def release_map(
+    stores: Mapping[str, str],
+    common: str,
+    build: str,
+    catalog: Mapping[str, str] | None = None,
+) -> str:
+    """The map file of one release: its store -> version map, each group's and category's
+    prefix with its version (`catalog`; None for a release of the layout before them, whose
+    catalog files are all common) and the common pages', and its build (`$bk_build`, told
+    to the live upstream: `live.RELEASE_HEADER`), each key a string whatever it spells
+    (`default`, `include`: `syntax.map_key`)."""
     lines = [
         f"    {map_key(key)} {literal(version, f'store {key!r}: version')};"
         for key, version in sorted(stores.items())
     ]
+    literal(common, "the common version")  # refused by that name where nginx cannot write it
+    base = {"common": f"common/{common}"}
+    base |= {unit: f"{unit}/{version}" for unit, version in (catalog or {}).items()}
+    units = [
+        f"    {map_key(unit)} {literal(prefix, f'{unit!r}: version')};"
+        for unit, prefix in sorted(base.items())
+    ]
+    default = '""' if catalog is not None else literal(base["common"], "the common version")
     return (
         "map $bk_store $bk_version {\n"
         '    default "";\n' + "".join(f"{line}\n" for line in lines) + "}\n"
-        f"map $host $bk_common {{\n    default {literal(common, 'the common version')};\n}}\n"
+        f"map $bk_unit $bk_base {{\n    default {default};\n"
+        + "".join(f"{line}\n" for line in units)
+        + "}\n"
         f"map $host $bk_build {{\n    default {literal(build, 'the build')};\n}}\n"
     )
