@@ -2,14 +2,15 @@
 this machine's cores, straight to a test bucket (moto's S3 server on this machine, started and
 stopped with it), with 1, 2 and 4 shards: wall time, the driver's peak memory, the objects
 written (PUTs) and their bytes, the shards' parts the driver downloaded; then, into the last
-bucket, the same input again (an unchanged night: the release's own files alone) and a night
-with 5% of the stores changed."""
+bucket, the same input again (an unchanged night: the release's own files alone), a night in
+which one listing's price moves, and a night with 5% of the stores changed."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -21,6 +22,7 @@ from typing import Any
 
 import obstore as obs
 import orjson
+import polars as pl
 
 from pipeline.export.records.report import BuildReport
 from pipeline.publish.bucket import POINTER, RELEASES, open_bucket
@@ -135,12 +137,38 @@ def bucket_nights(
             print(json.dumps(nights[-1]), flush=True)  # each night's figures as they come
         unchanged = _night(input_dir, output, url, shard_counts[-1])
         print(json.dumps(unchanged), flush=True)
+        one_price = _night(
+            one_price_moves(input_dir, base / "input-one-price"), output, url, shard_counts[-1]
+        )
+        print(json.dumps(one_price), flush=True)
         changed = _night(changed_dir, output, url, shard_counts[-1])
         print(json.dumps(changed), flush=True)
     return {
         "ray_bucket_nights": nights,
         "ray_bucket_unchanged_night_puts": unchanged["puts"],
         "ray_bucket_unchanged_night_bytes": unchanged["bytes_uploaded"],
+        "ray_bucket_unchanged_night_bytes_downloaded": unchanged["parts_bytes_downloaded"],
+        "ray_bucket_unchanged_night_seconds": unchanged["seconds"],
         "ray_bucket_unchanged_night": unchanged,
+        "ray_bucket_one_price_night": one_price,
         "ray_bucket_changed_night": changed,
     }
+
+
+def one_price_moves(input_dir: Path, target: Path) -> Path:
+    """A copy of the input (hard links) in which one listing's price moves: the first row of
+    the first listings file costs a cent more."""
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(input_dir, target, copy_function=os.link)
+    part = sorted((target / "stores" / "listings").glob("*.parquet"))[0]
+    frame = pl.read_parquet(part).with_row_index()
+    moved = frame.with_columns(
+        price=pl.when(pl.col("index") == 0)
+        .then(pl.col("price") + pl.lit(1, pl.Decimal(12, 2)) / 100)
+        .otherwise(pl.col("price"))
+        .cast(frame.schema["price"])
+    ).drop("index")
+    part.unlink()  # a new file, not a write through the hard link
+    moved.write_parquet(part, compression="zstd")
+    return target

@@ -47,6 +47,7 @@ def _build(conductor: Conductor) -> BuildResult:
                 pool=(settings.output / POOL, conductor.work / POOL),
                 advance=advance,
                 started=conductor.started_at,
+                build_id=conductor.build_id,
             )
         sums = {t.name: table_sums(con, f"raw.{t.name}") for t in TABLES}
     except BaseException:

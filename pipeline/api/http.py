@@ -8,7 +8,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
-import re
 from email.utils import formatdate
 
 # On every answer, errors included: a page on another origin may read it, its validator and
@@ -51,9 +50,6 @@ MAX_RANGES = 1
 MAX_OFFSET = 2**63 - 1
 ACCEPT_RANGES = ("Accept-Ranges", "bytes")
 
-# One entity-tag of an If-None-Match list, weak or strong, or `*`.
-_ENTITY_TAG = re.compile(r'\s*(?:W/)?("[^"]*"|\*)\s*(?:,|$)')
-
 
 def cache_control(status: int, publish_at: str | None) -> str:
     """The Cache-Control nginx's `add_header` gives an answer with `status`: `public`, beside
@@ -80,32 +76,92 @@ def weak(etag: str) -> str:
 
 
 def none_match(header: str, etag: str) -> bool:
-    """Whether an If-None-Match header names `etag` (weak comparison, as nginx does), or is
-    `*`: the answer is then 304."""
+    """Whether an If-None-Match value (its line's, spaces trimmed) names `etag`, read as
+    nginx's `ngx_http_test_if_match` reads it (weak): `*` as the whole value; otherwise each
+    element in turn, its `W/` dropped, names the ETag when spaces or tabs and then a comma or
+    the end follow it; any other element is skipped to its comma, with the commas, spaces and
+    tabs after it. The answer is then 304."""
+    if header == "*":
+        return True
     strong = etag.removeprefix("W/")
-    position = 0
-    while position < len(header):
-        found = _ENTITY_TAG.match(header, position)
-        if found is None:
+    start, end = 0, len(header)
+    while start < end:
+        if end - start > 2 and header.startswith("W/", start):
+            start += 2
+        if len(strong) > end - start:
             return False
-        if found.group(1) in ("*", strong):
-            return True
-        position = found.end()
+        if header.startswith(strong, start):
+            start += len(strong)
+            while start < end and header[start] in " \t":
+                start += 1
+            if start == end or header[start] == ",":
+                return True
+        while start < end and header[start] != ",":
+            start += 1
+        while start < end and header[start] in " \t,":
+            start += 1
     return False
+
+
+def precondition_refused(if_match: str | None, if_unmodified_since: str | None) -> bool:
+    """Whether a 200 is 412 for these headers (None: absent), as nginx answers it: a request
+    with a value in either goes to the upstream, which ignores both (nginx's map cannot tell
+    an empty header from none), but nginx's filter refuses a file or a kept answer to an
+    empty one (no entity-tag in the list, no date)."""
+    if (if_match or "") + (if_unmodified_since or ""):
+        return False
+    return if_match is not None or if_unmodified_since is not None
 
 
 def accepts_gzip(header: str | None) -> bool:
-    """Whether an Accept-Encoding header accepts gzip: the coding named, without `q=0`."""
-    for coding in (header or "").split(","):
-        name, _, params = coding.partition(";")
-        if name.strip().lower() != "gzip":
-            continue
-        quality = params.strip().lower().removeprefix("q=").strip() if params.strip() else "1"
-        try:
-            return float(quality) > 0
-        except ValueError:
+    """Whether an Accept-Encoding value (the first line's) accepts gzip, read as nginx's
+    `ngx_http_gzip_ok` reads it: the first `gzip` (any case) that begins the value, follows a
+    comma or a space, or follows the last `gzip` that did not, decides. Spaces, then a comma
+    or the end, or a `;` with spaces, `q=` and a quality that is not 0 (`_quality`), accept
+    it. `*`, `x-gzip` and `gzip2, gzip` do not."""
+    value = header or ""
+    if value.startswith("gzip,"):
+        return True
+    lowered, start = value.lower(), 0
+    while True:  # nginx searches on after a `gzip` that does not count, from its end
+        found = lowered.find("gzip", start)
+        if found < 0:
             return False
-    return False
+        if found == start or value[found - 1] in ", ":
+            break
+        start = found + 4
+    rest = value[found + 4 :].lstrip(" ")
+    if not rest or rest[0] == ",":
+        return True
+    if rest[0] != ";":
+        return False
+    quality = rest[1:].lstrip(" ")
+    if not quality:
+        return True
+    if quality[0] not in "qQ" or len(quality) < 3 or quality[1] != "=":
+        return False
+    return _quality(quality[2:]) > 0
+
+
+def _quality(text: str) -> int:
+    """nginx's `ngx_http_gzip_quantity`: 0 or 1, then a dot and at most three digits, up to a
+    space or a comma; 0 for anything else. nginx adds the digits to 100 times the first rather
+    than weighing them, and refuses a sum above 100 (`1.5`): only whether it is 0 matters."""
+    if text[0] not in "01":
+        return 0
+    quality = 100 * int(text[0])
+    if len(text) == 1 or text[1] in ", ":
+        return quality
+    if text[1] != ".":
+        return 0
+    digits = 0
+    for character in text[2:]:
+        if character in ", ":
+            break
+        if not character.isascii() or not character.isdigit():
+            return 0
+        quality, digits = quality + int(character), digits + 1
+    return 0 if quality > 100 or digits > 3 else quality
 
 
 def compressible(status: int, content_type: str, length: int) -> bool:

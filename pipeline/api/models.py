@@ -272,8 +272,12 @@ class BulkFile(BaseModel):
 
 
 class BulkIndex(BaseModel):
-    """The bulk files' index: every file, and the time of the build that last changed one."""
+    """The bulk files' index: every file, and the build that last changed one, with its time."""
 
     model_config = STRICT
+    build: StrictStr | None = Field(
+        description="The id of the build that last changed a bulk file; null in a reproducible "
+        "build (SOURCE_DATE_EPOCH set)."
+    )
     builtAt: StrictStr
     files: list[BulkFile]

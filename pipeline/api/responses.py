@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from http import HTTPStatus
 
 import orjson
 import polars as pl
@@ -54,6 +55,17 @@ STATUS_MESSAGES = {
     503: UNAVAILABLE,
     505: VERSION_NOT_SUPPORTED,
 }
+
+
+def nginx_page(status: int) -> bytes:
+    """nginx's own page for an error it answers with no `error_page` (`server_tokens off`):
+    the 412 of an empty If-Match or If-Unmodified-Since (`api.http.precondition_refused`).
+    An `error_page` for it would hang the client's connection after a live answer nginx had
+    not kept yet, so both servers send this page."""
+    title = f"{status} {HTTPStatus(status).phrase}"
+    lines = ["<html>", f"<head><title>{title}</title></head>", "<body>"]
+    lines += [f"<center><h1>{title}</h1></center>", "<hr><center>nginx</center>", "</body>"]
+    return "".join(f"{line}\r\n" for line in [*lines, "</html>"]).encode()
 
 
 def method_not_allowed(method: str) -> str:

@@ -4,8 +4,7 @@ night's commit")."""
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import orjson
 import polars as pl
 
 from pipeline import export
+from pipeline.api.urls import BULK_INDEX
 from pipeline.conductor import Conductor
 from pipeline.contract import TABLES, TABLES_BY_NAME
 from pipeline.distributed.bucket_shard import (
@@ -22,7 +22,8 @@ from pipeline.distributed.bucket_shard import (
     ShardSummary,
     build_shard_to_bucket,
 )
-from pipeline.distributed.compose import MEMORY, compose_release_files
+from pipeline.distributed.carry import carry_tables, keep_tables
+from pipeline.distributed.compose import MEMORY, compose_release_files, previous_manifest
 from pipeline.distributed.finalize import (
     check_shards,
     cluster_figures,
@@ -35,7 +36,7 @@ from pipeline.distributed.finalize import (
 from pipeline.distributed.parts import (
     BucketShard,
     Common,
-    fetch_manifest,
+    common_file,
     fetch_parts,
     publish_common,
     read_records,
@@ -57,8 +58,9 @@ from pipeline.export.records.report import BucketFigures
 from pipeline.ingest import IngestedTable
 from pipeline.paths import MANIFEST_PARQUET, SITE, STORES
 from pipeline.publish.bucket import RELEASES as BUCKET_RELEASES
-from pipeline.publish.bucket import VERSIONED_RECORDS, Release
+from pipeline.publish.bucket import VERSIONED_RECORDS, Release, sha256
 from pipeline.publish.commit import NightStart, commit_night
+from pipeline.publish.manifests import PARTS_LIST, list_bytes, release_parts
 from pipeline.publish.release import BuildResult
 from pipeline.transform import StepResult
 
@@ -127,8 +129,10 @@ def build_to_bucket(
             downloaded = 0
             for summary, folder in zip(results, folders, strict=True):
                 if summary.reused:  # its tables; its records are the night's start's
-                    downloaded += fetch_parts(start.url, summary.parts, TABLE_PARTS, folder)
-                    lay_out_reused(folder, previous[summary.shard.index])
+                    index = summary.shard.index
+                    if not carry_tables(conductor.previous, index, summary.parts, folder):
+                        downloaded += fetch_parts(start.url, summary.parts, TABLE_PARTS, folder)
+                    lay_out_reused(folder, previous[index])
                 else:
                     downloaded += fetch_parts(start.url, summary.parts, PART_NAMES, folder)
             gather_tables(con, [[f / f"{t}.parquet" for f in folders] for t in SHARD_TABLES])
@@ -136,10 +140,13 @@ def build_to_bucket(
             common = _common_pages(conductor, start, con)
             ordered = [staged.ingested[t.name] for t in TABLES]
             conductor.audit(con, ordered, steps)
-            site, versions = _bucket_site(conductor, start, results, [*folders, common.folder])
+            site, versions, shas = _bucket_site(
+                conductor, start, results, [*folders, common.folder]
+            )
             sums = {t.name: table_sums(con, f"raw.{t.name}") for t in TABLES if t is not LISTINGS}
             sums[LISTINGS.name] = add_sums(staged.file_sums)
             keep_listings_rows(con, conductor, [f / "raw.listings.parquet" for f in folders])
+            keep_tables(conductor.release, folders, [r.parts for r in results])
             conductor.distributed = cluster_figures(
                 shards, staged.listings_files, staged.read, results
             )
@@ -156,19 +163,21 @@ def build_to_bucket(
     release_id = f"{conductor.build_id}.{start.token}"
 
     def commit(release: Path) -> list[str]:
-        """The release to the bucket, before its local swap (`commit_night`)."""
-        with (release / MANIFEST_PARQUET).open("rb") as fh:
-            sealed = hashlib.file_digest(fh, "sha256").hexdigest()
+        """The release to the bucket, before its local swap (`commit_night`), its manifest
+        the list of its versions' parts."""
         new = Release(
             release_id,
             conductor.build_id,
             common.uploaded.version,
             versions,
-            f"{BUCKET_RELEASES}{release_id}/{MANIFEST_PARQUET}",
-            sealed,
+            f"{BUCKET_RELEASES}{release_id}/{PARTS_LIST}",
+            "",
             tuple(r.parts for r in results),
+            common.uploaded.part_sha256.hex(),
         )
-        return commit_night(start, release, new)
+        listing = list_bytes(release_parts(new, shas, common.uploaded.part_sha256))
+        new = replace(new, manifest_sha256=sha256(listing))
+        return commit_night(start, release, new, listing, shas)
 
     digest = inputs_digest(sums, settings.export)
     return conductor.finish(con, site, ordered, steps, digest, commit=commit)
@@ -188,6 +197,7 @@ def _common_pages(
     and their counts beside them for `_bucket_site`."""
     folder = conductor.work / PARTS_DIR / "common"
     (folder / SITE).mkdir(parents=True)
+    previous = start.current.common if start.current is not None else None
     site = export.write_site(
         con,
         conductor.settings,
@@ -195,34 +205,34 @@ def _common_pages(
         stores=False,
         common=True,
         started=conductor.started_at,
+        build_id=conductor.build_id,
+        previous_index=common_file(start.url, previous, str(BULK_INDEX)),
     )
     site.manifest.frame.write_parquet(folder / MANIFEST_PARQUET, statistics=False)
     pl.DataFrame(schema=VERSIONED_RECORDS).write_parquet(folder / STORES)
     (folder / COUNTS).write_bytes(orjson.dumps(site.counts))
-    previous = start.current.common if start.current is not None else None
-    uploaded = publish_common(start.url, start.token, previous, folder, site.manifest)
+    uploaded = publish_common(start.url, start.token, start.current, folder, site.manifest)
     return _CommonPages(folder, uploaded)
 
 
 def _bucket_site(
     conductor: Conductor, start: NightStart, results: list[ShardSummary], folders: list[Path]
-) -> tuple[Site, dict[str, str]]:
+) -> tuple[Site, dict[str, str], dict[str, bytes]]:
     """The release's site as the bucket will hold it, its manifest and changes composed on
-    disk (`compose_release_files`), and its map store -> version."""
+    disk (`compose_release_files`), its map store -> version, and each store's manifest
+    part's SHA-256."""
     records = read_records(folders)
     stores = {
         key: StoreRecord(digest, channels, products, pages)
-        for key, digest, channels, products, pages, _ in records.iter_rows()
+        for key, digest, channels, products, pages, _, _ in records.iter_rows()
     }
-    versions = {
-        key: version
-        for key, version in records.select("store_key", "version").iter_rows()
-        if version is not None
-    }
+    versions, shas = {}, {}
+    for key, version, sha in records.select("store_key", "version", "part_sha256").iter_rows():
+        if version is not None:
+            versions[key], shas[key] = version, sha
     base = None
     if start.current is not None:
-        base = conductor.work / "previous-manifest.parquet"
-        fetch_manifest(start.url, start.current, base)
+        base = previous_manifest(start, conductor.previous, conductor.work)
     composed = conductor.work / "composed"
     parts = [f / MANIFEST_PARQUET for f in folders]
     counts: dict[str, int] = {}
@@ -233,4 +243,4 @@ def _bucket_site(
     counts.update(compose_release_files(composed, parts, base, list(versions), MEMORY))
     none = pl.Series("path", [], pl.String)
     site = Site(Manifest(), none, none, stores, counts, pages_in=start.url, composed=composed)
-    return site, versions
+    return site, versions, shas

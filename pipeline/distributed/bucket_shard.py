@@ -76,7 +76,7 @@ def build_shard_to_bucket(
             previous = pl.from_arrow(job.previous)
             records = {
                 key: StoreRecord(digest, channels, products, pages)
-                for key, digest, channels, products, pages, _ in previous.iter_rows()  # type: ignore[union-attr]
+                for key, digest, channels, products, pages, _, _ in previous.iter_rows()  # type: ignore[union-attr]
             }
             (folder / SITE).mkdir()
             site = export.write_site(

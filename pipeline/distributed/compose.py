@@ -3,11 +3,13 @@ one-machine build's bytes (docs/cluster.md, "How a night runs", step 8)."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import duckdb
+import orjson
 import polars as pl
 import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
 import pyarrow.parquet as pq  # type: ignore[import-untyped]  # no stubs
@@ -15,12 +17,18 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]  # no stubs
 from pipeline import db
 from pipeline.api.urls import STORE_PAGE
 from pipeline.db import SqlFile
+from pipeline.errors import BuildError, first_line
 from pipeline.export.records.manifest import (
+    Manifest,
     write_changes_from,
     write_manifest_json,
     write_manifest_parquet,
 )
-from pipeline.paths import CHANGES, MANIFEST, MANIFEST_PARQUET
+from pipeline.export.records.state import sealed_file_problem
+from pipeline.paths import BUCKET_RELEASE, CHANGES, MANIFEST, MANIFEST_PARQUET
+from pipeline.publish.bucket import FAILURES, open_bucket
+from pipeline.publish.commit import NightStart
+from pipeline.publish.manifests import get_list, get_rows
 from pipeline.transform.steps import (
     RELEASE_CARRIED_STORES,
     RELEASE_CHANGED,
@@ -77,6 +85,39 @@ def compose_release_files(
         "files_removed": pq.ParquetFile(removed).metadata.num_rows,
         "bytes": int(total),
     }
+
+
+def previous_manifest(start: NightStart, local: Path | None, work: Path) -> Path:
+    """The manifest of the release the night started from (`start.current`), as Parquet: the
+    output's own copy when its current release is that one (`local`, marked with the bucket's
+    release at its commit, its manifest sealed), so no row is downloaded; else its rows, read
+    from the parts its list names, into `work`."""
+    assert start.current is not None
+    if local is not None and sealed_file_problem(local, MANIFEST_PARQUET) is None:
+        try:
+            marked = orjson.loads((local / BUCKET_RELEASE).read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            marked = None
+        if marked == {"url": start.url, "release": start.current.release}:
+            return local / MANIFEST_PARQUET
+    store, release = open_bucket(start.url), start.current
+
+    async def rows() -> Manifest | None:
+        listed = await get_list(store, release)
+        return None if listed is None else await get_rows(store, listed.items())
+
+    try:
+        found = asyncio.run(rows())
+    except FAILURES as exc:
+        raise BuildError(f"{start.url}: {first_line(exc)}; nothing was published") from None
+    if found is None:
+        raise BuildError(
+            f"{start.url}/{release.manifest}: missing, or not the manifest its release names "
+            "(or a part of it); nothing was published"
+        )
+    target = work / "previous-manifest.parquet"
+    write_manifest_parquet(str(target), [found.frame.to_arrow()])
+    return target
 
 
 def _views(

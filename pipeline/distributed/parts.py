@@ -24,6 +24,7 @@ from pipeline.export.records.manifest import Manifest
 from pipeline.paths import MANIFEST_PARQUET, STORES
 from pipeline.publish.bucket import (
     BUILDS,
+    COMMON,
     FAILURES,
     VERSIONED_RECORDS,
     Release,
@@ -32,6 +33,7 @@ from pipeline.publish.bucket import (
     put_files,
     same_content,
 )
+from pipeline.publish.manifests import common_part, part_bytes, store_part
 
 if TYPE_CHECKING:
     from obstore.store import ObjectStore
@@ -114,23 +116,26 @@ def publish_shard(
     tables: Sequence[str],
     doc: ShardDoc,
 ) -> Uploaded:
-    """Upload the shard's new store versions, then its parts, `doc` among them; return when
-    every upload finished. A store rendered again with the same content keeps its version."""
-    previous = dict(
-        pl.from_arrow(job.previous).select("store_key", "version").iter_rows()  # type: ignore[union-attr]
-    )
+    """Upload the shard's new store versions, each with its manifest part, then its parts,
+    `doc` among them; return when every upload finished. A store rendered again with the
+    same content keeps its version (and its part)."""
+    before = pl.from_arrow(job.previous)
+    assert isinstance(before, pl.DataFrame)
+    previous = dict(before.select("store_key", "version").iter_rows())
+    previous_parts = dict(before.select("store_key", "part_sha256").iter_rows())
     contents, _ = content_versions(manifest)
     tag = f"{job.token}{attempt}"
     versions: dict[str, str] = {}
+    shas: dict[str, bytes] = {}
     fresh: set[str] = set()
     for key in stores:
+        old, part = previous.get(key), previous_parts.get(key)
         if key not in contents:  # carried by its record (or a store without pages)
-            if previous.get(key):
-                versions[key] = previous[key]
+            if old and part is not None:
+                versions[key], shas[key] = old, part
             continue
-        old = previous.get(key)
-        if old is not None and same_content(old, contents[key]):
-            versions[key] = old
+        if old is not None and part is not None and same_content(old, contents[key]):
+            versions[key], shas[key] = old, part
         else:
             versions[key] = f"{contents[key]}-{tag}"
             fresh.add(key)
@@ -138,60 +143,101 @@ def publish_shard(
     frame = manifest.frame.with_columns(store=store_column(pl.col("path")))
     upload = frame.filter(pl.col("store").is_in(list(fresh)))
     pages = [(p, naming.key(p) or "") for p in upload["path"]]
+    (folder / VERSION_PARTS).mkdir()
+    files = [(f"site/{p}", k) for p, k in pages]
+    for n, ((key,), rows) in enumerate(upload.partition_by("store", as_dict=True).items()):
+        body = part_bytes(rows)
+        shas[str(key)] = hashlib.sha256(body).digest()
+        (folder / VERSION_PARTS / f"{n}.parquet").write_bytes(body)
+        files.append((f"{VERSION_PARTS}/{n}.parquet", store_part(str(key), versions[str(key)])))
     parts = job.parts(index, attempt)
-    _write_parts(folder, manifest, stores, versions)
+    _write_parts(folder, manifest, stores, versions, shas)
     (folder / SHARD_DOC).write_bytes(doc.to_json())
     names = [MANIFEST_PARQUET, STORES, SHARD_DOC, *(f"{t}.parquet" for t in tables)]
-    files = [(f"site/{p}", k) for p, k in pages] + [(n, parts + n) for n in names]
+    files += [(n, parts + n) for n in names]
     store = open_bucket(job.url)
     try:
         asyncio.run(put_files(store, folder, files, JOBS))
     except FAILURES as exc:  # past obstore's retries: the night fails, the pointer stays
         raise BuildError(f"{job.url}: shard {index}: {first_line(exc)}") from None
-    part_bytes = sum((folder / n).stat().st_size for n in names)
+    part_bytes_total = sum((folder / n).stat().st_size for n in names)
+    part_bytes_total += sum(f.stat().st_size for f in (folder / VERSION_PARTS).iterdir())
     return Uploaded(
         parts,
         len(fresh),
         len(files),
-        int(upload["bytes"].sum()) + part_bytes,
+        int(upload["bytes"].sum()) + part_bytes_total,
     )
+
+
+VERSION_PARTS = "version-parts"  # in a shard's folder: its new versions' manifest parts
 
 
 @dataclass(frozen=True)
 class Common:
-    """The common pages' version of a night, and what uploading them took."""
+    """The common pages' version of a night, its manifest part's SHA-256, and what uploading
+    them took."""
 
     version: str
+    part_sha256: bytes
     puts: int
     bytes: int
 
 
 def publish_common(
-    url: str, token: str, previous: str | None, folder: Path, site: Manifest
+    url: str, token: str, previous: Release | None, folder: Path, site: Manifest
 ) -> Common:
     """The driver's side: the pages common to all stores (written under `folder/site`), their
-    version kept when their content equals the one at the night's start (no request), else a
-    new one, `<content>-<token>`, uploaded; returns when every upload finished."""
+    version kept when their content equals the one at the night's start (`previous`'s; no
+    request), else a new one, `<content>-<token>`, uploaded with its manifest part; returns
+    when every upload finished."""
     _, content = content_versions(site)
-    if previous is not None and same_content(previous, content):
-        return Common(previous, 0, 0)
+    if (
+        previous is not None
+        and previous.common_part_sha256
+        and same_content(previous.common, content)
+    ):
+        return Common(previous.common, bytes.fromhex(previous.common_part_sha256), 0, 0)
     version = f"{content}-{token}"
     naming = Release("", "", version, {}, "", "")
+    body = part_bytes(site.frame)
+    (folder / VERSION_PARTS).mkdir()
+    (folder / VERSION_PARTS / "common.parquet").write_bytes(body)
     files = [(f"site/{p}", naming.key(p) or "") for p in site.frame["path"]]
+    files.append((f"{VERSION_PARTS}/common.parquet", common_part(version)))
     try:
         asyncio.run(put_files(open_bucket(url), folder, files, JOBS))
     except FAILURES as exc:  # past obstore's retries: the night fails, the pointer stays
         raise BuildError(f"{url}: the common pages: {first_line(exc)}") from None
-    return Common(version, len(files), int(site.frame["bytes"].sum()))
+    sha = hashlib.sha256(body).digest()
+    return Common(version, sha, len(files), int(site.frame["bytes"].sum()) + len(body))
+
+
+def common_file(url: str, version: str | None, path: str) -> bytes | None:
+    """The file at site `path` of the common version `version` (the night's start's), read
+    from the bucket; None without a version, or when it has no such object."""
+    if version is None:
+        return None
+    try:
+        return bytes(obs.get(open_bucket(url), f"{COMMON}{version}/{path}").bytes())
+    except FileNotFoundError:
+        return None
+    except FAILURES as exc:
+        raise BuildError(f"{url}: {first_line(exc)}; nothing was published") from None
 
 
 def _write_parts(
-    folder: Path, manifest: Manifest, stores: dict[str, StoreRecord], versions: dict[str, str]
+    folder: Path,
+    manifest: Manifest,
+    stores: dict[str, StoreRecord],
+    versions: dict[str, str],
+    shas: dict[str, bytes],
 ) -> None:
-    """The attempt's manifest rows and its stores' records with their versions, as Parquet."""
+    """The attempt's manifest rows and its stores' records with their versions and their
+    manifest parts' SHA-256s, as Parquet."""
     manifest.frame.write_parquet(folder / MANIFEST_PARQUET, statistics=False)
     rows = [
-        (key, r.digest, r.channels, r.products, r.pages, versions.get(key))
+        (key, r.digest, r.channels, r.products, r.pages, versions.get(key), shas.get(key))
         for key, r in sorted(stores.items())
     ]
     pl.DataFrame(rows, schema=VERSIONED_RECORDS, orient="row").write_parquet(folder / STORES)
@@ -217,18 +263,6 @@ def _download(store: ObjectStore, key: str, target: Path) -> None:
         raise BuildError(f"{key}: missing from the bucket; nothing was published") from None
     except FAILURES as exc:
         raise BuildError(f"{key}: {first_line(exc)}; nothing was published") from None
-
-
-def fetch_manifest(url: str, release: Release, target: Path) -> None:
-    """The manifest of `release` (the one the night started from), streamed to `target` and
-    checked against its document's SHA-256; read from there out of core (`compose`)."""
-    _download(open_bucket(url), release.manifest, target)
-    with target.open("rb") as fh:
-        if hashlib.file_digest(fh, "sha256").hexdigest() != release.manifest_sha256:
-            raise BuildError(
-                f"{url}/{release.manifest}: not the manifest its release names; nothing was "
-                "published"
-            )
 
 
 def read_records(parts: Sequence[Path]) -> pl.DataFrame:

@@ -62,8 +62,8 @@ def reusable(start: NightStart, inputs: Sequence[str]) -> dict[int, tuple[str, S
     as index -> (prefix, document). No shard for a release of another shard count, or with
     no parts; a document that cannot be read has its shard built again."""
     named = start.current.shard_parts if start.current is not None else ()
-    if len(named) != len(inputs):
-        return {}
+    if len(named) != len(inputs) or start.current is None or not start.current.common_part_sha256:
+        return {}  # no parts of this count, or a release whose manifest is not in parts
     store = open_bucket(start.url)
 
     async def read(prefix: str) -> ShardDoc | None:
@@ -90,7 +90,9 @@ def reused_summary(shard: Shard, prefix: str, doc: ShardDoc, records: pa.Table) 
     (`doc`); no second, no byte uploaded."""
     frame = pl.from_arrow(records)
     assert isinstance(frame, pl.DataFrame)
-    stored = [StoreRecord(*row) for row in frame.drop("store_key", "version").iter_rows()]
+    stored = [
+        StoreRecord(*row) for row in frame.drop("store_key", "version", "part_sha256").iter_rows()
+    ]
     steps = [StepResult(name, rows, 0.0) for name, rows in doc.steps]
     counts = record_counts(stored, len(stored))
     return ShardSummary(shard, prefix, counts, steps, doc.sums, 0.0, 0.0, 0, 0, 0, reused=True)

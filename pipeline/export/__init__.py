@@ -14,6 +14,7 @@ import duckdb
 import polars as pl
 
 from pipeline import db
+from pipeline.api.urls import BULK_INDEX
 from pipeline.export.nginx import write_nginx_conf
 from pipeline.export.pages.bulk import write_bulk_files
 from pipeline.export.pages.catalog import write_catalog_pages, write_category_pages
@@ -64,13 +65,16 @@ def write_site(
     stores: bool = True,
     common: bool = True,
     started: datetime | None = None,
+    build_id: str | None = None,
+    previous_index: bytes | None = None,
 ) -> Site:
     """Write the site; a file equal to the previous release's is hard-linked to it.
 
     In a Ray night, the shards write only the stores' pages (`common` False) and the driver only
     the common ones (`stores` False), the bulk files among them (their index says `started`,
-    the build's start: `bulk.built_at`). A store whose digest equals its record in
-    `carried_records` is carried by the record alone."""
+    the build's start: `bulk.built_at`, and `build_id`, unless the previous release's index,
+    read from its site or given as `previous_index`, lists the same files). A store whose
+    digest equals its record in `carried_records` is carried by the record alone."""
     memory_limit = settings.build.duckdb_memory_limit
     db.release_memory(con, memory_limit)  # the transform's, before the previous manifest is read
     previous = previous_pages(previous_release)
@@ -99,7 +103,9 @@ def write_site(
             counts["catalog_pages"] = write_catalog_pages(con, writer, settings.export)
             write_help(writer)
             if settings.export.bulk_files:
-                write_bulk_files(con, writer, started)
+                if previous_index is None:
+                    previous_index = writer.previous_file(str(BULK_INDEX))
+                write_bulk_files(con, writer, started, build_id, previous_index)
     db.release_memory(con, memory_limit)  # the export's, before the manifest is sorted
     manifest = writer.manifest()
     changed, removed = manifest.changes(previous.changes_base)

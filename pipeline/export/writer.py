@@ -72,6 +72,18 @@ class SiteWriter:
                 source = f"{self.previous_site}/{name}"
         self._creator.submit((self._target(name), body, source))
 
+    def previous_file(self, name: str) -> bytes | None:
+        """The previous release's file at `name`, when it holds the bytes its manifest records
+        (None otherwise, or without one)."""
+        digest = self.previous.hashes_under(name.rpartition("/")[0]).get(name)
+        if self.previous_site is None or digest is None:
+            return None
+        try:
+            body = (self.previous_site / name).read_bytes()
+        except OSError:
+            return None
+        return body if hashlib.sha256(body).digest() == digest else None
+
     def open_store(self, key: str, folder: str) -> str:
         """Where the files of store `key` are created: the pool folder `folder` (with a pool),
         or the store's folder of the site (see `close` for a pool folder of that name already

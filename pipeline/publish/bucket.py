@@ -113,11 +113,12 @@ class Release:
     build_id: str
     common: str  # the common pages' version
     stores: dict[str, str]  # storeKey -> version
-    manifest: str  # its manifest.parquet's key
+    manifest: str  # its list of manifest parts' key (`manifests.PARTS_LIST`)
     manifest_sha256: str
     # A Ray night's: the prefixes of the shard attempts whose parts it was built from, kept
     # with it (the listings' raw rows, for analysts); the other attempts' are leftovers.
     shard_parts: tuple[str, ...] = ()
+    common_part_sha256: str = ""  # the common version's manifest part's SHA-256 (hex)
 
     def key(self, path: str) -> str | None:
         """The key of the site file at `path` (v1.39.0/...); None for a store it lacks."""
@@ -173,6 +174,7 @@ async def load_release(store: ObjectStore, url: str, document: str, digest: str)
         doc["manifest"],
         doc["manifest_sha256"],
         tuple(doc.get("shard_parts", ())),
+        str(doc.get("common_part_sha256", "")),
     )
 
 
@@ -195,16 +197,8 @@ def release_documents(release: Release) -> list[tuple[str, bytes]]:
     }
     if release.shard_parts:
         doc["shard_parts"] = list(release.shard_parts)
+    doc["common_part_sha256"] = release.common_part_sha256
     return [*written, (prefix + RELEASE_DOC, orjson.dumps(doc))]
-
-
-async def get_manifest(store: ObjectStore, key: str, digest: str | None) -> Manifest | None:
-    """A manifest's rows from its Parquet copy in the bucket; None when it is not there, or
-    not the one whose SHA-256 is `digest`."""
-    got = await get(store, key)
-    if got is None or (digest and sha256(got.data) != digest):
-        return None
-    return Manifest(pl.read_parquet(io.BytesIO(got.data)))
 
 
 def versions(manifest: Manifest, token: str) -> tuple[dict[str, str], str]:
@@ -243,17 +237,23 @@ VERSIONED_RECORDS = {
     "products": pl.Int64,
     "pages": pl.Int64,
     "version": pl.String,
+    "part_sha256": pl.Binary,  # its version's manifest part's (`manifests`)
 }
 
 
-def versioned_records(local: Path, stores: dict[str, str]) -> bytes:
+def versioned_records(local: Path, stores: dict[str, str], parts: dict[str, bytes]) -> bytes:
     """The Parquet of a local release's stores' records (its `stores.parquet`), each with its
-    version in `stores`; a store with no record (a release from before them) is left out:
-    the next night builds it again."""
+    version in `stores` and the SHA-256 of that version's manifest part in `parts`; a store
+    with no record (a release from before them) is left out: the next night builds it again."""
+    keys = list(stores)
     frame = pl.read_parquet(local).join(
         pl.DataFrame(
-            {"store_key": list(stores), "version": list(stores.values())},
-            schema={"store_key": pl.String, "version": pl.String},
+            {
+                "store_key": keys,
+                "version": [stores[k] for k in keys],
+                "part_sha256": [parts[k] for k in keys],
+            },
+            schema={"store_key": pl.String, "version": pl.String, "part_sha256": pl.Binary},
         ),
         on="store_key",
         how="inner",

@@ -13,13 +13,10 @@ import polars as pl
 from obstore.exceptions import AlreadyExistsError, PreconditionError
 
 from pipeline.errors import BuildError, first_line
-from pipeline.export.records.manifest import Manifest
 from pipeline.paths import (
     BUCKET_RELEASE,
     CHANGES,
     CURRENT,
-    MANIFEST,
-    MANIFEST_PARQUET,
     REPORT_HTML,
     REPORT_JSON,
     STORES,
@@ -35,7 +32,6 @@ from pipeline.publish.bucket import (
     Damaged,
     Release,
     get,
-    get_manifest,
     open_bucket,
     put,
     read_versioned_records,
@@ -63,11 +59,14 @@ class Committer(Collector):
         pointer_tag: str | None,
         keep: int,
         grace: float,
+        listing: bytes,
+        parts: dict[str, bytes],
     ) -> int:
-        """Everything after the versions are in the bucket: the release's files and documents, the
+        """Everything after the versions are in the bucket: the release's files and documents
+        (`listing`, its list of manifest parts; `parts`, each store's part's SHA-256), the
         commit (If-Match `pointer_tag`), then the fenced collection. Returns the number of
         objects collected. (docs/serving.md, "The bucket's commit protocol")"""
-        await self._release_files(local, new, changes)
+        await self._release_files(local, new, changes, listing, parts)
         entry = PointerEntry(
             release=new.release,
             document=f"{RELEASES}{new.release}/{RELEASE_DOC}",
@@ -96,14 +95,6 @@ class Committer(Collector):
             ) from None
         self.trace("published", POINTER)
         return await self.collect_dropped(keep, grace)
-
-    async def _base(self, pointer: Pointer | None) -> Manifest:
-        """The manifest of the release `pointer` names (empty without one, or when it is not
-        there as its document says)."""
-        if pointer is None or pointer.release not in self.releases:
-            return Manifest()
-        old = self.releases[pointer.release]
-        return await get_manifest(self.store, old.manifest, old.manifest_sha256) or Manifest()
 
     async def _pointer(self, take_over: bool) -> tuple[Pointer | None, str | None]:
         """The pointer and its ETag. A damaged one is refused, or with `take_over` replaced
@@ -139,15 +130,19 @@ class Committer(Collector):
                 ) from None
             raise
 
-    async def _release_files(self, local: Path, new: Release, changes: Path) -> None:
-        """The manifest, the stores' records with their versions (what the next night
-        carries), the report, the changes (`changes`), then the map's
-        parts and the release document, under releases/<id>/."""
+    async def _release_files(
+        self, local: Path, new: Release, changes: Path, listing: bytes, parts: dict[str, bytes]
+    ) -> None:
+        """The list of manifest parts (`listing`), the stores' records with their versions and
+        their parts' SHA-256s (what the next night carries), the report, the changes
+        (`changes`), then the map's parts and the release document, under releases/<id>/.
+        The local manifest, every file's row, is not uploaded: its parts are the versions'."""
         prefix = f"{RELEASES}{new.release}/"
-        await put(self.store, new.manifest, local / MANIFEST_PARQUET)
-        await put(self.store, prefix + STORES, versioned_records(local / STORES, new.stores))
+        await put(self.store, new.manifest, listing)
+        records = versioned_records(local / STORES, new.stores, parts)
+        await put(self.store, prefix + STORES, records)
         await put(self.store, prefix + CHANGES, changes)
-        for name in (MANIFEST, REPORT_JSON, REPORT_HTML):
+        for name in (REPORT_JSON, REPORT_HTML):
             if (local / name).is_file():
                 await put(self.store, prefix + name, local / name)
         for key, body in release_documents(new):  # the document last: it names the parts
@@ -191,6 +186,8 @@ def commit_night(
     start: NightStart,
     local: Path,
     new: Release,
+    listing: bytes,
+    parts: dict[str, bytes],
     *,
     keep: int = KEEP,
     grace: float = GRACE,
@@ -205,7 +202,17 @@ def commit_night(
     uncertain = False
     try:
         asyncio.run(
-            run.commit(local, new, local / CHANGES, start.pointer, start.pointer_tag, keep, grace)
+            run.commit(
+                local,
+                new,
+                local / CHANGES,
+                start.pointer,
+                start.pointer_tag,
+                keep,
+                grace,
+                listing,
+                parts,
+            )
         )
         return []
     except FAILURES as exc:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -18,11 +18,7 @@ from obstore.exceptions import AlreadyExistsError, PreconditionError
 from pipeline.errors import BuildError, first_line
 from pipeline.export.records.manifest import Manifest, write_changes
 from pipeline.export.records.state import sealed_file_problem
-from pipeline.paths import (
-    CHANGES,
-    MANIFEST_PARQUET,
-    SITE,
-)
+from pipeline.paths import CHANGES, MANIFEST_PARQUET, SITE
 from pipeline.publish.bucket import (
     COMMON,
     FAILURES,
@@ -40,6 +36,20 @@ from pipeline.publish.bucket import (
 )
 from pipeline.publish.collect import Trace, now
 from pipeline.publish.commit import Committer
+from pipeline.publish.manifests import (
+    PART,
+    PARTS_LIST,
+    changes_of,
+    common_part,
+    get_list,
+    get_rows,
+    list_bytes,
+    put_bodies,
+    release_parts,
+    sha256_of,
+    store_part,
+    version_parts,
+)
 from pipeline.publish.pointer import Lease
 from pipeline.publish.release import built_before
 from pipeline.settings import GRACE, KEEP, LEASE_SECONDS, PUBLISH_JOBS
@@ -116,18 +126,21 @@ class _Publish(Committer):
                 "older build, publish again with --allow-older)"
             )
         previous = await self._current(pointer, pointer_tag, take_over)
+        # The release read's list of manifest parts: a version is reused only with its part.
+        listed = await get_list(self.store, previous) if previous is not None else None
+        listed = listed or {}
         own, own_common = versions(manifest, self.token)
         stores, common = dict(own), own_common
         if previous is not None:  # unchanged pages keep their version: nothing to write
             for key, version in stores.items():
-                if same_content(previous.stores.get(key), version):
+                old = previous.stores.get(key)
+                if same_content(old, version) and store_part(key, old or "") in listed:
                     stores[key] = previous.stores[key]
-            if same_content(previous.common, common):
+            if same_content(previous.common, common) and common_part(previous.common) in listed:
                 common = previous.common
         release_id = f"{local.name}.{self.token}"
-        sealed = (local / MANIFEST_PARQUET).read_bytes()
-        manifest_key = f"{RELEASES}{release_id}/{MANIFEST_PARQUET}"
-        new = Release(release_id, local.name, common, stores, manifest_key, sha256(sealed))
+        manifest_key = f"{RELEASES}{release_id}/{PARTS_LIST}"
+        new = Release(release_id, local.name, common, stores, manifest_key, "")
         existing = previous.prefixes() if previous is not None else set()
         damaged = await self._damaged_versions(new, manifest, existing)
         for group in damaged:  # uploaded again, as a version of this publish's own
@@ -135,18 +148,31 @@ class _Publish(Committer):
                 common = own_common
             else:
                 stores[group.split("/")[1]] = own[group.split("/")[1]]
-        new = Release(release_id, local.name, common, stores, manifest_key, sha256(sealed))
+        new = Release(release_id, local.name, common, stores, manifest_key, "")
         keys = [new.key(p) for p in manifest.frame["path"]]
         fresh = [group_of(k or "") not in existing for k in keys]
         upload = manifest.frame.with_columns(key=pl.Series(keys, dtype=pl.String)).filter(
             pl.Series(fresh, dtype=pl.Boolean)
         )
+        written = version_parts(manifest, new, existing)
+        parts = {**listed, **{k: sha256_of(b) for k, b in written.items()}}
+        store_shas = {k: parts[store_part(k, v)] for k, v in stores.items()}
+        common_sha = parts[common_part(common)]
+        named = release_parts(new, store_shas, common_sha)
+        listing = list_bytes(named)
+        new = replace(new, manifest_sha256=sha256(listing), common_part_sha256=common_sha.hex())
         await self._upload(local / SITE, upload.select("path", "key").rows(), jobs)
-        base = await self._base(pointer)
-        with tempfile.TemporaryDirectory() as tmp:  # the changes since the pointer's release
-            write_changes(Path(tmp) / CHANGES, *manifest.changes(base))
+        await put_bodies(self.store, written, jobs)
+        # The changes since the pointer's release: the rows of its versions this release does
+        # not name again, read from their parts, against the rows of the versions uploaded.
+        dropped = [(k, d) for k, d in listed.items() if k not in named]
+        base = await get_rows(self.store, dropped) or Manifest()
+        with tempfile.TemporaryDirectory() as tmp:
+            write_changes(Path(tmp) / CHANGES, *changes_of(upload, manifest, base))
             changes = Path(tmp) / CHANGES
-            deleted = await self.commit(local, new, changes, pointer, pointer_tag, keep, grace)
+            deleted = await self.commit(
+                local, new, changes, pointer, pointer_tag, keep, grace, listing, store_shas
+            )
         return Published(
             build_id=local.name,
             release=release_id,
@@ -166,12 +192,12 @@ class _Publish(Committer):
         in the bucket are not the manifest's files: one listing of each such version (its
         keys and sizes), `jobs` at a time; a version missing an object, holding another, or
         one of another size (overwritten) is damaged."""
-        expected: dict[str, dict[str, int]] = {}
+        expected: dict[str, dict[str, int | None]] = {}
         for path, size in manifest.frame.select("path", "bytes").iter_rows():
             key = new.key(path) or ""
             group = group_of(key)
             if group in existing:
-                expected.setdefault(group, {})[key] = size
+                expected.setdefault(group, {group + PART: None})[key] = size
         limit = asyncio.Semaphore(self.jobs)
 
         async def listed(group: str) -> dict[str, int]:
@@ -182,8 +208,16 @@ class _Publish(Committer):
                     for meta in batch
                 }
 
+        def whole(there: dict[str, int], files: dict[str, int | None]) -> bool:
+            """Every object of the version, of its size (its part: there, of any size)."""
+            return there.keys() == files.keys() and all(
+                n is None or there[k] == n for k, n in files.items()
+            )
+
         found = await asyncio.gather(*map(listed, expected))
-        return {g for g, there in zip(expected, found, strict=True) if there != expected[g]}
+        return {
+            g for g, there in zip(expected, found, strict=True) if not whole(there, expected[g])
+        }
 
     async def _take_lease(self, build_id: str, take_over: bool, seconds: int) -> str | None:
         """Hold the lease, or refuse while another publish holds an unexpired one: it saves

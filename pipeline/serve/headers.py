@@ -28,9 +28,17 @@ from pipeline.api.http import (
     freshness,
     http_date,
     none_match,
+    precondition_refused,
     weak,
 )
-from pipeline.api.responses import JSON, RANGE_NOT_SATISFIABLE, Response, error_body
+from pipeline.api.responses import (
+    HTML,
+    JSON,
+    RANGE_NOT_SATISFIABLE,
+    Response,
+    error_body,
+    nginx_page,
+)
 
 
 def page(path: Path, content_type: str = JSON) -> Response | None:
@@ -69,8 +77,18 @@ def around(
     If-Modified-Since beside it: nginx's `if_modified_since off` answers the whole body); the
     body is gzip-compressed where nginx would compress it (the ETag made weak); else a file's
     200 answers one byte range (`ranged`). A 204 (a preflight) has no body and no type. An
-    answer no cache may keep (`Response.store` false: a token) has no ETag and `no-store`."""
+    answer no cache may keep (`Response.store` false: a token) has no ETag and `no-store`. An
+    empty If-Match or If-Unmodified-Since makes a 200 nginx's own 412, as nginx's filter does."""
     now = int(time.time())
+    if (
+        response.status == 200
+        and response.store
+        and environ.get("REQUEST_METHOD") in ("GET", "HEAD")  # a POST's is no cache's: not refused
+        and precondition_refused(
+            environ.get("HTTP_IF_MATCH"), environ.get("HTTP_IF_UNMODIFIED_SINCE")
+        )
+    ):
+        response = Response(412, nginx_page(412), HTML)
     status, body = response.status, response.body
     if status == 204:
         return 204, common(204, publish_at, now), b""

@@ -9,7 +9,7 @@ from http import HTTPStatus
 
 from waitress.channel import HTTPChannel  # type: ignore[import-untyped]
 from waitress.parser import HTTPRequestParser, ParsingError  # type: ignore[import-untyped]
-from waitress.task import ErrorTask  # type: ignore[import-untyped]
+from waitress.task import ErrorTask, WSGITask  # type: ignore[import-untyped]
 from waitress.utilities import (  # type: ignore[import-untyped]
     BadRequest,
     Error,
@@ -18,6 +18,7 @@ from waitress.utilities import (  # type: ignore[import-untyped]
 
 from pipeline.api.http import CORS, NO_STORE
 from pipeline.api.responses import INTERNAL_ERROR, JSON, STATUS_MESSAGES, error_body
+from pipeline.serve.fields import as_nginx_reads, bad_line, for_waitress
 from pipeline.settings import FIRST_HEADER_BUFFER, HEADER_BUFFER
 
 # The HTTP version at the end of a request line, as nginx reads it: a major version from 2 on is
@@ -52,8 +53,9 @@ class VersionNotSupported(Error):  # type: ignore[misc]
 
 def _refusal(first_line: bytes, head: bytes, sent: bytes, large_buffers: int) -> Error | None:
     """What nginx refuses in a request head before any location (None: nothing), in the order
-    nginx reads it: the request line, the head in its buffers (`sent`: the head as sent, b""
-    for none), the header lines, then the headers read."""
+    nginx reads it: the request line, then the header lines in turn (the buffers they need,
+    `sent`: the head as sent, b"" for none; a line nginx refuses: `fields.bad_line`), then the
+    headers read."""
     if len(first_line) + 2 > HEADER_BUFFER:  # the line with its CRLF must fit nginx's buffer
         return TargetTooLong("request line longer than nginx's buffer")
     if CONTROL.search(first_line):
@@ -63,15 +65,26 @@ def _refusal(first_line: bytes, head: bytes, sent: bytes, large_buffers: int) ->
         return VersionNotSupported("HTTP version not supported")
     if MALFORMED_VERSION.fullmatch(version):
         return BadRequest("HTTP version below 1.0")
-    overflow = _overflow(sent, large_buffers) if sent else None
-    if overflow is not None:
-        return overflow
-    if any(line.startswith((b" ", b"\t")) for line in head.split(b"\r\n")):
-        return BadRequest("a header line folded onto the last (obs-fold)")
-    names = [line.split(b":", 1)[0].lower() for line in head.split(b"\r\n")]
-    hosts = names.count(b"host")
-    if hosts > 1 or (hosts == 0 and HOST_REQUIRED.fullmatch(version)):
-        return BadRequest("no Host header, or two")
+    lines = head.split(b"\r\n")
+    bad = bad_line(lines)
+    if sent:
+        read = None  # nginx reads the whole head, or up to the line it refuses
+        if bad is not None:
+            ends = [found.end() for found in LINE_END.finditer(sent)]
+            number, _, whole = bad  # the request line is line end 0
+            read = ends[number + 1] if whole else ends[number] + 1
+        overflow = _overflow(sent, large_buffers, read)
+        if overflow is not None:
+            return overflow
+    if bad is not None:
+        return bad[1]
+    names = [line.split(b":", 1)[0].lower() for line in lines]
+    if b"host" not in names and HOST_REQUIRED.fullmatch(version):
+        return BadRequest("no Host header")
+    if b"content-length" in names:  # nginx's ngx_atoof: digits only (a tab is in the value)
+        length = lines[names.index(b"content-length")].partition(b":")[2].strip(b" ")
+        if not (length.isascii() and length.isdigit()):
+            return BadRequest("a Content-Length that is not a number")
     if b"transfer-encoding" in names and (b"content-length" in names or version == b" HTTP/1.0"):
         return BadRequest("Transfer-Encoding with Content-Length, or in HTTP/1.0")
     return None
@@ -84,12 +97,15 @@ def head_limit(max_request_header_size: int) -> int:
     return FIRST_HEADER_BUFFER + max_request_header_size + 1
 
 
-def _overflow(head: bytes, large_buffers: int) -> Error | None:
-    """Whether nginx's buffers hold this head (its bytes as sent, through the blank line): read
-    into a first buffer, then into large ones, each started with the line the last one cut;
-    a line that outgrows a large buffer, or a head that needs one more than there are, is 431
-    (414 for the request line), and so are more than MAX_HEADER_LINES header lines."""
+def _overflow(head: bytes, large_buffers: int, read: int | None = None) -> Error | None:
+    """Whether nginx's buffers hold this head (its bytes as sent, through the blank line), or
+    its first `read` bytes, where nginx stops reading it: read into a first buffer, then into
+    large ones, each started with the line the last one cut; a line that outgrows a large
+    buffer, or a head that needs one more than there are, is 431 (414 for the request line),
+    and so are more than MAX_HEADER_LINES header lines."""
     ends = [found.end() for found in LINE_END.finditer(head)]
+    if read is not None:  # the last "line" is the part of one read when nginx stops
+        ends = [end for end in ends if end < read] + [read]
     if len(ends) - 2 > MAX_HEADER_LINES:  # the request line and the blank line are no headers
         return RequestHeaderFieldsTooLarge("more header lines than nginx reads")
     start, buffer_end, busy = 0, FIRST_HEADER_BUFFER, 0
@@ -169,9 +185,33 @@ class RequestParser(HTTPRequestParser):  # type: ignore[misc]
             raise ParsingError(self._refused.body)
         # nginx reads a line with no colon as a header with an empty value
         lines = [line if b":" in line or not line else line + b":" for line in head.split(b"\r\n")]
-        super().parse_header(first_line + b"\r\n" + b"\r\n".join(lines))
+        super().parse_header(first_line + b"\r\n" + b"\r\n".join(for_waitress(lines)))
         if self.body_rcv is None:  # nothing to wait for: no 100 Continue, the answer
             self.expect_continue = False
+        self.headers.update(as_nginx_reads(lines))
+
+
+class _Task(WSGITask):  # type: ignore[misc]
+    """waitress's task, but an answer that has no body by its status (304, 204) keeps the
+    connection, as nginx's: waitress closes any answer without a length, and sends none on
+    these. The client's `Connection` decides (HTTP/1.0: kept only with `keep-alive`)."""
+
+    _bodiless = False  # building such an answer's head: no close for its missing length
+
+    def build_response_header(self) -> bytes:
+        asked = self.request.headers.get("CONNECTION", "").lower()
+        kept = asked == "keep-alive" if self.version == "1.0" else asked != "close"
+        self._bodiless = not self.has_body and kept and not self.close_on_finish
+        if self._bodiless and self.version == "1.0":
+            self.response_headers.append(("Connection", "Keep-Alive"))
+        try:
+            return bytes(super().build_response_header())
+        finally:
+            self._bodiless = False
+
+    def set_close_on_finish(self) -> None:
+        if not self._bodiless:
+            super().set_close_on_finish()
 
 
 class _ErrorTask(ErrorTask):  # type: ignore[misc]
@@ -192,6 +232,7 @@ class _ErrorTask(ErrorTask):  # type: ignore[misc]
 
 class Channel(HTTPChannel):  # type: ignore[misc]
     parser_class = RequestParser
+    task_class = _Task
     error_task_class = _ErrorTask
 
 

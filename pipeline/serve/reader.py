@@ -31,10 +31,11 @@ from pipeline.publish.bucket import (
     Release,
     damaged,
     get,
-    get_manifest,
+    group_of,
     load_release,
     open_bucket,
 )
+from pipeline.publish.manifests import PART, get_list, get_part
 from pipeline.publish.pointer import PointerEntry, read_pointer
 from pipeline.serve import catalog as catalog_operations
 from pipeline.serve.operations import parse
@@ -111,24 +112,28 @@ class BucketReader:
 
     def __init__(self, url: str, store: ObjectStore | None = None) -> None:
         self.url, self.store = url, store if store is not None else open_bucket(url)
-        self._digests: dict[str, dict[str, bytes]] = {}  # release -> path -> SHA-256
+        self._parts: dict[str, dict[str, bytes]] = {}  # release -> part key -> SHA-256
+        self._rows: dict[str, dict[str, bytes]] = {}  # part key -> path -> SHA-256
 
-    def _recorded(self, release: Release) -> dict[str, bytes]:
-        """path -> SHA-256 of every file of `release`, from its manifest (checked against the
-        SHA-256 its document records), read once a release."""
-        if release.release not in self._digests:
-            manifest = self._run(
-                get_manifest(self.store, release.manifest, release.manifest_sha256)
-            )
-            if manifest is None:
+    async def _recorded(self, release: Release, key: str) -> dict[str, bytes]:
+        """path -> SHA-256 of every file of the version the object at `key` belongs to, in
+        `release`: its manifest part, checked against the SHA-256 the release's list of parts
+        gives it (the list checked against its document's), each read once."""
+        if release.release not in self._parts:
+            listed = await get_list(self.store, release)
+            if listed is None:
                 raise damaged(
                     self.url, release.manifest, "missing, or not the manifest its release names"
                 )
-            frame = manifest.frame
-            self._digests = {
-                release.release: dict(zip(frame["path"], frame["sha256"], strict=True))
-            }
-        return self._digests[release.release]
+            self._parts = {release.release: listed}
+        part = f"{group_of(key)}{PART}"
+        if part not in self._rows:
+            digest = self._parts[release.release].get(part)
+            rows = await get_part(self.store, part, digest) if digest is not None else None
+            if rows is None:
+                raise damaged(self.url, part, "missing, or not the part its release names")
+            self._rows[part] = dict(zip(rows.frame["path"], rows.frame["sha256"], strict=True))
+        return self._rows[part]
 
     def snapshot(self) -> Release | None:
         """The committed release; None before the first publish."""
@@ -149,13 +154,15 @@ class BucketReader:
         that is not the bytes the release's manifest records for its file (an object
         overwritten in the bucket) raises `Damaged`; so does a file of the manifest whose
         object is missing."""
-        recorded = self._recorded(release)
 
         async def one(target: str) -> bytes | None:
             path = site_path(target)
             key = release.key(path) if path is not None else None
-            got = await get(self.store, key) if key is not None else None
-            if path is None or key is None or (got is None and path not in recorded):
+            if path is None or key is None:
+                return None
+            recorded = await self._recorded(release, key)
+            got = await get(self.store, key)
+            if got is None and path not in recorded:
                 return None
             if got is None or hashlib.sha256(got.data).digest() != recorded.get(path):
                 raise Damaged(

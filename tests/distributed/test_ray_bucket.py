@@ -28,10 +28,11 @@ from pipeline import db, ingest, transform
 from pipeline.build import build
 from pipeline.distributed import CATALOG_TABLES, build_on_ray
 from pipeline.distributed.bucket_shard import build_shard_to_bucket
-from pipeline.distributed.parts import BucketShard, records_by_shard
+from pipeline.distributed.parts import SHARD_DOC, BucketShard, records_by_shard
 from pipeline.distributed.shards import Shard, shard_of
 from pipeline.distributed.tasks import split_by_shard
 from pipeline.errors import BuildError
+from pipeline.export.records.manifest import Manifest
 from pipeline.export.records.report import BucketFigures, BuildReport
 from pipeline.paths import BUCKET_RELEASE, MANIFEST, MANIFEST_PARQUET, NGINX_CONF, SITE
 from pipeline.paths import STORES as STORES_RECORDS
@@ -51,7 +52,13 @@ from pipeline.publish.release import BuildResult
 from pipeline.serve.reader import BucketReader
 from pipeline.settings import Settings, load_settings
 from pipeline.transform.steps import CATALOG_STEPS, STORE_TABLES
-from tests.support.bucket import FEW_PAGES, Build, check_bucket, only_kept_left
+from tests.support.bucket import (
+    FEW_PAGES,
+    Build,
+    check_bucket,
+    manifest_of_parts,
+    only_kept_left,
+)
 from tests.support.inputs import ROOT
 from tests.support.local_ray import Cluster
 from tests.support.nights import Nights, assert_same_build, two_nights
@@ -115,8 +122,9 @@ def _page_puts(s3: S3Server, url: str, since: int) -> list[str]:
 
 
 def _check_night(url: str, one_machine: Path, output: Path, scratch: Path) -> None:
-    """The pointer names a release whose manifest is the one-machine build's, byte for byte
-    (its Parquet copy too, in the output and in the bucket), and whose every URL, read through
+    """The pointer names a release whose manifest is the one-machine build's: byte for byte
+    in the output (its Parquet copy too), and in the bucket the same rows in the parts its
+    list names (`manifest_of_parts`); and whose every URL, read through
     the pointer, is the one-machine site's bytes; the output's current is that release; no
     page, no site or nginx configuration (nor a link to one), no shard folder and no scratch
     is left on a disk."""
@@ -125,9 +133,11 @@ def _check_night(url: str, one_machine: Path, output: Path, scratch: Path) -> No
     assert release is not None
     assert _release(output).name == release.build_id
     for name in (MANIFEST, MANIFEST_PARQUET):
-        stored = obs.get(open_bucket(url), f"{RELEASES}{release.release}/{name}").bytes()
-        assert bytes(stored) == (one_machine / "current" / name).read_bytes(), name
-        assert (output / "current" / name).read_bytes() == bytes(stored), name
+        local = (output / "current" / name).read_bytes()
+        assert local == (one_machine / "current" / name).read_bytes(), name
+    # The release's manifest in the bucket is its versions' parts: the same rows.
+    rows = Manifest.load_json(one_machine / "current").frame
+    assert manifest_of_parts(url, release.release).equals(rows)
     assert check_bucket(url, {release.build_id: Build.of(_release(one_machine))}) is not None
     for name in (SITE, NGINX_CONF):
         assert not os.path.lexists(output / "current" / name), name
@@ -250,8 +260,9 @@ def test_a_night_uploads_and_builds_only_what_changed(
     first = BucketReader(url).snapshot()
     assert first is not None and len(first.shard_parts) == 2
 
-    before = len(s3.puts(url))
+    before, gets = len(s3.puts(url)), len(s3.gets(url))
     build_on_ray(_night(inputs, output, url, 2, scratch))
+    read = s3.gets(url)[gets:]
     _check_night(url, one_machine, output, scratch)
     second = BucketReader(url).snapshot()
     assert second is not None and second.release != first.release
@@ -261,16 +272,27 @@ def test_a_night_uploads_and_builds_only_what_changed(
     assert second.stores == first.stores and second.common == first.common
     bucket = _bucket_figures(output)
     assert (bucket.puts, bucket.bytes, bucket.stores_new, bucket.shards_reused) == (0, 0, 0, 2)
-    assert bucket.parts_downloaded_bytes > 0  # the tables of the warehouse, from the parts
+    # The driver read each shard's document, and no shard table and no manifest row: the
+    # warehouse's rows of the reused shards are the output's own, kept from the night before.
+    assert bucket.parts_downloaded_bytes == 0
+    assert sorted(k for k in read if k.startswith(BUILDS)) == sorted(
+        p + SHARD_DOC for p in first.shard_parts
+    )
+    assert not [k for k in read if "manifest" in k]
 
     changed_inputs, changed = nights["changed"]
     (store,) = CHANGED
     index = shard_of(store, 2)
-    before = len(s3.puts(url))
+    before, gets = len(s3.puts(url)), len(s3.gets(url))
     build_on_ray(_night(changed_inputs, output, url, 2, scratch))
+    read = s3.gets(url)[gets:]
     _check_night(url, changed, output, scratch)
     third = BucketReader(url).snapshot()
     assert third is not None
+    # The driver downloaded the tables of the shard that ran, and nothing of the other.
+    tables = {k for k in read if k.startswith(BUILDS) and not k.endswith(SHARD_DOC)}
+    assert tables and {group_of(k) for k in tables} == {third.shard_parts[index]}
+    assert not [k for k in read if "manifest" in k and not k.startswith(BUILDS)]
     written = s3.puts(url)[before:]
     groups = {group_of(k) for k in written} - {None}
     assert groups == {
@@ -295,6 +317,35 @@ def test_a_night_uploads_and_builds_only_what_changed(
     assert set(fourth.shard_parts).isdisjoint(third.shard_parts)
     assert _page_puts(s3, url, before) == [] and fourth.stores == third.stores
     assert _bucket_figures(output).shards_reused == 0
+
+
+def test_an_unchanged_night_at_another_hour_uploads_only_the_release_documents(
+    s3: S3Server, nights: Nights, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two Ray nights of one input, hours apart (no SOURCE_DATE_EPOCH), the bulk files among
+    the common pages: the second keeps the bulk files' index, so the common version, and
+    writes only its release's documents and the pointer: at most 20 PUTs, and at most a
+    quarter more bytes than those documents."""
+    monkeypatch.delenv("SOURCE_DATE_EPOCH")
+    url = s3.bucket("unchanged-hours")
+    output, scratch = tmp_path / "out", tmp_path / "scratch"
+    inputs, _ = nights["same"]
+    export = {**FEW_PAGES, "bulk_files": True}
+    build_on_ray(_night(inputs, output, url, 2, scratch, export=export))
+    first = BucketReader(url).snapshot()
+    assert first is not None
+    before = len(s3.put_sizes(url))
+    build_on_ray(_night(inputs, output, url, 2, scratch, export=export))
+    second = BucketReader(url).snapshot()
+    assert second is not None and second.build_id != first.build_id
+    assert second.common == first.common and second.stores == first.stores
+    written = s3.put_sizes(url)[before:]
+    documents = f"{RELEASES}{second.release}/"
+    assert [k for k, _ in written if not k.startswith(documents)] == [POINTER]
+    assert _bucket_figures(output).parts_downloaded_bytes == 0  # no shard table
+    assert len(written) <= 20
+    own = sum(n for k, n in written if k.startswith(documents))
+    assert sum(n for _, n in written) <= 1.25 * own
 
 
 def _bucket_figures(output: Path) -> BucketFigures:

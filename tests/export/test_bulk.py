@@ -331,3 +331,30 @@ def test_the_setting_turns_the_bulk_files_off(tmp_path: Path) -> None:
     assert not (output / "site" / BULK_DIR).exists()
     assert (output / "site" / "v1.39.0" / "pricing" / "group" / "10" / "index.json").is_file()
     assert os.path.isdir(output / "site" / "v1.39.0")
+
+
+def test_an_unchanged_night_leaves_the_index_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without SOURCE_DATE_EPOCH, the index names the build that last changed a bulk file and
+    that build's start: a night whose bulk files are all unchanged leaves it byte for byte (the
+    previous release's file, hard-linked), at any hour; a night that changes one names
+    itself."""
+    monkeypatch.delenv(SOURCE_DATE_EPOCH)
+
+    def night(name: str, price: str) -> tuple[dict[str, Any], bytes, int, dict[str, Any]]:
+        output = _night(tmp_path, name, price)
+        index = output / "site" / BULK_DIR / "index.json"
+        report = orjson.loads((output / "build_report.json").read_bytes())
+        body = index.read_bytes()
+        return orjson.loads(body), body, index.stat().st_ino, report
+
+    first, first_bytes, first_inode, first_report = night("a", "2.00")
+    assert first["build"] == first_report["build_id"]
+    assert first["builtAt"] == first_report["started_at"][:19] + "Z"
+    _, second_bytes, second_inode, second_report = night("b", "2.00")
+    assert second_report["build_id"] != first_report["build_id"]
+    assert second_bytes == first_bytes and second_inode == first_inode
+    third, _, third_inode, third_report = night("c", "2.50")
+    assert third["build"] == third_report["build_id"] and third_inode != first_inode
+    assert third["builtAt"] == third_report["started_at"][:19] + "Z"

@@ -9,6 +9,7 @@ import gzip
 import hashlib
 import re
 import subprocess
+from collections.abc import Iterator
 from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
 
@@ -35,6 +36,7 @@ from tests.support.around import (
     assert_http_around,
     publish_ahead,
 )
+from tests.support.heads import Generated, Kinds, RawClient, compared, heads
 from tests.support.proxy import fork_cli
 from tests.support.ranges import assert_libraries_read, range_headers, tcp_to
 from tests.support.s3 import S3Server, readable
@@ -539,3 +541,45 @@ def test_a_bucket_nginx_cannot_read_or_that_does_not_exist_is_refused_in_one_lin
             got = request(bucket, target)
             assert (got.status, got.body) == (200, (sample_build / "site" / file).read_bytes())
     assert (folder / "cache").is_dir()  # `serve.nginx_cache` unset: DIR/cache, its own
+
+
+@pytest.fixture(scope="module")
+def bucket_socket(
+    sample_bucket: str, serve_port: int, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Path]:
+    """nginx in front of the sample's bucket, `serve_port` its live upstream, for the module."""
+    folder = tmp_path_factory.mktemp("hb")
+    listen = f"unix:{folder / 'nginx.sock'}"
+    assert write_nginx(sample_bucket, folder, listen, f"127.0.0.1:{serve_port}", cached(folder))
+    with bucket_nginx(folder) as sock:
+        yield sock
+
+
+@pytest.fixture(scope="module")
+def raw() -> Iterator[RawClient]:
+    kept = RawClient()
+    yield kept
+    kept.close()
+
+
+@pytest.fixture(scope="module")
+def kinds(sample_build: Path) -> Kinds:
+    return Kinds.of(sample_build)
+
+
+@settings(max_examples=100, deadline=None)
+@given(generated=heads())
+def test_nginx_in_front_of_the_bucket_reads_generated_heads_as_pipeline_serve(
+    raw: RawClient, bucket_socket: Path, serve_port: int, kinds: Kinds, generated: Generated
+) -> None:
+    """The heads `tests/serve/test_heads.py` sends to local nginx: the same status, body and
+    DESIGN §4 headers from nginx in front of the bucket and from `pipeline serve`, each with
+    its own ETag of a URL (the object's MD5 in front of the bucket) where ETAG stands."""
+    got = []
+    for address in (bucket_socket, serve_port):
+        etag, head = kinds.head(raw, address, generated)
+        status, body, headers = compared(raw.send(address, head))
+        if "etag" in headers:
+            headers["etag"] = headers["etag"].replace(etag, "ETAG")
+        got.append((status, body, headers))
+    assert got[0] == got[1], head

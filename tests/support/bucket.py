@@ -5,6 +5,7 @@ a collection past the grace period leaves."""
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import obstore as obs
 import orjson
+import polars as pl
 
 from pipeline.api.urls import BULK_DIR
 from pipeline.export.records.manifest import Manifest
@@ -90,6 +92,21 @@ def check_bucket(url: str, builds: dict[str, Build]) -> str | None:
     stores = {p.split("/")[2] for p in paths if p.startswith("v1.39.0/stores/")}
     assert set(release.stores) == stores
     return release.build_id
+
+
+def manifest_of_parts(url: str, release: str) -> pl.DataFrame:
+    """The rows of every manifest part the release's list names (each checked against the
+    SHA-256 the list gives it), read straight from the bucket, sorted by path."""
+    store = store_of(url)
+    document = orjson.loads(bytes(obs.get(store, f"releases/{release}/release.json").bytes()))
+    listed = pl.read_parquet(io.BytesIO(bytes(obs.get(store, document["manifest"]).bytes())))
+    frames = []
+    for key, digest in listed.select("key", "sha256").iter_rows():
+        assert key.endswith("/_manifest.parquet"), key
+        body = bytes(obs.get(store, key).bytes())
+        assert hashlib.sha256(body).digest() == digest, key
+        frames.append(pl.read_parquet(io.BytesIO(body)))
+    return pl.concat(frames).sort("path")
 
 
 def bucket_keys(url: str) -> list[str]:

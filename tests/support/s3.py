@@ -44,6 +44,20 @@ class S3Server:
         found = re.findall(r'"PUT (\S+) HTTP/1\.1" 200', self.log.read_text())
         return [unquote(p)[len(path) :] for p in found if unquote(p).startswith(path)]
 
+    def put_sizes(self, url: str) -> list[tuple[str, int]]:
+        """`puts`, each with the bytes its request sent."""
+        path = "/" + url.removeprefix("s3://") + "/"
+        found = re.findall(r'"PUT (\S+) HTTP/1\.1" 200 \S+ (\d+)', self.log.read_text())
+        return [(unquote(p)[len(path) :], int(n)) for p, n in found if unquote(p).startswith(path)]
+
+    def gets(self, url: str) -> list[str]:
+        """The keys (under the URL's prefix) of every object GET the server answered, in
+        order (listings left out)."""
+        path = "/" + url.removeprefix("s3://") + "/"
+        found = re.findall(r'"GET (\S+) HTTP/1\.1" 20[06]', self.log.read_text())
+        keys = [unquote(p) for p in found if "?" not in p]
+        return [k[len(path) :] for k in keys if k.startswith(path)]
+
     def lists(self, url: str) -> list[str]:
         """The prefixes (under the URL's prefix; "" for all of it) of every listing of the
         URL's bucket the server answered, in order."""
@@ -72,7 +86,7 @@ def pointed_at(endpoint: str) -> Iterator[None]:
 # `moto_server`, with its list of services read once: moto lists its package's folders again
 # for every request it answers (a `listdir` and a `stat` a service, twice), which was over half
 # of its time for an object's GET. Each request's line (`"PUT /key HTTP/1.1" 200 -`, which
-# tests count) is written in one call, not through `logging`: a tenth of moto's time went to
+# tests count, with the request's Content-Length last) is written in one call, not through `logging`: a tenth of moto's time went to
 # its handlers' lock and its date.
 MOTO_SERVER = """
 import os
@@ -88,7 +102,8 @@ moto.backends.list_of_moto_modules = lambda: services
 
 
 def log_request(self, code="-", size="-"):
-    line = f'"{self.command} {uri_to_iri(self.path)} {self.request_version}" {code} {size}\\n'
+    sent = self.headers.get("Content-Length", "-")
+    line = f'"{self.command} {uri_to_iri(self.path)} {self.request_version}" {code} {size} {sent}\\n'
     os.write(2, line.encode())
 
 

@@ -1,8 +1,9 @@
 """The bulk files (docs/serving.md, "Bulk files"): for each category, a CSV per group of its
 products and their market prices, one row per product x printing, in the columns of the public
 catalog mirrors' ProductsAndPrices.csv (and printingId); a typed Parquet file of the category's
-rows; and their index (each file's path, bytes and sha256, and the build's time). The same rows
-give the same bytes, so the writer links an unchanged file to the previous release's."""
+rows; and their index (each file's path, bytes and sha256, and the build that last changed one
+of them, with its time). The same rows give the same bytes, so the writer links an unchanged
+file to the previous release's, the index too when no bulk file changed."""
 
 from __future__ import annotations
 
@@ -64,9 +65,17 @@ def built_at(started: datetime | None = None) -> datetime:
 
 
 def write_bulk_files(
-    con: duckdb.DuckDBPyConnection, writer: SiteWriter, started: datetime | None = None
+    con: duckdb.DuckDBPyConnection,
+    writer: SiteWriter,
+    started: datetime | None = None,
+    build_id: str | None = None,
+    previous_index: bytes | None = None,
 ) -> int:
-    """Every category's bulk files, then their index; the number of files written."""
+    """Every category's bulk files, then their index; the number of files written. The index
+    is `previous_index` (the published release's), byte for byte, when it lists the very files
+    written: an unchanged night leaves it as it was. Otherwise it names this build (`build_id`)
+    and its start (`built_at`); with SOURCE_DATE_EPOCH set, no build (`null`): the same input
+    then gives the same bytes."""
     rows = pl.from_arrow(con.sql(BULK_ROWS.sql).to_arrow_table())
     assert isinstance(rows, pl.DataFrame)
     ext = _ext_entries(rows)
@@ -100,9 +109,26 @@ def write_bulk_files(
             write(
                 str(bulk_csv_path(category_id, group_id)), buffer.getvalue(), category_id, group_id
             )
-    stamp = built_at(started).strftime("%Y-%m-%dT%H:%M:%SZ")
-    writer.write(str(BULK_INDEX), orjson.dumps({"builtAt": stamp, "files": listed}))
+    index = _unchanged_index(previous_index, listed)
+    if index is None:
+        stamp = built_at(started).strftime("%Y-%m-%dT%H:%M:%SZ")
+        build = None if os.environ.get(SOURCE_DATE_EPOCH) else build_id
+        index = orjson.dumps({"build": build, "builtAt": stamp, "files": listed})
+    writer.write(str(BULK_INDEX), index)
     return len(listed) + 1
+
+
+def _unchanged_index(previous: bytes | None, listed: list[dict[str, object]]) -> bytes | None:
+    """`previous`, when it is an index listing exactly the files of `listed`; else None."""
+    if previous is None:
+        return None
+    try:
+        doc = orjson.loads(previous)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(doc, dict) or "build" not in doc or doc.get("files") != listed:
+        return None
+    return previous
 
 
 def _ext_entries(rows: pl.DataFrame) -> pl.DataFrame:
