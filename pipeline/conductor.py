@@ -20,7 +20,7 @@ from pipeline import db, export, transform
 from pipeline.contract import TABLES, TABLES_BY_NAME
 from pipeline.errors import BuildError
 from pipeline.export import Site
-from pipeline.export.records import history, nights, report, report_html
+from pipeline.export.records import blocks, history, nights, report, report_html
 from pipeline.export.records.report import DistributedFigures
 from pipeline.export.records.state import baseline, previous_volumes, published_stores, seal
 from pipeline.ingest import IngestedTable
@@ -180,7 +180,7 @@ class Conductor:
                 summary.distributed = self.distributed
                 history.record_run(con, summary, self.started_at)
                 history.write_history(con, release)
-                published = self.write_night(con)
+                self.write_night(con)
                 summary.write(release)
                 report_html.write(release, summary)
                 transform.document(con)
@@ -195,37 +195,26 @@ class Conductor:
         with self.stage("publish"):
             problems = commit(release) if commit is not None else []
             problems += publish(settings.output, release, settings.build.releases_kept)
-            problems += nights.tidy(settings.output, published, self.followed, self.nights_kept)
+            problems += nights.tidy(settings.output)
         for problem in problems:  # after the report: on the log only
             self.reporter.warning(problem)
         shutil.rmtree(self.work, ignore_errors=True)
         return BuildResult(self.build_id, release, summary, self.stages)
 
-    def write_night(self, con: duckdb.DuckDBPyConnection) -> set[str]:
-        """Tonight's history files, and history.* over the published nights' (tonight's
-        included: the views bind to existing files, so they are written before the seal; a
-        build that stops after this leaves files the next build removes). Returns the
-        published nights."""
-        output = self.settings.output
+    def write_night(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Tonight's history files, the nights of a block that closes gathered, history.* over
+        the published nights' files (tonight's included: the views bind to existing files, so
+        they are written before the seal; a build that stops after this leaves files the next
+        build removes or, a block's, keeps), and the release's list of those files."""
+        output, build = self.settings.output, self.settings.build
         nights.write_night(con, output, self.build_id, self.started_at)
         published = nights.published(con, output)
-        listed = nights.listed(output, published, self.settings.build.history_nights)
-        nights.create_views(con, output, listed)
-        return published
-
-    @property
-    def followed(self) -> str | None:
-        """The build id of the release this build follows (None: none, or an output from
-        before releases)."""
-        release = self.baseline.release
-        return release.name if release is not None and release.parent.name == RELEASES else None
-
-    @property
-    def nights_kept(self) -> int:
-        """The nights whose files stay: those history.* lists, and those the warehouses of the
-        releases kept before it list (one night more each)."""
-        build = self.settings.build
-        return build.history_nights + build.releases_kept - 1
+        held, problem = blocks.known(output, self.baseline.release, published)
+        self.warn(problem)
+        listed = blocks.listed(held, published, build.history_nights)
+        held = blocks.gather(con, output, held, listed, self.build_id, build.history_block_nights)
+        pieces = nights.create_views(con, listed, held)
+        nights.write_record(self.release, output, listed, pieces)
 
 
 def _pages_elsewhere(release: Path, manifest: object) -> None:

@@ -19,6 +19,7 @@ REPORT_JSON = "build_report.json"
 REPORT_HTML = "build_report.html"
 NGINX_CONF = "nginx.conf"
 NGINX_CACHE = "nginx-cache"  # the generated nginx.conf's live answers, by default (nginx's user's)
+NIGHTS_LIST = "nights.json"  # the history files the release's views read (export.records.nights)
 FORMAT = "format"  # the number of the layout of the release's state: see export.state
 SEAL = "state.sha256"  # the SHA-256 of the files above that the next build reads
 PUBLISHED = ".published"  # marks a release that went live, with when

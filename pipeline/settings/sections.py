@@ -153,7 +153,12 @@ class BuildSettings(BaseModel):
     history_nights: int = Field(
         default=400,
         ge=1,
-        description="Published nights history.* lists; older nights' files are removed",
+        description="Published nights history.* lists; files no kept release lists are removed",
+    )
+    history_block_nights: int = Field(
+        default=30,
+        ge=2,
+        description="Nights gathered into one history file, once, when the block closes",
     )
     accept_volume_change: bool = Field(
         default=False,

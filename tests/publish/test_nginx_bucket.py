@@ -573,7 +573,7 @@ def test_nginx_in_front_of_the_bucket_reads_generated_heads_as_pipeline_serve(
     raw: RawClient, bucket_socket: Path, serve_port: int, kinds: Kinds, generated: Generated
 ) -> None:
     """The heads `tests/serve/test_heads.py` sends to local nginx: the same status, body and
-    DESIGN §4 headers from nginx in front of the bucket and from `pipeline serve`, each with
+    contract's headers from nginx in front of the bucket and from `pipeline serve`, each with
     its own ETag of a URL (the object's MD5 in front of the bucket) where ETAG stands."""
     got = []
     for address in (bucket_socket, serve_port):

@@ -3,18 +3,22 @@ night's history files (their writing, the swap that publishes them, the removal 
 a SIGKILL or a failure lands on, the published warehouse lists exactly the published nights,
 every one of them still there, and the next build leaves no file of a night it does not list.
 
+Gathering nights into a block is killed at each of its events too: the block is published with
+the release, or not at all.
+
 Builds run forked and kill (or fail) themselves at the n-th event, as in
 test_publish_kills.py (tests/support/proxy.py, `run_build`)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from pipeline.build import build
-from pipeline.export.records.nights import night_file
+from pipeline.export.records.nights import BLOCK, night_file
 from pipeline.paths import CURRENT, NIGHTS, WAREHOUSE
 from pipeline.settings import load_settings
 from pipeline.transform.steps import NIGHT_TABLES
@@ -108,3 +112,75 @@ def test_a_kill_or_a_failure_at_any_event_of_a_night_s_history_loses_no_publishe
     files = [night_file(output, t, n) for n in kept for t in TABLES]
     left = sorted((output / NIGHTS).rglob("*"))
     assert left == sorted([*files, *{f.parent for f in files}])
+
+
+# Blocks of two nights, every night listed: the fourth build gathers the first two nights.
+BLOCK_ENV = {
+    **ENV,
+    "PIPELINE_BUILD__HISTORY_NIGHTS": "400",
+    "PIPELINE_BUILD__HISTORY_BLOCK_NIGHTS": "2",
+}
+
+
+def _rows_a_night(output: Path) -> dict[str, set[int]]:
+    """table -> the row counts its nights have (one count: each night's rows listed once)."""
+    con = duckdb.connect(str(output / WAREHOUSE), read_only=True)
+    try:
+        return {
+            t: {
+                c
+                for (c,) in con.execute(
+                    f"SELECT count(*) FROM history.{t} GROUP BY build_id"
+                ).fetchall()
+            }
+            for t in TABLES
+        }
+    finally:
+        con.close()
+
+
+def _blocks(output: Path) -> dict[str, list[str]]:
+    """Each block folder -> the files in it."""
+    return {
+        f.name: sorted(p.name for p in f.iterdir())
+        for f in (output / NIGHTS).iterdir()
+        if f.name.startswith(BLOCK)
+    }
+
+
+@pytest.mark.slow
+def test_a_kill_at_any_step_of_gathering_a_block_loses_no_night(tmp_path: Path) -> None:
+    """Three nights built; the fourth build, which gathers the first two into a block, killed
+    at each filesystem event of the gathering in turn, each time from the same three nights:
+    the published warehouse still reads its three nights, each once, and the next build lists
+    all four, each once, the block whole."""
+    inputs = _inputs(tmp_path)
+    output, saved = tmp_path / "out", tmp_path / "saved"
+    for night in range(3):
+        code, err = run_build(
+            ["build", "--input", str(inputs[night % 2]), "--output", str(output)], BLOCK_ENV
+        )
+        assert code == 0, err
+    three = _listed(output)
+    once = _rows_a_night(output)
+    assert all(len(counts) == 1 for counts in once.values()), once
+    shutil.copytree(output, saved, symlinks=True)
+    args = ["build", "--input", str(inputs[1]), "--output", str(output)]
+    for event in range(1, 30):
+        shutil.rmtree(output)
+        shutil.copytree(saved, output, symlinks=True)
+        code, err = run_build(args, BLOCK_ENV, event, ("blocks.gather",))
+        assert code in (0, -9), err
+        if code == 0:
+            assert event > 1, "the fourth build gathered no block"
+            break
+        assert _listed(output) == three, event
+        assert _rows_a_night(output) == once, event
+        code, err = run_build(args, BLOCK_ENV)
+        assert code == 0, err
+        assert _listed(output) == [*three, _live(output)], event
+        assert _rows_a_night(output) == once, event
+        block = f"{BLOCK}{three[0]}_{three[1]}"
+        assert _blocks(output) == {block: ["nights.txt", *sorted(f"{t}.parquet" for t in TABLES)]}
+    else:
+        raise AssertionError("no build went past the gathering's events")

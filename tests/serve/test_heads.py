@@ -382,5 +382,5 @@ def test_both_servers_read_generated_heads_alike(
 ) -> None:
     """GET and HEAD of pages, live answers, errors and bulk files, with If-None-Match lists,
     Accept-Encoding variants, conditional and other headers, some repeated: the same status,
-    body and DESIGN §4 headers from nginx and from `pipeline serve`."""
+    body and the contract's headers from nginx and from `pipeline serve`."""
     both_raw(raw, (nginx_socket, serve_port), kinds.head(raw, serve_port, generated)[1])

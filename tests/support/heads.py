@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from tests.support.servers import Address, Reply, connection
 from tests.support.targets import bulk_targets, materialised_targets
 
-# The headers DESIGN.md §4 says every server sends alike (and `Allow`, on a 405).
+# The headers every server sends alike (docs/serving.md) (and `Allow`, on a 405).
 COMPARED = (
     "content-type",
     "content-encoding",

@@ -30,9 +30,13 @@ class S3Server:
     names: set[str] = field(default_factory=set)  # the buckets created, to keep each new
 
     def bucket(self, name: str) -> str:
-        """Create a bucket of a name the server has not had (a server may serve several
-        modules' tests); its URL with the prefix `site`."""
-        assert name not in self.names, f"bucket {name} already created on this server"
+        """Create a new bucket named `name`, or `name-2`, `name-3`, ... where the server has
+        had that name (a server serves several modules' tests, and pytest-xdist's work stealing
+        may set a module's fixture up twice on one worker); its URL with the prefix `site`."""
+        taken, n = name, 1
+        while name in self.names:
+            n += 1
+            name = f"{taken}-{n}"
         self.names.add(name)
         request = urllib.request.Request(f"{self.endpoint}/{name}", method="PUT")
         urllib.request.urlopen(request, timeout=30).read()

@@ -23,6 +23,7 @@ from pipeline.paths import (
     HISTORY,
     MANIFEST,
     MANIFEST_PARQUET,
+    NIGHTS_LIST,
     REPORT_JSON,
     SEAL,
     STAT,
@@ -37,7 +38,7 @@ from pipeline.settings import SITE_FILES
 # the pool's links): raised with any change that makes a release of the last version read
 # otherwise. 1 stands for every release from before the number was kept.
 STATE_FORMAT = 2
-SEALED = (MANIFEST_PARQUET, STORES, STAT, HISTORY, REPORT_JSON, FORMAT)
+SEALED = (MANIFEST_PARQUET, STORES, STAT, HISTORY, NIGHTS_LIST, REPORT_JSON, FORMAT)
 _REBUILT = "every store's pages are built again"
 _ALL_CHANGED = "changes.json lists every page as changed (compared with no release)"
 _UNCOMPARED = "the volumes are not compared with it"
