@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import NoReturn
@@ -22,6 +23,15 @@ from pipeline.transform.steps import (
     STORE_PRODUCT_ENTRIES,
 )
 
+# A request's search filters (JSON) where it has none: every GET's.
+NO_FILTERS = "[]"
+# What a store's search adds to the summary's page (`store_inventory_page`), and what a request
+# with no filters runs in its place: the same rows, without the search's macros, which DuckDB
+# binds on every request even where they fold to nothing (docs/benchmarks.md).
+SEARCH_ONLY = (
+    ("name_relevance(search_filters($search_filters), name_key)", "null::integer"),
+    ("and search_matches($search_filters, name_key, group_name_key, number_key, rarity_key)", ""),
+)
 # The columns of a store's kept products: what `store_inventory_page` cuts a page by, and the
 # product's JSON.
 KEPT_COLUMNS = (
@@ -50,7 +60,7 @@ def store_inventory(
     store_key: str,
     params: InventoryParams,
     cache: AnswerCache | None = None,
-    filters: str = "[]",
+    filters: str = NO_FILTERS,
 ) -> bytes:
     """The page of GET /v1.39.0/stores/{storeKey}/inventory/products, or ApiError(404): cut
     from the store's products kept for the channel and the listing flags where the cache keeps
@@ -66,16 +76,31 @@ def store_inventory(
             lambda: Rows(cache.tables, _products(con, key, params)),
         )
     if cache is None or kept is None:
-        sql = STORE_INVENTORY.sql
+        sql = summary_sql(STORE_INVENTORY, filters)
         total, results = _rows(con, sql, "product_json", key, None, params, filters)
     else:
-        sql = STORE_INVENTORY_KEPT.sql
+        sql = summary_sql(STORE_INVENTORY_KEPT, filters)
         total, results = _cut(
             cache, kept, sql, "kept_products", "product_json", None, params, filters
         )
     if not results:
         raise_not_found(con, key)
     return envelope(total, results)
+
+
+def summary_sql(file: SqlFile, filters: str = NO_FILTERS) -> str:
+    """The summary's SQL for a request with a search's `filters`: with none (every GET), its
+    text without the search's filter and rank (`SEARCH_ONLY`)."""
+    return file.sql if filters != NO_FILTERS else _without_search(file.sql)
+
+
+@functools.cache
+def _without_search(sql: str) -> str:
+    for text, instead in SEARCH_ONLY:
+        if text not in sql:  # the page part changed: this must follow it
+            raise ValueError(f"the summary's SQL has no {text!r} (pipeline.serve.live)")
+        sql = sql.replace(text, instead)
+    return sql
 
 
 def _products(con: duckdb.DuckDBPyConnection, store_key: str, params: InventoryParams) -> pa.Table:
@@ -89,7 +114,7 @@ def _products(con: duckdb.DuckDBPyConnection, store_key: str, params: InventoryP
         skuLimit=params.skuLimit,
         includeExcludedCategories=True,
     )
-    sql = STORE_INVENTORY.sql
+    sql = summary_sql(STORE_INVENTORY)
     bind = used(sql, bind_params(every, [store_key]))
     bind.update(first_position=None, last_position=None)
     return con.sql(sql, params=bind).select(*KEPT_COLUMNS).to_arrow_table()
@@ -110,7 +135,7 @@ def _cut(
     column: str,
     product_id: int | None,
     params: InventoryParams,
-    filters: str = "[]",
+    filters: str = NO_FILTERS,
 ) -> tuple[int, list[str]]:
     """The page a query cuts from kept rows: the query with the rows' table named in place of
     `placeholder`, on this thread's cursor of the cache's own database. Its bind parameters are
@@ -169,7 +194,7 @@ def _rows(
     store_key: str,
     product_id: int | None,
     params: InventoryParams,
-    filters: str = "[]",
+    filters: str = NO_FILTERS,
 ) -> tuple[int, list[str]]:
     bind = used(sql, {**bind_params(params, [store_key], product_id), "search_filters": filters})
     return _read(con.execute(sql, bind), column)

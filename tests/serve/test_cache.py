@@ -5,6 +5,7 @@ is answered a page at a time."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Hashable
 from concurrent.futures import ThreadPoolExecutor
@@ -14,8 +15,12 @@ import duckdb
 import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
 import pytest
 
+from pipeline.api.params import parse_inventory_params
+from pipeline.api.responses import envelope
+from pipeline.serve import live
 from pipeline.serve.cache import STORE_ANSWERS, Answer, AnswerCache, Kept, Rows
 from pipeline.serve.routes import answer
+from pipeline.transform.steps import STORE_INVENTORY
 from tests.support.inputs import write_inputs
 from tests.support.inventory import CATALOG, LISTINGS, L
 from tests.support.runs import run_pipeline
@@ -28,17 +33,19 @@ class Counting:
     the cache's own database, not here)."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
-        self.con, self.statements = con, 0
+        self.con, self.statements, self.texts = con, 0, list[str]()
 
     def __call__(self) -> Counting:
         return self
 
     def execute(self, sql: str, params: object = None) -> duckdb.DuckDBPyConnection:
         self.statements += 1
+        self.texts.append(sql)
         return self.con.execute(sql, params)
 
     def sql(self, sql: str, params: object = None) -> duckdb.DuckDBPyRelation:
         self.statements += 1
+        self.texts.append(sql)
         return self.con.sql(sql, params=params)
 
 
@@ -159,6 +166,43 @@ def test_every_summary_page_is_cut_from_the_stores_products_asked_once(
     # (404 "No products were found.").
     lookups = sum(r.status == 404 for r in alone)
     assert warehouse.statements == 2 + lookups
+
+
+# What a store's search adds to the summary's SQL (`searched_products`): its macros.
+SEARCH_MACROS = ("search_matches", "search_filters", "name_relevance")
+
+
+def test_a_get_summary_runs_none_of_the_searchs_sql(
+    con: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    """A GET has no search filters: its statements on the warehouse (uncached, and the store's
+    products asked for the cache) and its cut from them leave the search's macros out, which
+    DuckDB would bind on every request; every page has the bytes of the search's SQL with no
+    filters."""
+    pages = [SUMMARY + cut.format(n=0) for cut in CUTS]
+    uncached, cached = Counting(con), Counting(con)
+    cache = AnswerCache(2**20, store_listings=1000)
+    cut = cache.tables.cursor()  # this thread's cursor on the cache's own database
+    profile = tmp_path / "profile.json"
+    cut.execute(f"SET enable_profiling = 'json'; SET profiling_output = '{profile}'")
+    cut_texts = []
+    for page in pages:
+        cached_reply = answer(cached, page, None, cache)  # type: ignore[arg-type]
+        if cached_reply.status == 200:
+            cut_texts.append(json.loads(profile.read_text())["query"]["sql"])
+        reply = answer(uncached, page)  # type: ignore[arg-type]
+        assert cached_reply.body == reply.body
+        # The bytes of the search's SQL (every macro in it) with no filters.
+        params = parse_inventory_params(page.partition("?")[2])
+        total, results = live._rows(
+            con, STORE_INVENTORY.sql, "product_json", "shop", None, params, "[]"
+        )
+        expected = (200, envelope(total, results)) if results else (404, reply.body)
+        assert (reply.status, reply.body) == expected
+    assert len(cut_texts) > len(pages) // 2
+    for text in [*uncached.texts, *cached.texts, *cut_texts]:
+        code = "\n".join(line.partition("--")[0] for line in text.splitlines())
+        assert not [m for m in SEARCH_MACROS if m in code], text[:200]
 
 
 def test_a_store_past_the_bound_is_answered_a_page_at_a_time(
