@@ -570,7 +570,7 @@ def kinds(sample_build: Path) -> Kinds:
     return Kinds.of(sample_build)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(generated=heads())
 def test_nginx_in_front_of_the_bucket_reads_generated_heads_as_pipeline_serve(
     raw: RawClient, bucket_socket: Path, serve_port: int, kinds: Kinds, generated: Generated

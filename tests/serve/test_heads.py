@@ -371,7 +371,7 @@ def kinds(sample_build: Path) -> Kinds:
     return Kinds.of(sample_build)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(generated=heads())
 def test_both_servers_read_generated_heads_alike(
     raw: RawClient,

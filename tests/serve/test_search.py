@@ -123,7 +123,7 @@ def _model(data: reference.Data, target: str, body: bytes) -> tuple[int, bytes]:
 
 
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(target=targets(), body=bodies())
 def test_random_searches_match_the_reference(

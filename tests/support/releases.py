@@ -10,14 +10,17 @@ from pipeline.publish.release import built_before
 from pipeline.settings import load_settings
 from tests.support.inputs import write_inputs
 
-# Each store's default pages and the common pages. No catalog or price page: common pages as
-# the category listing is.
+# Each store's default pages and the common pages. No catalog or price page and no bulk file:
+# common pages as the category listing is. A group's or a category's version in the bucket is
+# published by the code that publishes a store's (tests/publish/test_one_price.py counts them);
+# each one here would add about a dozen publishes to every test that kills at every request.
 PAGES = {
     "channels": [0],
     "limits": [100],
     "variants": [],
     "category_limits": [100],
     "catalog_operations": [],
+    "bulk_files": False,
 }
 
 
