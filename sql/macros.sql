@@ -108,6 +108,14 @@ CREATE OR REPLACE TEMP MACRO search_matches(
             WHEN 'number' THEN number_key = lower(v)
             WHEN 'rarity' THEN rarity_key = lower(v) END, false))) > 0))) = 0;
 
+-- Whether a search (`filters_json`, as `search_matches` reads it) has a Number or a Rarity
+-- filter with a value: without one, `search_matches` reads neither key, and a query need not
+-- look them up (a constant: it folds when the query is planned).
+CREATE OR REPLACE TEMP MACRO search_reads_keys(filters_json) AS
+    filters_json != '[]'
+    AND len(list_filter(search_filters(filters_json), lambda f:
+        f.name IN ('number', 'rarity') AND len(f.values) > 0)) > 0;
+
 -- The `Relevance` order's first key: 0 for a name equal to a value of a ProductName filter,
 -- 1 for one that starts with one, 2 for the rest (every name, without such a filter); a
 -- name order breaks the ties.
