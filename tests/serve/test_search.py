@@ -344,7 +344,7 @@ def test_name_matching_and_the_searches_order_have_one_definition() -> None:
     from pipeline.db import MACROS
     from pipeline.transform.steps import CATALOG_SEARCH, QUERIES, STORE_INVENTORY_PAGE
 
-    for name in ("name_matches", "search_matches", "name_relevance"):
+    for name in ("name_matches", "search_matches", "search_reads_keys", "name_relevance"):
         assert MACROS.count(f"MACRO {name}(") == 1, name
     texts = {file.path: file.file.read_text() for file in (*QUERIES, STORE_INVENTORY_PAGE)}
     for path, text in texts.items():
@@ -355,3 +355,52 @@ def test_name_matching_and_the_searches_order_have_one_definition() -> None:
     assert "search_matches(" in texts[CATALOG_SEARCH.path]
     assert "name_relevance(" in texts[CATALOG_SEARCH.path]
     assert "name_matches(" in texts["api/catalog_products"]
+
+
+def _plan_nodes(node: object) -> list[dict[str, object]]:
+    """Every operator of an `EXPLAIN (FORMAT JSON)` plan."""
+    if isinstance(node, list):
+        return [found for child in node for found in _plan_nodes(child)]
+    assert isinstance(node, dict)
+    return [node, *_plan_nodes(node.get("children", []))]
+
+
+def test_a_catalog_search_reads_the_keys_for_a_number_or_rarity_filter_only(
+    sample_build: Path,
+) -> None:
+    """The catalog's search looks up export.product's number and rarity only for a filter on
+    them (a name search read every product's keys for nothing); and where it does, it filters
+    after the join, not in the join's condition, where DuckDB ran the filter's lambdas far
+    slower."""
+    from pipeline.api.params import used
+    from pipeline.api.search import SearchBody
+    from pipeline.transform.steps import CATALOG_SEARCH
+
+    sql = CATALOG_SEARCH.sql
+    con = db.connect(sample_build / "warehouse.duckdb", read_only=True)
+
+    def plan(*filters: tuple[str, tuple[str, ...]]) -> list[dict[str, object]]:
+        body = SearchBody(filters=filters)
+        values = {
+            "category_id": 3,
+            "search_filters": body.filters_json(),
+            "sort": body.sort,
+            "limit": body.limit,
+            "offset": body.offset,
+        }
+        text = con.execute(f"EXPLAIN (FORMAT JSON) {sql}", used(sql, values)).fetchall()[0][1]
+        return _plan_nodes(json.loads(text))
+
+    def reads_keys(nodes: list[dict[str, object]]) -> bool:
+        tables = [str(n.get("extra_info", {}).get("Table", "")) for n in nodes]  # type: ignore[attr-defined]
+        return any(t.endswith('"export".product') for t in tables)
+
+    for filters in [(), (("productname", ("a",)),), (("setname", ("all",)), ("number", ()))]:
+        assert not reads_keys(plan(*filters)), filters
+    for filters in [(("number", ("001",)),), (("productname", ("a",)), ("rarity", ("rare",)))]:
+        nodes = plan(*filters)
+        assert reads_keys(nodes), filters
+        joins = [json.dumps(n.get("extra_info")) for n in nodes if "JOIN" in str(n["name"])]
+        assert joins and not [j for j in joins if "list_filter" in j], filters
+        assert [n for n in nodes if n["name"] == "FILTER" and "list_filter" in json.dumps(n)]
+    con.close()
