@@ -18,6 +18,8 @@ from tests.support.runs import made_once_a_run, run_pipeline
 from tests.support.s3 import S3Server, moto_server, pointed_at
 from tests.support.servers import preview_server
 
+pytest_plugins = ["tests.support.order"]  # the slow tests first
+
 pin_build_time()  # the same input, the same site: the bulk index's builtAt included
 
 
